@@ -1,0 +1,12 @@
+// Package textseg splits text into sentences and words, with byte offsets into
+// the source. It is the one sentence splitter of the project: chunking,
+// offline extraction and the hash embedder all segment text through it, so a
+// sentence means the same thing everywhere.
+//
+// The splitter is rule based and language agnostic where it can be: a
+// sentence ends at '.', '!', '?', '…' (or the CJK '。', '！', '？') followed by
+// white space and a rune that can start a sentence, at a blank line, and
+// before a Markdown block line (heading, list item, table row, quote). Known
+// abbreviations ("Dr.", "e.g.", "U.S.") and single-letter initials
+// ("J. R. R. Tolkien") do not end a sentence.
+package textseg

@@ -1,0 +1,111 @@
+package textseg
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+)
+
+func texts(s string, spans []Span) []string {
+	if len(spans) == 0 {
+		return nil
+	}
+	out := make([]string, len(spans))
+	for i, sp := range spans {
+		out[i] = sp.Text(s)
+	}
+	return out
+}
+
+func TestSentences(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want []string
+	}{
+		{"empty", "", nil},
+		{"blank", "  \n\t ", nil},
+		{"one", "Kolno is a village in Poland.", []string{"Kolno is a village in Poland."}},
+		{"two", "It rained. We stayed in!", []string{"It rained.", "We stayed in!"}},
+		{"question and quote", `He asked "why?" Then he left.`, []string{`He asked "why?"`, "Then he left."}},
+		{"abbreviation", "Dr. Smith met Mr. Jones. They talked.", []string{"Dr. Smith met Mr. Jones.", "They talked."}},
+		{"initials", "J. R. R. Tolkien wrote it. It sold.", []string{"J. R. R. Tolkien wrote it.", "It sold."}},
+		{"lowercase continues", "Apples, pears, etc. are fruit.", []string{"Apples, pears, etc. are fruit."}},
+		{"e.g.", "Use a tool, e.g. A hammer. Done.", []string{"Use a tool, e.g. A hammer.", "Done."}},
+		{"decimal", "Pi is 3.14 roughly. Yes.", []string{"Pi is 3.14 roughly.", "Yes."}},
+		{"ellipsis", "Wait... What now?", []string{"Wait...", "What now?"}},
+		{"paragraph", "First line\n\nSecond line", []string{"First line", "Second line"}},
+		{"soft wrap", "A sentence that\nwraps here.", []string{"A sentence that\nwraps here."}},
+		{"list", "Items:\n- one\n- two", []string{"Items:", "- one", "- two"}},
+		{"heading", "# Title\nBody text.", []string{"# Title", "Body text."}},
+		{"cjk", "我爱北京。天安门很大！", []string{"我爱北京。", "天安门很大！"}},
+		{"no terminator", "no end here", []string{"no end here"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := texts(tt.in, Sentences(tt.in))
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("Sentences(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestWords(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want []string
+	}{
+		{"empty", "", nil},
+		{"simple", "Hello, world!", []string{"Hello", "world"}},
+		{"possessive", "Nolan's film", []string{"Nolan's", "film"}},
+		{"hyphen", "Jean-Paul Sartre", []string{"Jean-Paul", "Sartre"}},
+		{"numbers", "3.14 and 1,000 items.", []string{"3.14", "and", "1,000", "items"}},
+		{"trailing joiner", "rock- and roll'", []string{"rock", "and", "roll"}},
+		{"acronym dots", "U.S. army", []string{"U", "S", "army"}},
+		{"accents and marks", "café naïve e\u0301", []string{"café", "naïve", "e\u0301"}},
+		{"cyrillic", "Москва — столица", []string{"Москва", "столица"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := texts(tt.in, Words(tt.in))
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("Words(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func FuzzSentences(f *testing.F) {
+	for _, s := range []string{"", "A. B.", "Dr. X met Y. Z!\n\n- a\n- b", "。。", "e\u0301. x", "\xff. A"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		prev := 0
+		for _, sp := range Sentences(s) {
+			if sp.Start < prev || sp.End <= sp.Start || sp.End > len(s) {
+				t.Fatalf("bad span %+v after %d in %q", sp, prev, s)
+			}
+			txt := sp.Text(s)
+			r, _ := utf8.DecodeRuneInString(txt)
+			l, _ := utf8.DecodeLastRuneInString(txt)
+			if unicode.IsSpace(r) || unicode.IsSpace(l) {
+				t.Fatalf("untrimmed sentence %q", txt)
+			}
+			if strings.TrimSpace(s[prev:sp.Start]) != "" {
+				t.Fatalf("text lost between sentences: %q", s[prev:sp.Start])
+			}
+			prev = sp.End
+		}
+		prev = 0
+		for _, sp := range Words(s) {
+			if sp.Start < prev || sp.End <= sp.Start || sp.End > len(s) {
+				t.Fatalf("bad word span %+v in %q", sp, s)
+			}
+			prev = sp.End
+		}
+	})
+}

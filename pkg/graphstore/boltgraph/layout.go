@@ -1,0 +1,260 @@
+package boltgraph
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"slices"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/graphrag/graphrag/pkg/graphstore"
+)
+
+var (
+	bChunks     = []byte("chunks")
+	bEnts       = []byte("ents")
+	bEntChunks  = []byte("entchunks")
+	bRels       = []byte("rels")
+	bRelChunks  = []byte("relchunks")
+	bAdj        = []byte("adj")
+	bComms      = []byte("comms")
+	bMembership = []byte("membership")
+	bMeta       = []byte("meta")
+	kLevels     = []byte("levels")
+
+	allBuckets = [][]byte{bChunks, bEnts, bEntChunks, bRels, bRelChunks, bAdj, bComms, bMembership, bMeta}
+)
+
+// corpusTx holds the buckets of one corpus inside one transaction.
+type corpusTx struct {
+	chunks, ents, entChunks, rels, relChunks, adj, comms, membership, meta *bolt.Bucket
+}
+
+// openCorpus returns the corpus buckets, or nil when the corpus does not exist and
+// create is false.
+func openCorpus(tx *bolt.Tx, corpus string, create bool) (*corpusTx, error) {
+	root := tx.Bucket(bucketCorpora)
+	if root == nil {
+		return nil, fmt.Errorf("store file has no %q bucket", bucketCorpora)
+	}
+	cb := root.Bucket([]byte(corpus))
+	if cb == nil {
+		if !create {
+			return nil, nil
+		}
+		var err error
+		if cb, err = root.CreateBucket([]byte(corpus)); err != nil {
+			return nil, fmt.Errorf("creating corpus bucket: %w", err)
+		}
+		for _, name := range allBuckets {
+			if _, err := cb.CreateBucket(name); err != nil {
+				return nil, fmt.Errorf("creating bucket %s: %w", name, err)
+			}
+		}
+	}
+	c := &corpusTx{
+		chunks: cb.Bucket(bChunks), ents: cb.Bucket(bEnts), entChunks: cb.Bucket(bEntChunks),
+		rels: cb.Bucket(bRels), relChunks: cb.Bucket(bRelChunks), adj: cb.Bucket(bAdj),
+		comms: cb.Bucket(bComms), membership: cb.Bucket(bMembership), meta: cb.Bucket(bMeta),
+	}
+	for _, b := range []*bolt.Bucket{c.chunks, c.ents, c.entChunks, c.rels, c.relChunks, c.adj, c.comms, c.membership, c.meta} {
+		if b == nil {
+			return nil, fmt.Errorf("corpus %q is missing a bucket: file damaged", corpus)
+		}
+	}
+	return c, nil
+}
+
+// lp appends s prefixed by its length, so that composite keys need no separator.
+func lp(dst []byte, s string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(s)))
+	return append(dst, s...)
+}
+
+// splitLP reads one length-prefixed component and returns it and the rest.
+func splitLP(b []byte) (string, []byte, error) {
+	n, w := binary.Uvarint(b)
+	if w <= 0 || uint64(len(b)-w) < n {
+		return "", nil, fmt.Errorf("corrupt composite key %x", b)
+	}
+	return string(b[w : w+int(n)]), b[w+int(n):], nil
+}
+
+func pairKey(src, dst string) []byte { return append(lp(nil, src), dst...) }
+
+// scanPrefix calls fn with the rest of every key starting with prefix, in order.
+func scanPrefix(b *bolt.Bucket, prefix []byte, fn func(rest, v []byte) error) error {
+	c := b.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if err := fn(k[len(prefix):], v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// entRec is the stored aggregate of one entity; counts are numbers of chunks.
+type entRec struct {
+	Names     map[string]int `json:"n,omitempty"`
+	Types     map[string]int `json:"t,omitempty"`
+	Descs     map[string]int `json:"d,omitempty"`
+	Mentions  int            `json:"m"`
+	PageRank  float64        `json:"p,omitempty"`
+	Summary   string         `json:"s,omitempty"`
+	SummaryFP uint64         `json:"f,omitempty"`
+}
+
+// relRec is the stored aggregate of one directed relationship.
+type relRec struct {
+	Types  map[string]int `json:"t,omitempty"`
+	Descs  map[string]int `json:"d,omitempty"`
+	Chunks int            `json:"c"`
+	Weight float64        `json:"w"`
+}
+
+func encode(v any) ([]byte, error) { return json.Marshal(v) }
+
+func decode(b []byte, v any) error {
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("decoding stored record: %w", err)
+	}
+	return nil
+}
+
+func getEnt(c *corpusTx, key string) (*entRec, error) {
+	v := c.ents.Get([]byte(key))
+	if v == nil {
+		return nil, nil
+	}
+	r := new(entRec)
+	return r, decode(v, r)
+}
+
+func getRel(c *corpusTx, src, dst string) (*relRec, error) {
+	v := c.rels.Get(pairKey(src, dst))
+	if v == nil {
+		return nil, nil
+	}
+	r := new(relRec)
+	return r, decode(v, r)
+}
+
+func sortedKeys(m map[string]int) []string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(m))
+	for s := range m {
+		out = append(out, s)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func capped(ss []string) []string {
+	if len(ss) > graphstore.MaxDescriptions {
+		return ss[:graphstore.MaxDescriptions:graphstore.MaxDescriptions]
+	}
+	return ss
+}
+
+// descFingerprint identifies the full set of mention descriptions a summary was
+// written from; a summary is current while the set is unchanged.
+func descFingerprint(descs map[string]int) uint64 {
+	h := fnv.New64a()
+	for _, d := range sortedKeys(descs) {
+		h.Write([]byte(d))
+		h.Write([]byte{0})
+	}
+	return h.Sum64() | 1 // never 0, which means "no summary"
+}
+
+// entity builds the public view of a stored entity.
+func entity(c *corpusTx, key string, r *entRec) (graphstore.Entity, error) {
+	descs := sortedKeys(r.Descs)
+	e := graphstore.Entity{
+		Key:          key,
+		Name:         graphstore.MostFrequent(r.Names),
+		Type:         graphstore.MostFrequent(r.Types),
+		Descriptions: capped(descs),
+		MentionCount: r.Mentions,
+		PageRank:     r.PageRank,
+	}
+	if e.Name == "" {
+		e.Name = key // only ever implied by relationships
+	}
+	if r.SummaryFP != 0 && r.SummaryFP == descFingerprint(r.Descs) {
+		e.Description = r.Summary
+	} else {
+		e.Description = graphstore.Longest(descs)
+	}
+	e.ChunkIDs = make([]string, 0, r.Mentions)
+	if err := scanPrefix(c.entChunks, lp(nil, key), func(rest, _ []byte) error {
+		e.ChunkIDs = append(e.ChunkIDs, string(rest))
+		return nil
+	}); err != nil {
+		return e, err
+	}
+	if v := c.membership.Get([]byte(key)); v != nil {
+		if err := decode(v, &e.Communities); err != nil {
+			return e, err
+		}
+	}
+	return e, nil
+}
+
+func relationship(c *corpusTx, src, dst string, r *relRec) graphstore.Relationship {
+	descs := sortedKeys(r.Descs)
+	rel := graphstore.Relationship{
+		SourceKey: src, TargetKey: dst,
+		Type:         graphstore.MostFrequent(r.Types),
+		Description:  graphstore.Longest(descs),
+		Descriptions: capped(descs),
+		Weight:       r.Weight,
+		ChunkIDs:     make([]string, 0, r.Chunks),
+	}
+	_ = scanPrefix(c.relChunks, lp(lp(nil, src), dst), func(rest, _ []byte) error {
+		rel.ChunkIDs = append(rel.ChunkIDs, string(rest))
+		return nil
+	})
+	return rel
+}
+
+func putFloat(f float64) []byte { return binary.BigEndian.AppendUint64(nil, math.Float64bits(f)) }
+
+func getFloat(b []byte) (float64, error) {
+	if len(b) < 8 {
+		return 0, fmt.Errorf("corrupt float value %x", b)
+	}
+	return math.Float64frombits(binary.BigEndian.Uint64(b)), nil
+}
+
+// adjValue is the undirected weight of a pair and how many directed relationships
+// (1 or 2) it sums.
+func adjValue(w float64, n int) []byte { return binary.AppendUvarint(putFloat(w), uint64(n)) }
+
+func readAdj(v []byte) (float64, int, error) {
+	w, err := getFloat(v)
+	if err != nil {
+		return 0, 0, err
+	}
+	n, k := binary.Uvarint(v[8:])
+	if k <= 0 {
+		return 0, 0, fmt.Errorf("corrupt adjacency value %x", v)
+	}
+	return w, int(n), nil
+}
+
+// neighbors returns the keys adjacent to key (either direction), sorted.
+func neighbors(c *corpusTx, key string) ([]string, error) {
+	var out []string
+	err := scanPrefix(c.adj, lp(nil, key), func(rest, _ []byte) error {
+		out = append(out, string(rest))
+		return nil
+	})
+	return out, err
+}

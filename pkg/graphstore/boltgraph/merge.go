@@ -1,0 +1,440 @@
+package boltgraph
+
+import (
+	"context"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/graphrag/graphrag/pkg/graphstore"
+)
+
+// pair is a directed relationship identity.
+type pair struct{ src, dst string }
+
+// undirected returns the pair with its ends ordered, the identity of an adj entry.
+func (p pair) undirected() pair {
+	if p.dst < p.src {
+		return pair{p.dst, p.src}
+	}
+	return p
+}
+
+// mergeTx caches the aggregates a write touches so that subtracting a chunk's old
+// contribution and adding its new one costs one read and one write per record.
+type mergeTx struct {
+	c        *corpusTx
+	ents     map[string]*entRec
+	rels     map[pair]*relRec
+	adjDirty map[pair]struct{}
+}
+
+func newMergeTx(c *corpusTx) *mergeTx {
+	return &mergeTx{c: c, ents: map[string]*entRec{}, rels: map[pair]*relRec{}, adjDirty: map[pair]struct{}{}}
+}
+
+func (m *mergeTx) ent(key string) (*entRec, error) {
+	if r, ok := m.ents[key]; ok {
+		return r, nil
+	}
+	r, err := getEnt(m.c, key)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
+		r = &entRec{}
+	}
+	m.ents[key] = r
+	return r, nil
+}
+
+func (m *mergeTx) rel(p pair) (*relRec, error) {
+	if r, ok := m.rels[p]; ok {
+		return r, nil
+	}
+	r, err := getRel(m.c, p.src, p.dst)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
+		r = &relRec{}
+	}
+	m.rels[p] = r
+	return r, nil
+}
+
+func count(m *map[string]int, keys []string, sign int) {
+	if len(keys) == 0 {
+		return
+	}
+	if *m == nil {
+		*m = map[string]int{}
+	}
+	for _, k := range keys {
+		if n := (*m)[k] + sign; n > 0 {
+			(*m)[k] = n
+		} else {
+			delete(*m, k)
+		}
+	}
+}
+
+// apply adds (sign 1) or subtracts (sign -1) one chunk's contribution.
+func (m *mergeTx) apply(ct *graphstore.Contribution, sign int) error {
+	for _, e := range ct.Entities {
+		r, err := m.ent(e.Key)
+		if err != nil {
+			return err
+		}
+		r.Mentions += sign
+		count(&r.Names, e.Names, sign)
+		count(&r.Types, e.Types, sign)
+		count(&r.Descs, e.Descriptions, sign)
+		k := append(lp(nil, e.Key), ct.ChunkID...)
+		if sign > 0 {
+			err = m.c.entChunks.Put(k, nil)
+		} else {
+			err = m.c.entChunks.Delete(k)
+		}
+		if err != nil {
+			return fmt.Errorf("indexing entity chunk: %w", err)
+		}
+	}
+	for _, rc := range ct.Relations {
+		p := pair{rc.SourceKey, rc.TargetKey}
+		r, err := m.rel(p)
+		if err != nil {
+			return err
+		}
+		r.Chunks += sign
+		count(&r.Types, rc.Types, sign)
+		count(&r.Descs, rc.Descriptions, sign)
+		k := append(lp(lp(nil, p.src), p.dst), ct.ChunkID...)
+		if sign > 0 {
+			err = m.c.relChunks.Put(k, putFloat(rc.Strength))
+		} else {
+			err = m.c.relChunks.Delete(k)
+		}
+		if err != nil {
+			return fmt.Errorf("indexing relationship chunk: %w", err)
+		}
+		m.adjDirty[p.undirected()] = struct{}{}
+	}
+	return nil
+}
+
+// flush writes the cached aggregates back, deleting the ones no chunk supports.
+func (m *mergeTx) flush() error {
+	for key, r := range m.ents {
+		if r.Mentions <= 0 {
+			if err := m.c.ents.Delete([]byte(key)); err != nil {
+				return fmt.Errorf("deleting entity: %w", err)
+			}
+			continue
+		}
+		v, err := encode(r)
+		if err != nil {
+			return err
+		}
+		if err := m.c.ents.Put([]byte(key), v); err != nil {
+			return fmt.Errorf("storing entity: %w", err)
+		}
+	}
+	for p, r := range m.rels {
+		pk := pairKey(p.src, p.dst)
+		if r.Chunks <= 0 {
+			if err := m.c.rels.Delete(pk); err != nil {
+				return fmt.Errorf("deleting relationship: %w", err)
+			}
+			continue
+		}
+		// Re-sum in chunk id order: exact for replays, independent of arrival order.
+		r.Weight = 0
+		if err := scanPrefix(m.c.relChunks, lp(lp(nil, p.src), p.dst), func(_, v []byte) error {
+			s, err := getFloat(v)
+			r.Weight += s
+			return err
+		}); err != nil {
+			return err
+		}
+		v, err := encode(r)
+		if err != nil {
+			return err
+		}
+		if err := m.c.rels.Put(pk, v); err != nil {
+			return fmt.Errorf("storing relationship: %w", err)
+		}
+	}
+	for p := range m.adjDirty {
+		var w float64
+		n := 0
+		for _, d := range []pair{p, {p.dst, p.src}} {
+			r, err := m.rel(d) // cached ones are current, others are read from the tx
+			if err != nil {
+				return err
+			}
+			if r.Chunks > 0 {
+				w += r.Weight
+				n++
+			}
+		}
+		for _, d := range []pair{p, {p.dst, p.src}} {
+			var err error
+			if n == 0 {
+				err = m.c.adj.Delete(pairKey(d.src, d.dst))
+			} else {
+				err = m.c.adj.Put(pairKey(d.src, d.dst), adjValue(w, n))
+			}
+			if err != nil {
+				return fmt.Errorf("updating adjacency: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+func loadContribution(c *corpusTx, chunkID string) (*graphstore.Contribution, error) {
+	v := c.chunks.Get([]byte(chunkID))
+	if v == nil {
+		return nil, nil
+	}
+	ct := new(graphstore.Contribution)
+	return ct, decode(v, ct)
+}
+
+// Merge replaces the contributions of the batch's chunks in one fsync'ed
+// transaction.
+func (s *Store) Merge(ctx context.Context, corpus string, batch []graphstore.ChunkExtraction) error {
+	if err := checkCorpus(corpus); err != nil {
+		return err
+	}
+	cts := make([]graphstore.Contribution, len(batch))
+	for i, ce := range batch {
+		var err error
+		if cts[i], err = graphstore.Contribute(ce); err != nil {
+			return fmt.Errorf("merging into %s: %w", corpus, err)
+		}
+	}
+	if len(cts) == 0 {
+		return s.Ping(ctx)
+	}
+	return s.update(ctx, "merging into "+corpus, func(tx *bolt.Tx) error {
+		c, err := openCorpus(tx, corpus, true)
+		if err != nil {
+			return err
+		}
+		m := newMergeTx(c)
+		for i := range cts {
+			if i%64 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			old, err := loadContribution(c, cts[i].ChunkID)
+			if err != nil {
+				return err
+			}
+			if old != nil {
+				if err := m.apply(old, -1); err != nil {
+					return err
+				}
+			}
+			if err := m.apply(&cts[i], 1); err != nil {
+				return err
+			}
+			v, err := encode(&cts[i])
+			if err != nil {
+				return err
+			}
+			if err := c.chunks.Put([]byte(cts[i].ChunkID), v); err != nil {
+				return fmt.Errorf("storing chunk: %w", err)
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return err // a cancelled Merge leaves nothing behind
+		}
+		return m.flush()
+	})
+}
+
+// RemoveChunks subtracts the contributions of the given chunks.
+func (s *Store) RemoveChunks(ctx context.Context, corpus string, chunkIDs []string) error {
+	if err := checkCorpus(corpus); err != nil {
+		return err
+	}
+	return s.update(ctx, "removing chunks from "+corpus, func(tx *bolt.Tx) error {
+		c, err := openCorpus(tx, corpus, false)
+		if c == nil || err != nil {
+			return err
+		}
+		m := newMergeTx(c)
+		for _, id := range chunkIDs {
+			old, err := loadContribution(c, id)
+			if err != nil {
+				return err
+			}
+			if old == nil {
+				continue
+			}
+			if err := m.apply(old, -1); err != nil {
+				return err
+			}
+			if err := c.chunks.Delete([]byte(id)); err != nil {
+				return fmt.Errorf("deleting chunk: %w", err)
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return m.flush()
+	})
+}
+
+// updateEnts rewrites the existing entities among keys with fn.
+func (s *Store) updateEnts(ctx context.Context, doing, corpus string, keys func(yield func(string) bool), fn func(string, *entRec)) error {
+	if err := checkCorpus(corpus); err != nil {
+		return err
+	}
+	return s.update(ctx, doing+" in "+corpus, func(tx *bolt.Tx) error {
+		c, err := openCorpus(tx, corpus, false)
+		if c == nil || err != nil {
+			return err
+		}
+		for key := range keys {
+			r, err := getEnt(c, key)
+			if err != nil {
+				return err
+			}
+			if r == nil {
+				continue // the entity vanished since the caller computed its value
+			}
+			fn(key, r)
+			v, err := encode(r)
+			if err != nil {
+				return err
+			}
+			if err := c.ents.Put([]byte(key), v); err != nil {
+				return fmt.Errorf("storing entity: %w", err)
+			}
+		}
+		return ctx.Err()
+	})
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// SetDescriptions stores summaries; each stays current until the entity's set of
+// mention descriptions changes.
+func (s *Store) SetDescriptions(ctx context.Context, corpus string, descs map[string]string) error {
+	return s.updateEnts(ctx, "setting descriptions", corpus, mapKeys(descs), func(k string, r *entRec) {
+		r.Summary = descs[k]
+		r.SummaryFP = 0
+		if r.Summary != "" {
+			r.SummaryFP = descFingerprint(r.Descs)
+		}
+	})
+}
+
+// SetPageRank stores PageRank scores.
+func (s *Store) SetPageRank(ctx context.Context, corpus string, scores map[string]float64) error {
+	return s.updateEnts(ctx, "setting pagerank", corpus, mapKeys(scores), func(k string, r *entRec) {
+		r.PageRank = scores[k]
+	})
+}
+
+// ReplaceCommunities replaces the community hierarchy of a corpus.
+func (s *Store) ReplaceCommunities(ctx context.Context, corpus string, cs []graphstore.Community) error {
+	if err := checkCorpus(corpus); err != nil {
+		return err
+	}
+	norm, err := graphstore.NormalizeCommunities(cs)
+	if err != nil {
+		return fmt.Errorf("replacing communities of %s: %w", corpus, err)
+	}
+	return s.update(ctx, "replacing communities of "+corpus, func(tx *bolt.Tx) error {
+		c, err := openCorpus(tx, corpus, true)
+		if err != nil {
+			return err
+		}
+		cb := tx.Bucket(bucketCorpora).Bucket([]byte(corpus))
+		for _, name := range [][]byte{bComms, bMembership} {
+			if err := cb.DeleteBucket(name); err != nil {
+				return fmt.Errorf("clearing %s: %w", name, err)
+			}
+			if _, err := cb.CreateBucket(name); err != nil {
+				return fmt.Errorf("recreating %s: %w", name, err)
+			}
+		}
+		c.comms, c.membership = cb.Bucket(bComms), cb.Bucket(bMembership)
+		membership := map[string][]string{}
+		levels := 0
+		for i := range norm {
+			if i%64 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			cm := &norm[i]
+			levels = max(levels, cm.Level+1)
+			if cm.RelationshipCount, err = countAmong(c, cm.Members); err != nil {
+				return err
+			}
+			v, err := encode(cm)
+			if err != nil {
+				return err
+			}
+			if err := c.comms.Put([]byte(cm.ID), v); err != nil {
+				return fmt.Errorf("storing community: %w", err)
+			}
+			for _, k := range cm.Members {
+				ls := membership[k]
+				for len(ls) <= cm.Level {
+					ls = append(ls, "")
+				}
+				ls[cm.Level] = cm.ID
+				membership[k] = ls
+			}
+		}
+		for k, ls := range membership {
+			v, err := encode(ls)
+			if err != nil {
+				return err
+			}
+			if err := c.membership.Put([]byte(k), v); err != nil {
+				return fmt.Errorf("storing membership: %w", err)
+			}
+		}
+		return c.meta.Put(kLevels, []byte(fmt.Sprint(levels)))
+	})
+}
+
+// countAmong counts the directed relationships with both ends in sorted keys.
+func countAmong(c *corpusTx, keys []string) (int, error) {
+	set := make(map[string]struct{}, len(keys))
+	for _, k := range keys {
+		set[k] = struct{}{}
+	}
+	total := 0
+	for _, k := range keys {
+		err := scanPrefix(c.adj, lp(nil, k), func(rest, v []byte) error {
+			if _, in := set[string(rest)]; !in || string(rest) < k {
+				return nil // each pair once, from its smaller end
+			}
+			_, n, err := readAdj(v)
+			total += n
+			return err
+		})
+		if err != nil {
+			return 0, err
+		}
+	}
+	return total, nil
+}

@@ -1,0 +1,350 @@
+package boltgraph
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/graphrag/graphrag/pkg/graphstore"
+)
+
+// read runs fn on the corpus buckets; fn is not called when the corpus does not
+// exist.
+func (s *Store) read(ctx context.Context, doing, corpus string, fn func(*corpusTx) error) error {
+	if err := checkCorpus(corpus); err != nil {
+		return err
+	}
+	return s.view(ctx, doing+" in "+corpus, func(tx *bolt.Tx) error {
+		c, err := openCorpus(tx, corpus, false)
+		if c == nil || err != nil {
+			return err
+		}
+		return fn(c)
+	})
+}
+
+// Entity returns one entity or graphstore.ErrNotFound.
+func (s *Store) Entity(ctx context.Context, corpus, key string) (graphstore.Entity, error) {
+	var e graphstore.Entity
+	found := false
+	err := s.read(ctx, "reading entity", corpus, func(c *corpusTx) error {
+		r, err := getEnt(c, key)
+		if r == nil || err != nil {
+			return err
+		}
+		found = true
+		e, err = entity(c, key, r)
+		return err
+	})
+	if err == nil && !found {
+		err = fmt.Errorf("entity %q in %s: %w", key, corpus, graphstore.ErrNotFound)
+	}
+	return e, err
+}
+
+// Entities returns the existing entities among keys in the order given, each once.
+func (s *Store) Entities(ctx context.Context, corpus string, keys []string) ([]graphstore.Entity, error) {
+	var out []graphstore.Entity
+	err := s.read(ctx, "reading entities", corpus, func(c *corpusTx) error {
+		seen := make(map[string]struct{}, len(keys))
+		for i, k := range keys {
+			if _, dup := seen[k]; dup {
+				continue
+			}
+			seen[k] = struct{}{}
+			if i%256 == 255 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			r, err := getEnt(c, k)
+			if err != nil {
+				return err
+			}
+			if r == nil {
+				continue
+			}
+			e, err := entity(c, k, r)
+			if err != nil {
+				return err
+			}
+			out = append(out, e)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func byWeight(a, b graphstore.Relationship) int {
+	return cmp.Or(cmp.Compare(b.Weight, a.Weight),
+		strings.Compare(a.SourceKey, b.SourceKey), strings.Compare(a.TargetKey, b.TargetKey))
+}
+
+// relationsAround collects the relationships between each key and its neighbors
+// for which keep(key, neighbor) holds; out=true restricts to ones leaving key.
+func relationsAround(ctx context.Context, c *corpusTx, keys []string, keep func(k, n string) bool, outOnly bool) ([]graphstore.Relationship, error) {
+	var out []graphstore.Relationship
+	seen := map[pair]struct{}{}
+	for i, k := range keys {
+		if i%256 == 255 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		ns, err := neighbors(c, k)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range ns {
+			if !keep(k, n) {
+				continue
+			}
+			dirs := []pair{{k, n}, {n, k}}
+			if outOnly {
+				dirs = dirs[:1]
+			}
+			for _, p := range dirs {
+				if _, dup := seen[p]; dup {
+					continue
+				}
+				seen[p] = struct{}{}
+				r, err := getRel(c, p.src, p.dst)
+				if err != nil {
+					return nil, err
+				}
+				if r != nil {
+					out = append(out, relationship(c, p.src, p.dst, r))
+				}
+			}
+		}
+	}
+	slices.SortFunc(out, byWeight)
+	return out, nil
+}
+
+// RelationshipsOf returns the relationships touching any key, heaviest first.
+func (s *Store) RelationshipsOf(ctx context.Context, corpus string, keys []string, limit int) ([]graphstore.Relationship, error) {
+	var out []graphstore.Relationship
+	err := s.read(ctx, "reading relationships", corpus, func(c *corpusTx) error {
+		var err error
+		out, err = relationsAround(ctx, c, keys, func(string, string) bool { return true }, false)
+		return err
+	})
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, err
+}
+
+// RelationshipsAmong returns the relationships with both ends in keys.
+func (s *Store) RelationshipsAmong(ctx context.Context, corpus string, keys []string) ([]graphstore.Relationship, error) {
+	set := make(map[string]struct{}, len(keys))
+	for _, k := range keys {
+		set[k] = struct{}{}
+	}
+	var out []graphstore.Relationship
+	err := s.read(ctx, "reading relationships among keys", corpus, func(c *corpusTx) error {
+		var err error
+		out, err = relationsAround(ctx, c, keys, func(_, n string) bool {
+			_, in := set[n]
+			return in
+		}, true)
+		return err
+	})
+	return out, err
+}
+
+// Neighborhood walks breadth first from start; see graphstore.Store.
+func (s *Store) Neighborhood(ctx context.Context, corpus string, start []string, depth, limit int) ([]graphstore.Neighbor, error) {
+	if depth <= 0 {
+		return nil, s.Ping(ctx)
+	}
+	var out []graphstore.Neighbor
+	err := s.read(ctx, "walking neighborhood", corpus, func(c *corpusTx) error {
+		parent := map[string]string{}
+		dist := map[string]int{}
+		var frontier []string
+		for _, k := range start {
+			if _, ok := dist[k]; ok || c.ents.Get([]byte(k)) == nil {
+				continue
+			}
+			dist[k] = 0
+			frontier = append(frontier, k)
+		}
+		type found struct {
+			key  string
+			dist int
+			rec  *entRec
+		}
+		var hits []found
+		for d := 1; d <= depth && len(frontier) > 0; d++ {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			// Sorted frontier and sorted adjacency give each entity the smallest
+			// predecessor, so paths are deterministic.
+			slices.Sort(frontier)
+			var next []string
+			for _, u := range frontier {
+				ns, err := neighbors(c, u)
+				if err != nil {
+					return err
+				}
+				for _, n := range ns {
+					if _, ok := dist[n]; ok {
+						continue
+					}
+					dist[n], parent[n] = d, u
+					next = append(next, n)
+				}
+			}
+			for _, n := range next {
+				r, err := getEnt(c, n)
+				if err != nil {
+					return err
+				}
+				if r == nil {
+					return fmt.Errorf("adjacency names missing entity %q: index damaged", n)
+				}
+				hits = append(hits, found{n, d, r})
+			}
+			frontier = next
+			if limit > 0 && len(hits) >= limit {
+				break // farther entities sort after every one already found
+			}
+		}
+		slices.SortFunc(hits, func(a, b found) int {
+			return cmp.Or(cmp.Compare(a.dist, b.dist), cmp.Compare(b.rec.PageRank, a.rec.PageRank), strings.Compare(a.key, b.key))
+		})
+		if limit > 0 && len(hits) > limit {
+			hits = hits[:limit]
+		}
+		out = make([]graphstore.Neighbor, 0, len(hits))
+		for _, h := range hits {
+			e, err := entity(c, h.key, h.rec)
+			if err != nil {
+				return err
+			}
+			path := make([]string, h.dist+1)
+			for i, k := h.dist, h.key; i >= 0; i, k = i-1, parent[k] {
+				path[i] = k
+			}
+			out = append(out, graphstore.Neighbor{Entity: e, Distance: h.dist, Path: path})
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Snapshot returns every key and every undirected weighted edge.
+func (s *Store) Snapshot(ctx context.Context, corpus string) (graphstore.Snapshot, error) {
+	var snap graphstore.Snapshot
+	err := s.read(ctx, "taking snapshot", corpus, func(c *corpusTx) error {
+		idx := map[string]int{}
+		if err := c.ents.ForEach(func(k, _ []byte) error {
+			idx[string(k)] = len(snap.Keys)
+			snap.Keys = append(snap.Keys, string(k))
+			return nil
+		}); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := c.adj.ForEach(func(k, v []byte) error {
+			a, rest, err := splitLP(k)
+			if err != nil {
+				return err
+			}
+			b := string(rest)
+			if a >= b {
+				return nil // the mirror entry carries the same edge
+			}
+			w, _, err := readAdj(v)
+			if err != nil {
+				return err
+			}
+			ia, oka := idx[a]
+			ib, okb := idx[b]
+			if !oka || !okb {
+				return fmt.Errorf("adjacency %q-%q names a missing entity: index damaged", a, b)
+			}
+			snap.Edges = append(snap.Edges, graphstore.Edge{Source: ia, Target: ib, Weight: w})
+			return nil
+		}); err != nil {
+			return err
+		}
+		slices.SortFunc(snap.Edges, func(x, y graphstore.Edge) int {
+			return cmp.Or(cmp.Compare(x.Source, y.Source), cmp.Compare(x.Target, y.Target))
+		})
+		return nil
+	})
+	return snap, err
+}
+
+// Communities returns the communities of one level, or all for level -1.
+func (s *Store) Communities(ctx context.Context, corpus string, level int) ([]graphstore.Community, error) {
+	if level < -1 {
+		return nil, fmt.Errorf("listing communities at level %d: %w", level, graphstore.ErrInvalid)
+	}
+	var out []graphstore.Community
+	err := s.read(ctx, "listing communities", corpus, func(c *corpusTx) error {
+		return c.comms.ForEach(func(_, v []byte) error {
+			var cm graphstore.Community
+			if err := decode(v, &cm); err != nil {
+				return err
+			}
+			if level == -1 || cm.Level == level {
+				out = append(out, cm)
+			}
+			return nil
+		})
+	})
+	slices.SortFunc(out, func(a, b graphstore.Community) int {
+		return cmp.Or(cmp.Compare(a.Level, b.Level), strings.Compare(a.ID, b.ID))
+	})
+	return out, err
+}
+
+// Community returns one community or graphstore.ErrNotFound.
+func (s *Store) Community(ctx context.Context, corpus, id string) (graphstore.Community, error) {
+	var cm graphstore.Community
+	found := false
+	err := s.read(ctx, "reading community", corpus, func(c *corpusTx) error {
+		v := c.comms.Get([]byte(id))
+		if v == nil {
+			return nil
+		}
+		found = true
+		return decode(v, &cm)
+	})
+	if err == nil && !found {
+		err = fmt.Errorf("community %q in %s: %w", id, corpus, graphstore.ErrNotFound)
+	}
+	return cm, err
+}
+
+// Stats counts what a corpus holds.
+func (s *Store) Stats(ctx context.Context, corpus string) (graphstore.Stats, error) {
+	var st graphstore.Stats
+	err := s.read(ctx, "counting", corpus, func(c *corpusTx) error {
+		st.Entities = c.ents.Stats().KeyN
+		st.Relationships = c.rels.Stats().KeyN
+		st.Communities = c.comms.Stats().KeyN
+		st.Chunks = c.chunks.Stats().KeyN
+		if v := c.meta.Get(kLevels); v != nil {
+			n, err := strconv.Atoi(string(v))
+			if err != nil {
+				return fmt.Errorf("decoding level count: %w", err)
+			}
+			st.Levels = n
+		}
+		return nil
+	})
+	return st, err
+}

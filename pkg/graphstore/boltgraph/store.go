@@ -1,0 +1,160 @@
+package boltgraph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/graphrag/graphrag/pkg/graphstore"
+)
+
+var _ graphstore.Store = (*Store)(nil)
+
+type config struct {
+	lockTimeout time.Duration
+	mode        os.FileMode
+}
+
+// Option configures Open.
+type Option interface{ apply(*config) }
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// WithLockTimeout bounds how long Open waits for the file lock another process
+// holds (default 10s); 0 waits forever.
+func WithLockTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.lockTimeout = d })
+}
+
+// WithFileMode sets the permissions of a newly created file (default 0o600).
+func WithFileMode(m os.FileMode) Option {
+	return optionFunc(func(c *config) { c.mode = m })
+}
+
+// Store is the bbolt-backed graphstore.Store.
+type Store struct {
+	db   *bolt.DB
+	path string
+
+	// mu guards closed; reads take it shared so Close waits for none of them longer
+	// than bbolt itself does.
+	mu     sync.RWMutex
+	closed bool
+}
+
+var bucketCorpora = []byte("corpora")
+
+// Open opens or creates the store file at path.
+func Open(path string, opts ...Option) (*Store, error) {
+	cfg := config{lockTimeout: 10 * time.Second, mode: 0o600}
+	for _, o := range opts {
+		o.apply(&cfg)
+	}
+	db, err := bolt.Open(path, cfg.mode, &bolt.Options{Timeout: cfg.lockTimeout})
+	if err != nil {
+		return nil, fmt.Errorf("opening graph store %s: %w", path, err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error {
+		_, err := tx.CreateBucketIfNotExists(bucketCorpora)
+		return err
+	}); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("initializing graph store %s: %w", path, err)
+	}
+	return &Store{db: db, path: path}, nil
+}
+
+// Path returns the file the store lives in.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the file; calling it again returns nil.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("closing graph store %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// Ping reports whether the store is open.
+func (s *Store) Ping(ctx context.Context) error {
+	return s.view(ctx, "pinging", func(*bolt.Tx) error { return nil })
+}
+
+func (s *Store) view(ctx context.Context, doing string, fn func(*bolt.Tx) error) error {
+	return s.tx(ctx, doing, false, fn)
+}
+
+func (s *Store) update(ctx context.Context, doing string, fn func(*bolt.Tx) error) error {
+	return s.tx(ctx, doing, true, fn)
+}
+
+func (s *Store) tx(ctx context.Context, doing string, write bool, fn func(*bolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", doing, err)
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return fmt.Errorf("%s: %w", doing, graphstore.ErrClosed)
+	}
+	var err error
+	if write {
+		err = s.db.Update(fn)
+	} else {
+		err = s.db.View(fn)
+	}
+	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
+		err = graphstore.ErrClosed
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", doing, err)
+	}
+	return nil
+}
+
+func checkCorpus(corpus string) error {
+	if corpus == "" {
+		return fmt.Errorf("empty corpus name: %w", graphstore.ErrInvalid)
+	}
+	return nil
+}
+
+// Corpora lists the corpora written to and not dropped, sorted.
+func (s *Store) Corpora(ctx context.Context) ([]string, error) {
+	var out []string
+	err := s.view(ctx, "listing corpora", func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketCorpora).ForEachBucket(func(k []byte) error {
+			out = append(out, string(k))
+			return nil
+		})
+	})
+	return out, err
+}
+
+// DropCorpus deletes a corpus and everything in it.
+func (s *Store) DropCorpus(ctx context.Context, corpus string) error {
+	if err := checkCorpus(corpus); err != nil {
+		return err
+	}
+	return s.update(ctx, "dropping corpus "+corpus, func(tx *bolt.Tx) error {
+		err := tx.Bucket(bucketCorpora).DeleteBucket([]byte(corpus))
+		if errors.Is(err, berrors.ErrBucketNotFound) {
+			return nil
+		}
+		return err
+	})
+}

@@ -1,0 +1,160 @@
+package graphstore
+
+import (
+	"context"
+	"errors"
+)
+
+// MaxDescriptions caps Entity.Descriptions and Relationship.Descriptions.
+const MaxDescriptions = 32
+
+// Sentinel errors. Drivers wrap them, so test with errors.Is.
+var (
+	// ErrNotFound is returned when an entity, community or corpus does not exist.
+	ErrNotFound = errors.New("graphstore: not found")
+	// ErrClosed is returned by every method called after Close.
+	ErrClosed = errors.New("graphstore: store closed")
+	// ErrInvalid is returned for input that breaks the contract (empty chunk id,
+	// empty key, negative strength, inconsistent community hierarchy, ...).
+	ErrInvalid = errors.New("graphstore: invalid input")
+)
+
+// EntityMention is one mention of an entity in a chunk. Key is the normalized name
+// (normalized by the caller), Name the surface form.
+type EntityMention struct {
+	Key, Name, Type, Description string
+}
+
+// RelationMention is one mention of a directed relationship in a chunk. Strength
+// must be finite and not negative; 0 means unspecified and counts as 1.
+type RelationMention struct {
+	SourceKey, TargetKey, Type, Description string
+	Strength                                float64
+}
+
+// ChunkExtraction is what one chunk contributed. See the package documentation for
+// how Merge folds it into the graph.
+type ChunkExtraction struct {
+	ChunkID, DocumentID string
+	Entities            []EntityMention
+	Relations           []RelationMention
+}
+
+// Entity is the aggregated view of one entity.
+type Entity struct {
+	Key, Name, Type, Description string
+	Descriptions                 []string
+	ChunkIDs                     []string
+	MentionCount                 int
+	PageRank                     float64
+	// Communities holds the community id per level (index = level) from the last
+	// ReplaceCommunities; "" where the entity is in no community at that level.
+	Communities []string
+}
+
+// Relationship is the aggregated view of one directed relationship.
+type Relationship struct {
+	SourceKey, TargetKey, Type, Description string
+	Descriptions                            []string
+	Weight                                  float64
+	ChunkIDs                                []string
+}
+
+// Neighbor is an entity reached by Neighborhood.
+type Neighbor struct {
+	Entity   Entity
+	Distance int
+	// Path holds the keys from the start entity to this one, both included.
+	Path []string
+}
+
+// Edge is an undirected edge of a Snapshot between Keys[Source] and Keys[Target],
+// Source < Target.
+type Edge struct {
+	Source, Target int
+	Weight         float64
+}
+
+// Snapshot is the whole graph of a corpus in the shape graph algorithms want.
+type Snapshot struct {
+	// Keys are all entity keys, sorted.
+	Keys []string
+	// Edges are undirected, one per pair (weights of both directions summed),
+	// sorted by (Source, Target).
+	Edges []Edge
+}
+
+// Community is one node of the community hierarchy. Level 0 is the top level; a
+// community's parent is at Level-1.
+type Community struct {
+	ID       string
+	Level    int
+	ParentID string
+	// ChildIDs are derived from the ParentID links of the other communities, sorted.
+	ChildIDs []string
+	// Members are entity keys, sorted.
+	Members []string
+	// RelationshipCount is the number of relationships with both ends among Members,
+	// counted by the store when the hierarchy is stored.
+	RelationshipCount int
+}
+
+// Stats counts what a corpus holds.
+type Stats struct {
+	Entities, Relationships, Communities, Levels, Chunks int
+}
+
+// Store is a knowledge-graph store partitioned by corpus. Implementations are safe
+// for concurrent use. Reads of a corpus that does not exist return empty results
+// (or ErrNotFound where a single item is asked for).
+type Store interface {
+	// Merge applies the batch atomically; see the package documentation.
+	Merge(ctx context.Context, corpus string, batch []ChunkExtraction) error
+	// RemoveChunks removes the contributions of the given chunks; unknown ids are
+	// ignored.
+	RemoveChunks(ctx context.Context, corpus string, chunkIDs []string) error
+	// Entity returns one entity or ErrNotFound.
+	Entity(ctx context.Context, corpus, key string) (Entity, error)
+	// Entities returns the entities that exist, in the order given, each once.
+	Entities(ctx context.Context, corpus string, keys []string) ([]Entity, error)
+	// SetDescriptions stores summarized descriptions by entity key (an empty one
+	// clears the summary); keys of entities that do not exist are ignored.
+	SetDescriptions(ctx context.Context, corpus string, descs map[string]string) error
+	// RelationshipsOf returns the relationships touching any of keys, by Weight
+	// descending then (SourceKey, TargetKey); limit <= 0 means no limit.
+	RelationshipsOf(ctx context.Context, corpus string, keys []string, limit int) ([]Relationship, error)
+	// RelationshipsAmong returns the relationships with both ends in keys, in the
+	// order of RelationshipsOf.
+	RelationshipsAmong(ctx context.Context, corpus string, keys []string) ([]Relationship, error)
+	// Neighborhood walks relationships breadth first, ignoring direction, from the
+	// start entities (unknown ones ignored) up to depth hops. Start entities are
+	// excluded; each entity appears once at its shortest distance. The result is
+	// ordered by Distance ascending, PageRank descending, Key ascending, and cut to
+	// limit (<= 0: no limit). Path steps back, at each hop, to the smallest key one
+	// hop closer to the start set.
+	Neighborhood(ctx context.Context, corpus string, start []string, depth, limit int) ([]Neighbor, error)
+	// Snapshot returns the whole graph for Leiden and PageRank.
+	Snapshot(ctx context.Context, corpus string) (Snapshot, error)
+	// SetPageRank stores scores by entity key; entities not in scores keep theirs,
+	// keys of entities that do not exist are ignored.
+	SetPageRank(ctx context.Context, corpus string, scores map[string]float64) error
+	// ReplaceCommunities replaces the whole hierarchy and Entity.Communities.
+	// IDs must be unique and non-empty, levels >= 0, a ParentID must name a
+	// community one level up, and an entity is in at most one community per level.
+	ReplaceCommunities(ctx context.Context, corpus string, cs []Community) error
+	// Communities returns the communities of one level (-1: all), sorted by
+	// (Level, ID).
+	Communities(ctx context.Context, corpus string, level int) ([]Community, error)
+	// Community returns one community or ErrNotFound.
+	Community(ctx context.Context, corpus, id string) (Community, error)
+	// Stats counts what a corpus holds; Levels is the highest level + 1.
+	Stats(ctx context.Context, corpus string) (Stats, error)
+	// Corpora lists the corpora holding anything, sorted.
+	Corpora(ctx context.Context) ([]string, error)
+	// DropCorpus deletes a corpus; dropping one that does not exist is not an error.
+	DropCorpus(ctx context.Context, corpus string) error
+	// Ping reports whether the store is usable.
+	Ping(ctx context.Context) error
+	// Close releases the store; it is safe to call twice.
+	Close() error
+}

@@ -1,0 +1,119 @@
+package telemetry
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"testing"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+)
+
+func TestLoggerTraceIDs(t *testing.T) {
+	tp := sdktrace.NewTracerProvider()
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	spanCtx, span := tp.Tracer("test").Start(t.Context(), "op")
+	defer span.End()
+	sc := span.SpanContext()
+
+	tests := []struct {
+		name      string
+		ctx       context.Context
+		withAttrs bool
+		wantIDs   bool
+	}{
+		{"inside span", spanCtx, false, true},
+		{"inside span with attrs", spanCtx, true, true},
+		{"no span", t.Context(), false, false},
+		{"invalid span context", trace.ContextWithSpanContext(t.Context(), trace.SpanContext{}), false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			logger := NewLogger(&buf, slog.LevelInfo, "json")
+			if tt.withAttrs {
+				logger = logger.With("component", "c")
+			}
+			logger.InfoContext(tt.ctx, "hello", "k", "v")
+
+			var line map[string]any
+			if err := json.Unmarshal(buf.Bytes(), &line); err != nil {
+				t.Fatalf("log line is not JSON: %v: %s", err, buf.String())
+			}
+			if line["msg"] != "hello" || line["k"] != "v" {
+				t.Errorf("log line lost its content: %v", line)
+			}
+			if tt.withAttrs && line["component"] != "c" {
+				t.Errorf("log line lost With attrs: %v", line)
+			}
+			gotTrace, hasTrace := line[TraceIDKey]
+			gotSpan, hasSpan := line[SpanIDKey]
+			if !tt.wantIDs {
+				if hasTrace || hasSpan {
+					t.Errorf("ids logged without a span: %v", line)
+				}
+				return
+			}
+			if gotTrace != sc.TraceID().String() {
+				t.Errorf("trace_id = %v, want %s", gotTrace, sc.TraceID())
+			}
+			if gotSpan != sc.SpanID().String() {
+				t.Errorf("span_id = %v, want %s", gotSpan, sc.SpanID())
+			}
+		})
+	}
+}
+
+func TestLoggerFormatAndLevel(t *testing.T) {
+	tests := []struct {
+		name     string
+		format   string
+		level    slog.Level
+		logDebug bool
+		wantJSON bool
+		wantLine bool
+	}{
+		{"json info drops debug", "json", slog.LevelInfo, true, true, false},
+		{"json debug keeps debug", "json", slog.LevelDebug, true, true, true},
+		{"text", "text", slog.LevelInfo, false, false, true},
+		{"unknown falls back to json", "yaml", slog.LevelInfo, false, true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			logger := NewLogger(&buf, tt.level, tt.format)
+			if tt.logDebug {
+				logger.Debug("m")
+			} else {
+				logger.Info("m")
+			}
+			out := buf.String()
+			if !tt.wantLine {
+				if out != "" {
+					t.Fatalf("got output %q, want none", out)
+				}
+				return
+			}
+			if isJSON := strings.HasPrefix(out, "{"); isJSON != tt.wantJSON {
+				t.Errorf("output %q: JSON = %v, want %v", out, isJSON, tt.wantJSON)
+			}
+		})
+	}
+}
+
+func TestLoggerTextHasTraceID(t *testing.T) {
+	tp := sdktrace.NewTracerProvider()
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	ctx, span := tp.Tracer("test").Start(t.Context(), "op")
+	defer span.End()
+
+	var buf bytes.Buffer
+	NewLogger(&buf, slog.LevelInfo, "text").InfoContext(ctx, "m")
+	want := "trace_id=" + span.SpanContext().TraceID().String()
+	if !strings.Contains(buf.String(), want) {
+		t.Errorf("text line %q lacks %q", buf.String(), want)
+	}
+}

@@ -1,0 +1,218 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// ErrInvalidConfig is returned by Setup for a Config it cannot use.
+var ErrInvalidConfig = errors.New("telemetry: invalid config")
+
+// DefaultMetricInterval is how often metrics are pushed over OTLP.
+const DefaultMetricInterval = 30 * time.Second
+
+// Config says how a process reports telemetry.
+type Config struct {
+	// ServiceName is the service.name resource attribute (required).
+	ServiceName string
+	// ServiceVersion is the service.version resource attribute.
+	ServiceVersion string
+	// OTLPEndpoint is an OTLP/gRPC collector as host:port or as a URL
+	// (http:// implies an insecure connection). Empty disables OTLP export:
+	// spans are still created and sampled, so logs carry trace ids.
+	OTLPEndpoint string
+	// OTLPInsecure disables TLS for a host:port OTLPEndpoint.
+	OTLPInsecure bool
+	// SampleRatio is the fraction of new root traces sampled, in [0, 1].
+	// Zero means 1 (sample everything): an unset field must not silently
+	// drop every trace. Child spans follow their parent's decision.
+	SampleRatio float64
+	// MetricInterval is the OTLP metric push period; zero means
+	// DefaultMetricInterval. Prometheus scrapes are pulled and unaffected.
+	MetricInterval time.Duration
+	// Logger, when set, receives errors the OpenTelemetry SDK reports in
+	// the background (a collector that cannot be reached); otherwise they go
+	// to the otel default handler (standard library log).
+	Logger *slog.Logger
+}
+
+// Telemetry owns the providers Setup installed. Its zero value is not usable.
+type Telemetry struct {
+	tracerProvider *sdktrace.TracerProvider
+	meterProvider  *sdkmetric.MeterProvider
+	registry       *prometheus.Registry
+
+	shutdownOnce sync.Once
+	shutdownErr  error
+}
+
+// Setup builds the tracer and meter providers described by cfg and installs
+// them, with the W3C TraceContext and Baggage propagators, as the otel
+// globals. Call Shutdown to flush and release them.
+func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
+	if cfg.ServiceName == "" {
+		return nil, fmt.Errorf("%w: ServiceName is required", ErrInvalidConfig)
+	}
+	if cfg.SampleRatio < 0 || cfg.SampleRatio > 1 {
+		return nil, fmt.Errorf("%w: SampleRatio %v is outside [0, 1]", ErrInvalidConfig, cfg.SampleRatio)
+	}
+	ratio := cfg.SampleRatio
+	if ratio == 0 {
+		ratio = 1
+	}
+	interval := cfg.MetricInterval
+	if interval <= 0 {
+		interval = DefaultMetricInterval
+	}
+
+	res, err := resource.New(ctx,
+		resource.WithFromEnv(),
+		resource.WithTelemetrySDK(),
+		resource.WithAttributes(
+			semconv.ServiceName(cfg.ServiceName),
+			semconv.ServiceVersion(cfg.ServiceVersion),
+		),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("building telemetry resource: %w", err)
+	}
+
+	traceOpts := []sdktrace.TracerProviderOption{
+		sdktrace.WithResource(res),
+		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(ratio))),
+	}
+	if cfg.OTLPEndpoint != "" {
+		exp, err := otlptracegrpc.New(ctx, traceExporterOptions(cfg)...)
+		if err != nil {
+			return nil, fmt.Errorf("creating OTLP trace exporter for %s: %w", cfg.OTLPEndpoint, err)
+		}
+		traceOpts = append(traceOpts, sdktrace.WithBatcher(exp))
+	}
+
+	// A private registry, so tests and several Setup calls never collide on
+	// the global one, and /metrics shows exactly what this process records.
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(collectors.NewGoCollector()); err != nil {
+		return nil, fmt.Errorf("registering Go runtime collector: %w", err)
+	}
+	if err := reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})); err != nil {
+		return nil, fmt.Errorf("registering process collector: %w", err)
+	}
+	promExp, err := otelprom.New(otelprom.WithRegisterer(reg))
+	if err != nil {
+		return nil, fmt.Errorf("creating Prometheus exporter: %w", err)
+	}
+	meterOpts := []sdkmetric.Option{
+		sdkmetric.WithResource(res),
+		sdkmetric.WithReader(promExp),
+	}
+	if cfg.OTLPEndpoint != "" {
+		exp, err := otlpmetricgrpc.New(ctx, metricExporterOptions(cfg)...)
+		if err != nil {
+			return nil, fmt.Errorf("creating OTLP metric exporter for %s: %w", cfg.OTLPEndpoint, err)
+		}
+		meterOpts = append(meterOpts, sdkmetric.WithReader(
+			sdkmetric.NewPeriodicReader(exp, sdkmetric.WithInterval(interval))))
+	}
+
+	t := &Telemetry{
+		tracerProvider: sdktrace.NewTracerProvider(traceOpts...),
+		meterProvider:  sdkmetric.NewMeterProvider(meterOpts...),
+		registry:       reg,
+	}
+	if cfg.Logger != nil {
+		logger := cfg.Logger
+		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+			logger.Warn("opentelemetry error", slog.Any("err", err))
+		}))
+	}
+	otel.SetTracerProvider(t.tracerProvider)
+	otel.SetMeterProvider(t.meterProvider)
+	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(
+		propagation.TraceContext{}, propagation.Baggage{}))
+	return t, nil
+}
+
+func isURL(endpoint string) bool { return strings.Contains(endpoint, "://") }
+
+func traceExporterOptions(cfg Config) []otlptracegrpc.Option {
+	if isURL(cfg.OTLPEndpoint) {
+		return []otlptracegrpc.Option{otlptracegrpc.WithEndpointURL(cfg.OTLPEndpoint)}
+	}
+	opts := []otlptracegrpc.Option{otlptracegrpc.WithEndpoint(cfg.OTLPEndpoint)}
+	if cfg.OTLPInsecure {
+		opts = append(opts, otlptracegrpc.WithInsecure())
+	}
+	return opts
+}
+
+func metricExporterOptions(cfg Config) []otlpmetricgrpc.Option {
+	if isURL(cfg.OTLPEndpoint) {
+		return []otlpmetricgrpc.Option{otlpmetricgrpc.WithEndpointURL(cfg.OTLPEndpoint)}
+	}
+	opts := []otlpmetricgrpc.Option{otlpmetricgrpc.WithEndpoint(cfg.OTLPEndpoint)}
+	if cfg.OTLPInsecure {
+		opts = append(opts, otlpmetricgrpc.WithInsecure())
+	}
+	return opts
+}
+
+// TracerProvider returns the provider Setup installed globally.
+func (t *Telemetry) TracerProvider() trace.TracerProvider { return t.tracerProvider }
+
+// MeterProvider returns the provider Setup installed globally.
+func (t *Telemetry) MeterProvider() metric.MeterProvider { return t.meterProvider }
+
+// Registry returns the private Prometheus registry behind MetricsHandler,
+// for collectors that are not OpenTelemetry instruments.
+func (t *Telemetry) Registry() *prometheus.Registry { return t.registry }
+
+// MetricsHandler serves the process's metrics in the Prometheus exposition
+// format. A nil *Telemetry serves 404, so callers need not special-case it.
+func (t *Telemetry) MetricsHandler() http.Handler {
+	if t == nil {
+		return http.NotFoundHandler()
+	}
+	return promhttp.HandlerFor(t.registry, promhttp.HandlerOpts{Registry: t.registry})
+}
+
+// Shutdown flushes pending spans and metrics and releases the exporters,
+// giving up when ctx is done. It is safe to call more than once; later calls
+// return the first call's result.
+func (t *Telemetry) Shutdown(ctx context.Context) error {
+	if t == nil {
+		return nil
+	}
+	t.shutdownOnce.Do(func() {
+		var errs []error
+		if err := t.tracerProvider.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("shutting down tracer provider: %w", err))
+		}
+		if err := t.meterProvider.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("shutting down meter provider: %w", err))
+		}
+		t.shutdownErr = errors.Join(errs...)
+	})
+	return t.shutdownErr
+}

@@ -1,0 +1,145 @@
+package natsembed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// ErrNotLoopback is returned by Start when Config.Host is not a loopback address.
+var ErrNotLoopback = errors.New("natsembed: host is not a loopback address")
+
+// DefaultHost is the listen address used when Config.Host is empty.
+const DefaultHost = "127.0.0.1"
+
+// readyTimeout bounds how long Start waits for the server to accept clients.
+const readyTimeout = 10 * time.Second
+
+// Config configures an embedded server. The zero value is not usable: DataDir
+// is required.
+type Config struct {
+	// DataDir is where JetStream keeps its file store (required).
+	DataDir string
+	// Host is the listen address; it must be a loopback address or
+	// "localhost". Default 127.0.0.1.
+	Host string
+	// Port is the client port; -1 (or 0) picks a random free port.
+	Port int
+	// MaxPayload is the largest message the server accepts, in bytes;
+	// 0 keeps the server default (1 MiB).
+	MaxPayload int32
+	// Logger receives the server log (notices at Info, warnings at Warn,
+	// errors at Error, debug at Debug). Nil discards it.
+	Logger *slog.Logger
+}
+
+// Server is a running embedded NATS server.
+type Server struct {
+	ns      *server.Server
+	once    sync.Once
+	dataDir string
+}
+
+// Start starts a server and waits (at most 10s) until it accepts client
+// connections.
+func Start(cfg Config) (*Server, error) {
+	if cfg.DataDir == "" {
+		return nil, errors.New("natsembed: starting server: DataDir is required")
+	}
+	host := cfg.Host
+	if host == "" {
+		host = DefaultHost
+	}
+	if !isLoopback(host) {
+		return nil, fmt.Errorf("natsembed: starting server on %q: %w", host, ErrNotLoopback)
+	}
+	port := cfg.Port
+	if port == 0 {
+		port = server.RANDOM_PORT
+	}
+	opts := &server.Options{
+		ServerName: "graphrag-embedded",
+		Host:       host,
+		Port:       port,
+		JetStream:  true,
+		StoreDir:   cfg.DataDir,
+		MaxPayload: cfg.MaxPayload,
+		// The host process owns signal handling; the server must not.
+		NoSigs: true,
+		// No HTTP monitoring, cluster, gateway or leafnode listeners: the
+		// embedded server is reachable on the client port only.
+		HTTPPort: 0,
+	}
+	ns, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("natsembed: creating server: %w", err)
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	debug := logger.Enabled(context.Background(), slog.LevelDebug)
+	ns.SetLoggerV2(slogAdapter{l: logger.With("component", "nats-server")}, debug, false, false)
+
+	go ns.Start()
+	if !ns.ReadyForConnections(readyTimeout) {
+		ns.Shutdown()
+		ns.WaitForShutdown()
+		return nil, fmt.Errorf("natsembed: server on %s not ready after %s", net.JoinHostPort(host, fmt.Sprint(port)), readyTimeout)
+	}
+	if !ns.JetStreamEnabled() {
+		ns.Shutdown()
+		ns.WaitForShutdown()
+		return nil, errors.New("natsembed: starting server: JetStream is not enabled")
+	}
+	return &Server{ns: ns, dataDir: cfg.DataDir}, nil
+}
+
+// ClientURL is the nats:// URL clients connect to.
+func (s *Server) ClientURL() string { return s.ns.ClientURL() }
+
+// DataDir is the directory holding the JetStream store.
+func (s *Server) DataDir() string { return s.dataDir }
+
+// Shutdown stops the server and waits until it has stopped. It is safe to
+// call more than once and from several goroutines.
+func (s *Server) Shutdown() {
+	s.once.Do(func() {
+		s.ns.Shutdown()
+		s.ns.WaitForShutdown()
+	})
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// slogAdapter routes the server's printf-style log to slog.
+type slogAdapter struct{ l *slog.Logger }
+
+var _ server.Logger = slogAdapter{}
+
+func (a slogAdapter) Noticef(format string, v ...any) { a.l.Info(fmt.Sprintf(format, v...)) }
+func (a slogAdapter) Warnf(format string, v ...any)   { a.l.Warn(fmt.Sprintf(format, v...)) }
+
+// Fatalf only logs: the embedded server must never end the host process.
+func (a slogAdapter) Fatalf(format string, v ...any) {
+	a.l.Error(fmt.Sprintf(format, v...), "fatal", true)
+}
+func (a slogAdapter) Errorf(format string, v ...any) { a.l.Error(fmt.Sprintf(format, v...)) }
+func (a slogAdapter) Debugf(format string, v ...any) { a.l.Debug(fmt.Sprintf(format, v...)) }
+func (a slogAdapter) Tracef(format string, v ...any) {
+	a.l.Debug(fmt.Sprintf(format, v...), "trace", true)
+}

@@ -1,0 +1,129 @@
+package llm
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Cache stores successful answers under content-derived keys. Keys are
+// made of [a-z0-9.] only, so they are valid JetStream KV keys. Implementations
+// must be safe for concurrent use. A Get or Put error never fails a call: the
+// client logs it and calls the endpoint.
+type Cache interface {
+	Get(ctx context.Context, key string) (val []byte, ok bool, err error)
+	Put(ctx context.Context, key string, val []byte) error
+}
+
+// MemoryCache is a bounded in-process LRU Cache.
+type MemoryCache struct {
+	mu    sync.Mutex
+	max   int
+	ll    *list.List // front = most recently used
+	items map[string]*list.Element
+}
+
+type lruEntry struct {
+	key string
+	val []byte
+}
+
+// NewMemoryCache returns an LRU cache holding at most maxEntries answers
+// (minimum 1).
+func NewMemoryCache(maxEntries int) *MemoryCache {
+	return &MemoryCache{max: max(1, maxEntries), ll: list.New(), items: make(map[string]*list.Element)}
+}
+
+// Get returns a copy of the value stored under key.
+func (m *MemoryCache) Get(_ context.Context, key string) ([]byte, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	el, ok := m.items[key]
+	if !ok {
+		return nil, false, nil
+	}
+	m.ll.MoveToFront(el)
+	return append([]byte(nil), el.Value.(*lruEntry).val...), true, nil
+}
+
+// Put stores a copy of val, evicting the least recently used entry when full.
+func (m *MemoryCache) Put(_ context.Context, key string, val []byte) error {
+	v := append([]byte(nil), val...)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if el, ok := m.items[key]; ok {
+		el.Value.(*lruEntry).val = v
+		m.ll.MoveToFront(el)
+		return nil
+	}
+	m.items[key] = m.ll.PushFront(&lruEntry{key: key, val: v})
+	for m.ll.Len() > m.max {
+		old := m.ll.Back()
+		m.ll.Remove(old)
+		delete(m.items, old.Value.(*lruEntry).key)
+	}
+	return nil
+}
+
+// Len reports the number of entries.
+func (m *MemoryCache) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.ll.Len()
+}
+
+// KVCache is a Cache in a JetStream key-value bucket, shared by every replica:
+// re-indexing unchanged chunks anywhere in the cluster makes no LLM call.
+// Size and age limits are the bucket's (MaxBytes, TTL, history 1 is enough).
+type KVCache struct {
+	kv jetstream.KeyValue
+}
+
+// NewKVCache wraps an existing bucket.
+func NewKVCache(kv jetstream.KeyValue) *KVCache { return &KVCache{kv: kv} }
+
+// Get reads key; a missing or deleted key is a miss, not an error.
+func (k *KVCache) Get(ctx context.Context, key string) ([]byte, bool, error) {
+	e, err := k.kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("reading llm cache key %s from bucket %s: %w", key, k.kv.Bucket(), err)
+	}
+	return e.Value(), true, nil
+}
+
+// Put writes key.
+func (k *KVCache) Put(ctx context.Context, key string, val []byte) error {
+	if _, err := k.kv.Put(ctx, key, val); err != nil {
+		return fmt.Errorf("writing llm cache key %s to bucket %s: %w", key, k.kv.Bucket(), err)
+	}
+	return nil
+}
+
+func (c *Client) cacheGet(ctx context.Context, key string) ([]byte, bool) {
+	if c.o.cache == nil {
+		return nil, false
+	}
+	v, ok, err := c.o.cache.Get(ctx, key)
+	if err != nil {
+		c.o.logger.WarnContext(ctx, "llm cache get failed, calling the endpoint", "key", key, "error", err)
+		return nil, false
+	}
+	return v, ok
+}
+
+func (c *Client) cachePut(ctx context.Context, key string, val []byte) {
+	if c.o.cache == nil {
+		return
+	}
+	// The answer is paid for: store it even if the caller has gone.
+	if err := c.o.cache.Put(context.WithoutCancel(ctx), key, val); err != nil {
+		c.o.logger.WarnContext(ctx, "llm cache put failed", "key", key, "error", err)
+	}
+}

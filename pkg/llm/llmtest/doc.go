@@ -1,0 +1,10 @@
+// Package llmtest is a fake OpenAI-compatible endpoint for tests and
+// benchmarks of code that uses package llm (or go-openai directly).
+//
+// The Server answers POST /v1/chat/completions (plain JSON and SSE streams)
+// and POST /v1/embeddings with deterministic content, and can model a real
+// endpoint: a fixed latency, a concurrency limit beyond which requests
+// queue, scripted replies, and injected faults (429 with Retry-After, 500,
+// garbage bodies, hangs). It counts calls and records the peak number of
+// requests that arrived concurrently.
+package llmtest

@@ -1,0 +1,272 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// respInfo receives, through the request context, what the recording
+// transport saw of the last response: go-openai turns error responses into
+// *openai.APIError without their headers, and Retry-After lives there.
+type respInfo struct {
+	mu         sync.Mutex
+	received   bool
+	status     int
+	retryAfter string
+	retryMS    string
+}
+
+func (r *respInfo) set(h http.Header, status int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.received = true
+	r.status = status
+	r.retryAfter = h.Get("Retry-After")
+	r.retryMS = h.Get("Retry-After-Ms") // sent by OpenAI next to Retry-After
+}
+
+func (r *respInfo) snapshot() (received bool, status int, retryAfter, retryMS string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.received, r.status, r.retryAfter, r.retryMS
+}
+
+type respInfoKey struct{}
+
+// recordingTransport copies status and Retry-After of every response into
+// the respInfo carried by the request context, if any.
+type recordingTransport struct{ base http.RoundTripper }
+
+func (t recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if err == nil {
+		if ri, ok := req.Context().Value(respInfoKey{}).(*respInfo); ok {
+			ri.set(resp.Header, resp.StatusCode)
+		}
+	}
+	return resp, err
+}
+
+// CloseIdleConnections lets http.Client.CloseIdleConnections reach the base.
+func (t recordingTransport) CloseIdleConnections() {
+	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// parseRetryAfter reads Retry-After-Ms (milliseconds) or Retry-After (delay
+// seconds or an HTTP date, RFC 9110 §10.2.3). ok is false when neither is usable.
+func parseRetryAfter(retryAfter, retryMS string, now time.Time) (time.Duration, bool) {
+	if ms := strings.TrimSpace(retryMS); ms != "" {
+		if f, err := strconv.ParseFloat(ms, 64); err == nil && f >= 0 && f < 1e12 {
+			return time.Duration(f * float64(time.Millisecond)), true
+		}
+	}
+	v := strings.TrimSpace(retryAfter)
+	if v == "" {
+		return 0, false
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs < 0 || secs > 1e9 {
+			return 0, false
+		}
+		return time.Duration(secs) * time.Second, true
+	}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return 0, false
+	}
+	d := t.Sub(now)
+	if d < 0 {
+		d = 0
+	}
+	return d, true
+}
+
+// backoff returns the wait before retry number n (1-based): exponential with
+// equal jitter, so concurrent clients spread out but never retry at once.
+func backoff(n int, base, max time.Duration) time.Duration {
+	d := base
+	for i := 1; i < n && d < max; i++ {
+		d *= 2
+	}
+	if d > max {
+		d = max
+	}
+	half := d / 2
+	if half <= 0 {
+		return d
+	}
+	return half + rand.N(half+1)
+}
+
+// badResponse marks a 2xx answer that cannot be used.
+type badResponse struct{ msg string }
+
+func (e badResponse) Error() string { return e.msg }
+
+// limitWaitError: the rate limiters would make the caller wait past its
+// deadline, so the request was not sent.
+type limitWaitError struct{ err error }
+
+func (e limitWaitError) Error() string { return e.err.Error() }
+
+// stopError ends the retry loop at once with err (e.g. the stream callback failed).
+type stopError struct{ err error }
+
+func (e stopError) Error() string { return e.err.Error() }
+
+// classify maps the error of one attempt to a class sentinel and says whether
+// another attempt may succeed.
+func classify(err error, received bool, status int) (class error, retry bool) {
+	var br badResponse
+	if errors.As(err, &br) {
+		return ErrBadResponse, true
+	}
+	var apiErr *openai.APIError
+	var reqErr *openai.RequestError
+	switch {
+	case errors.As(err, &apiErr):
+		status = apiErr.HTTPStatusCode
+	case errors.As(err, &reqErr):
+		status = reqErr.HTTPStatusCode
+	}
+	if status >= 400 {
+		switch {
+		case status == http.StatusTooManyRequests:
+			return ErrRateLimited, true
+		case status == http.StatusRequestTimeout:
+			return ErrTimeout, true
+		case status >= 500:
+			return ErrServer, true
+		case status == http.StatusUnauthorized || status == http.StatusForbidden:
+			return ErrUnauthorized, false
+		case status == http.StatusNotFound:
+			return ErrNotFound, false
+		default:
+			return ErrBadRequest, false
+		}
+	}
+	// The caller's ctx was checked before: a deadline here is the attempt's.
+	if errors.Is(err, context.DeadlineExceeded) {
+		return ErrTimeout, true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return ErrTimeout, true
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, net.ErrClosed) {
+		return ErrUnavailable, true
+	}
+	if !received {
+		// Nothing was sent: go-openai refused the request itself.
+		return ErrBadRequest, false
+	}
+	if errors.Is(err, io.EOF) {
+		return ErrUnavailable, true
+	}
+	// A 2xx whose body did not decode (HTML from a proxy, truncated JSON).
+	return ErrBadResponse, true
+}
+
+// callResult is what one logical call (all its attempts) amounted to.
+type callResult struct {
+	attempts int
+	status   int
+}
+
+// do runs fn under the client's limits, retrying per classify. canRetry, if
+// set, can veto a retry (ChatStream after deltas were delivered).
+func (c *Client) do(ctx context.Context, kind, stage string, estTokens int, canRetry func() bool, fn func(ctx context.Context) error) (callResult, error) {
+	var res callResult
+	for {
+		res.attempts++
+		info := &respInfo{}
+		err := c.attempt(ctx, estTokens, info, fn)
+		if err == nil {
+			return res, nil
+		}
+		var se stopError
+		if errors.As(err, &se) {
+			return res, se.err
+		}
+		received, status, ra, raMS := info.snapshot()
+		if received {
+			res.status = status
+		}
+		fail := func(class, cause error) (callResult, error) {
+			return res, &CallError{Kind: kind, Stage: stage, Attempts: res.attempts, StatusCode: res.status, Class: class, Err: cause}
+		}
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return fail(ctxErr, err)
+		}
+		var lw limitWaitError
+		if errors.As(err, &lw) {
+			res.attempts-- // nothing was sent
+			return fail(context.DeadlineExceeded, lw.err)
+		}
+		class, retry := classify(err, received, status)
+		if !retry || res.attempts > c.cfg.MaxRetries || (canRetry != nil && !canRetry()) {
+			return fail(class, err)
+		}
+		delay := backoff(res.attempts, c.o.baseDelay, c.o.maxDelay)
+		if d, ok := parseRetryAfter(ra, raMS, c.o.now()); ok {
+			if d > c.o.maxRetryAfter {
+				return fail(class, err)
+			}
+			if d > delay {
+				delay = d
+			}
+		}
+		if dl, ok := ctx.Deadline(); ok && c.o.now().Add(delay).After(dl) {
+			// Waiting would outlive the caller: report the real failure now.
+			return fail(class, err)
+		}
+		c.ins.retry(ctx, kind, stage, class)
+		c.usage.retries.Add(1)
+		c.o.logger.LogAttrs(ctx, slog.LevelWarn, "llm call failed, retrying",
+			slog.String("kind", kind), slog.String("stage", stage), slog.Int("attempt", res.attempts),
+			slog.Duration("delay", delay), slog.Any("error", err))
+		if serr := c.o.sleep(ctx, delay); serr != nil {
+			return fail(serr, err)
+		}
+	}
+}
+
+// attempt sends one request: concurrency slot, rate limits, timeout.
+func (c *Client) attempt(ctx context.Context, estTokens int, info *respInfo, fn func(ctx context.Context) error) error {
+	select {
+	case c.sem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-c.sem }()
+	if err := c.waitRate(ctx, estTokens); err != nil {
+		return limitWaitError{err}
+	}
+	actx, cancel := context.WithTimeout(context.WithValue(ctx, respInfoKey{}, info), c.cfg.Timeout)
+	defer cancel()
+	err := fn(actx)
+	if err != nil && errors.Is(actx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+		// Make the per-attempt timeout visible in the chain whatever go-openai wrapped.
+		if !errors.Is(err, context.DeadlineExceeded) {
+			err = errors.Join(err, context.DeadlineExceeded)
+		}
+	}
+	return err
+}

@@ -1,0 +1,261 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// instrumentationName names the tracer and meter after the import path.
+const instrumentationName = "github.com/graphrag/graphrag/pkg/bus"
+
+// Bus publishes and consumes over one NATS connection. It is safe for
+// concurrent use. The caller owns the connection and closes it after
+// stopping every Consumer.
+type Bus struct {
+	nc   *nats.Conn
+	js   jetstream.JetStream
+	log  *slog.Logger
+	tr   trace.Tracer
+	prop propagation.TextMapPropagator
+	inst instruments
+}
+
+type config struct {
+	logger *slog.Logger
+	tp     trace.TracerProvider
+	mp     metric.MeterProvider
+	prop   propagation.TextMapPropagator
+}
+
+// Option configures New.
+type Option interface{ apply(*config) }
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// WithLogger sets the logger (default: discard).
+func WithLogger(l *slog.Logger) Option {
+	return optionFunc(func(c *config) { c.logger = l })
+}
+
+// WithTracerProvider overrides the global tracer provider.
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return optionFunc(func(c *config) { c.tp = tp })
+}
+
+// WithMeterProvider overrides the global meter provider.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return optionFunc(func(c *config) { c.mp = mp })
+}
+
+// WithPropagator overrides how trace context is written to and read from
+// message headers. The default is W3C Trace Context plus Baggage whatever
+// the global propagator is, because every service must agree on the wire
+// format even if one forgets to set the global.
+func WithPropagator(p propagation.TextMapPropagator) Option {
+	return optionFunc(func(c *config) { c.prop = p })
+}
+
+// New returns a Bus over nc.
+func New(nc *nats.Conn, opts ...Option) (*Bus, error) {
+	if nc == nil {
+		return nil, errors.New("creating bus: nil connection")
+	}
+	cfg := config{}
+	for _, o := range opts {
+		o.apply(&cfg)
+	}
+	if cfg.logger == nil {
+		cfg.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.tp == nil {
+		cfg.tp = otel.GetTracerProvider()
+	}
+	if cfg.mp == nil {
+		cfg.mp = otel.GetMeterProvider()
+	}
+	if cfg.prop == nil {
+		cfg.prop = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("creating JetStream context: %w", err)
+	}
+	inst, err := newInstruments(cfg.mp.Meter(instrumentationName))
+	if err != nil {
+		return nil, fmt.Errorf("creating bus metrics: %w", err)
+	}
+	return &Bus{
+		nc:   nc,
+		js:   js,
+		log:  cfg.logger,
+		tr:   cfg.tp.Tracer(instrumentationName),
+		prop: cfg.prop,
+		inst: inst,
+	}, nil
+}
+
+// JetStream exposes the underlying JetStream context for what the bus does
+// not wrap.
+func (b *Bus) JetStream() jetstream.JetStream { return b.js }
+
+// MaxPayload is the largest message the connected server accepts, in bytes.
+// Anything larger goes through PutObject.
+func (b *Bus) MaxPayload() int { return int(b.nc.MaxPayload()) }
+
+// StreamSpec describes a stream. Zero limits mean unlimited; zero Duplicates
+// keeps the server default de-duplication window (2 minutes).
+type StreamSpec struct {
+	Name       string
+	Subjects   []string
+	MaxAge     time.Duration
+	MaxBytes   int64
+	MaxMsgSize int32
+	// Duplicates is the window in which a repeated Nats-Msg-Id is dropped.
+	Duplicates time.Duration
+	// Replicas defaults to 1.
+	Replicas int
+}
+
+// EnsureStream creates the stream or updates it to match spec (limits
+// retention, file storage). Calling it again with the same spec changes
+// nothing, so every replica may call it at start.
+func (b *Bus) EnsureStream(ctx context.Context, spec StreamSpec) error {
+	if spec.Name == "" || len(spec.Subjects) == 0 {
+		return fmt.Errorf("ensuring stream %q: %w: name and subjects are required", spec.Name, ErrInvalidSpec)
+	}
+	replicas := spec.Replicas
+	if replicas <= 0 {
+		replicas = 1
+	}
+	maxBytes := spec.MaxBytes
+	if maxBytes <= 0 {
+		maxBytes = -1
+	}
+	maxMsgSize := spec.MaxMsgSize
+	if maxMsgSize <= 0 {
+		maxMsgSize = -1
+	}
+	cfg := jetstream.StreamConfig{
+		Name:              spec.Name,
+		Subjects:          spec.Subjects,
+		Retention:         jetstream.LimitsPolicy,
+		Storage:           jetstream.FileStorage,
+		MaxAge:            spec.MaxAge,
+		MaxBytes:          maxBytes,
+		MaxMsgSize:        maxMsgSize,
+		MaxMsgs:           -1,
+		MaxMsgsPerSubject: -1,
+		Duplicates:        spec.Duplicates,
+		Replicas:          replicas,
+		Discard:           jetstream.DiscardOld,
+	}
+	if _, err := b.js.CreateOrUpdateStream(ctx, cfg); err != nil {
+		return fmt.Errorf("ensuring stream %s: %w", spec.Name, err)
+	}
+	return nil
+}
+
+// EnsureKV creates or updates a file-backed key-value bucket whose entries
+// expire after ttl (0: never).
+func (b *Bus) EnsureKV(ctx context.Context, bucket string, ttl time.Duration) (jetstream.KeyValue, error) {
+	kv, err := b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:  bucket,
+		TTL:     ttl,
+		Storage: jetstream.FileStorage,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("ensuring key-value bucket %s: %w", bucket, err)
+	}
+	return kv, nil
+}
+
+// EnsureObjectStore creates or updates a file-backed object store bucket.
+func (b *Bus) EnsureObjectStore(ctx context.Context, bucket string) (jetstream.ObjectStore, error) {
+	os, err := b.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+		Bucket:  bucket,
+		Storage: jetstream.FileStorage,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("ensuring object store %s: %w", bucket, err)
+	}
+	return os, nil
+}
+
+// ConsumerState is the progress of a durable consumer.
+type ConsumerState struct {
+	// NumPending counts messages matching the filter not yet delivered.
+	NumPending uint64
+	// NumAckPending counts messages delivered and not yet acked.
+	NumAckPending uint64
+	// NumRedelivered counts messages delivered more than once and not yet acked.
+	NumRedelivered uint64
+	// Delivered counts deliveries, redeliveries included (the consumer sequence).
+	Delivered uint64
+}
+
+// ConsumerInfo reports the state of a durable consumer; ErrNotFound if the
+// stream or consumer does not exist.
+func (b *Bus) ConsumerInfo(ctx context.Context, stream, durable string) (ConsumerState, error) {
+	c, err := b.js.Consumer(ctx, stream, durable)
+	if err != nil {
+		return ConsumerState{}, fmt.Errorf("looking up consumer %s/%s: %w", stream, durable, translate(err))
+	}
+	info, err := c.Info(ctx)
+	if err != nil {
+		return ConsumerState{}, fmt.Errorf("reading consumer %s/%s: %w", stream, durable, translate(err))
+	}
+	return ConsumerState{
+		NumPending:     info.NumPending,
+		NumAckPending:  uint64(info.NumAckPending),
+		NumRedelivered: uint64(info.NumRedelivered),
+		Delivered:      info.Delivered.Consumer,
+	}, nil
+}
+
+// SubjectCounts returns how many messages the stream holds per subject
+// matching filter (a subject with wildcards; empty means all).
+func (b *Bus) SubjectCounts(ctx context.Context, stream, filter string) (map[string]uint64, error) {
+	if filter == "" {
+		filter = ">"
+	}
+	s, err := b.js.Stream(ctx, stream)
+	if err != nil {
+		return nil, fmt.Errorf("looking up stream %s: %w", stream, translate(err))
+	}
+	info, err := s.Info(ctx, jetstream.WithSubjectFilter(filter))
+	if err != nil {
+		return nil, fmt.Errorf("counting subjects %q of stream %s: %w", filter, stream, translate(err))
+	}
+	counts := make(map[string]uint64, len(info.State.Subjects))
+	for subj, n := range info.State.Subjects {
+		counts[subj] = n
+	}
+	return counts, nil
+}
+
+// translate maps JetStream "does not exist" errors to ErrNotFound, keeping
+// the original in the chain.
+func translate(err error) error {
+	switch {
+	case errors.Is(err, jetstream.ErrStreamNotFound),
+		errors.Is(err, jetstream.ErrConsumerNotFound),
+		errors.Is(err, jetstream.ErrBucketNotFound),
+		errors.Is(err, jetstream.ErrObjectNotFound),
+		errors.Is(err, jetstream.ErrKeyNotFound):
+		return fmt.Errorf("%w: %w", ErrNotFound, err)
+	}
+	return err
+}

@@ -1,0 +1,58 @@
+package bus
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrPermanent marks a handler error that retrying cannot fix (a
+	// malformed message, say): the message goes to the dead-letter subject
+	// at once.
+	ErrPermanent = errors.New("permanent failure")
+
+	// ErrNotFound is returned when a stream, consumer, bucket or object does
+	// not exist.
+	ErrNotFound = errors.New("not found")
+
+	// ErrInvalidSpec is returned for a StreamSpec or ConsumerSpec that
+	// cannot work (missing name, no dead-letter subject, ...).
+	ErrInvalidSpec = errors.New("invalid spec")
+)
+
+// PermanentError wraps a handler error that must not be retried.
+type PermanentError struct {
+	Err error
+}
+
+func (e *PermanentError) Error() string {
+	if e.Err == nil {
+		return ErrPermanent.Error()
+	}
+	return e.Err.Error()
+}
+
+// Unwrap returns the wrapped error.
+func (e *PermanentError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrPermanent) true for any *PermanentError.
+func (e *PermanentError) Is(target error) bool { return target == ErrPermanent }
+
+// Permanent marks err as permanent; Permanent(nil) is nil.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &PermanentError{Err: err}
+}
+
+// Permanentf is fmt.Errorf followed by Permanent.
+func Permanentf(format string, args ...any) error {
+	return Permanent(fmt.Errorf(format, args...))
+}
+
+// IsPermanent reports whether err (or anything it wraps) is permanent.
+func IsPermanent(err error) bool {
+	var pe *PermanentError
+	return errors.Is(err, ErrPermanent) || errors.As(err, &pe)
+}

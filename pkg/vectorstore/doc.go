@@ -1,0 +1,10 @@
+// Package vectorstore is the seam between the GraphRAG services and a vector
+// database. It defines the Store interface (collections of records with a
+// primary key, a float vector, a text field searchable with BM25 and string
+// attributes), the shared types and sentinel errors, and helpers that every
+// driver uses so that all drivers rank and validate identically.
+//
+// Drivers: package embedded (pure Go, persistent, in-process) and, later, a
+// Milvus driver. Both must pass the conformance suite in package
+// vectorstoretest.
+package vectorstore

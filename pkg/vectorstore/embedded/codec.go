@@ -1,0 +1,143 @@
+package embedded
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+)
+
+// recordVersion tags the on-disk record encoding.
+const recordVersion = 1
+
+// errCorrupt marks an undecodable stored value.
+var errCorrupt = errors.New("corrupt stored record")
+
+// storedRecord is a record as kept in bbolt: the original vector (not
+// normalized, so Get returns what was written) and its write sequence.
+type storedRecord struct {
+	seq    uint64
+	vector []float32
+	text   string
+	// textLen is the number of analyzed tokens of text (lexical collections
+	// only), kept so that BM25's average length is known without re-analysis.
+	textLen uint64
+	attrs   map[string]string
+}
+
+// encodeRecord lays out: version, seq, dim, floats (LE), text, text length,
+// attrs sorted by
+// key (deterministic bytes).
+func encodeRecord(r storedRecord) []byte {
+	n := 1 + 3*binary.MaxVarintLen64 + 4*len(r.vector) + len(r.text)
+	for k, v := range r.attrs {
+		n += 2*binary.MaxVarintLen64 + len(k) + len(v)
+	}
+	b := make([]byte, 0, n)
+	b = append(b, recordVersion)
+	b = binary.AppendUvarint(b, r.seq)
+	b = binary.AppendUvarint(b, uint64(len(r.vector)))
+	for _, x := range r.vector {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
+	}
+	b = appendString(b, r.text)
+	b = binary.AppendUvarint(b, r.textLen)
+	keys := make([]string, 0, len(r.attrs))
+	for k := range r.attrs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	b = binary.AppendUvarint(b, uint64(len(keys)))
+	for _, k := range keys {
+		b = appendString(b, k)
+		b = appendString(b, r.attrs[k])
+	}
+	return b
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.err = fmt.Errorf("%w: bad varint", errCorrupt)
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) bytes(n uint64) []byte {
+	if d.err != nil {
+		return nil
+	}
+	if n > uint64(len(d.b)) {
+		d.err = fmt.Errorf("%w: length %d exceeds remaining %d bytes", errCorrupt, n, len(d.b))
+		return nil
+	}
+	out := d.b[:n]
+	d.b = d.b[n:]
+	return out
+}
+
+func (d *decoder) string() string { return string(d.bytes(d.uvarint())) }
+
+// decodeRecord parses encodeRecord's output. With skipText the text is not
+// copied (the in-memory index does not need it).
+func decodeRecord(b []byte, skipText bool) (storedRecord, error) {
+	var r storedRecord
+	if len(b) == 0 || b[0] != recordVersion {
+		return r, fmt.Errorf("%w: unknown version", errCorrupt)
+	}
+	d := decoder{b: b[1:]}
+	r.seq = d.uvarint()
+	dim := d.uvarint()
+	if d.err == nil && dim > uint64(len(d.b))/4 {
+		return r, fmt.Errorf("%w: dimension %d exceeds data", errCorrupt, dim)
+	}
+	raw := d.bytes(4 * dim)
+	if d.err == nil {
+		r.vector = make([]float32, dim)
+		for i := range r.vector {
+			r.vector[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+		}
+	}
+	tb := d.bytes(d.uvarint())
+	if !skipText {
+		r.text = string(tb)
+	}
+	r.textLen = d.uvarint()
+	na := d.uvarint()
+	if d.err == nil && na > uint64(len(d.b))/2 {
+		return r, fmt.Errorf("%w: %d attributes exceed data", errCorrupt, na)
+	}
+	if d.err == nil && na > 0 {
+		r.attrs = make(map[string]string, na)
+		for i := uint64(0); i < na && d.err == nil; i++ {
+			k := d.string()
+			r.attrs[k] = d.string()
+		}
+	}
+	if d.err == nil && len(d.b) != 0 {
+		d.err = fmt.Errorf("%w: %d trailing bytes", errCorrupt, len(d.b))
+	}
+	if d.err != nil {
+		return storedRecord{}, d.err
+	}
+	return r, nil
+}
+
+// seqKey is the big-endian key of a sequence number (sorted by bbolt).
+func seqKey(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, seq) }

@@ -1,0 +1,848 @@
+package embedded
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/graphrag/graphrag/pkg/vectorstore"
+)
+
+// On-disk names.
+const (
+	dbFile       = "vectors.db"
+	collsDir     = "collections"
+	snapshotFile = "hnsw.snap"
+	lexicalDir   = "text.bleve"
+)
+
+// bbolt layout: collections/<name>/{spec, records/<id>, tombs/<seq>}. The
+// collection bucket's sequence numbers every record write and every delete.
+var (
+	bucketCollections = []byte("collections")
+	bucketRecords     = []byte("records")
+	bucketTombs       = []byte("tombs") // deletions not yet known to be in the text index
+	keySpec           = []byte("spec")
+)
+
+// storedSpec is a collection's persisted definition. Incarnation tells
+// derived files of a dropped and recreated collection apart.
+type storedSpec struct {
+	Dim         int    `json:"dim"`
+	Lexical     bool   `json:"lexical"`
+	Incarnation uint64 `json:"incarnation"`
+}
+
+// Store is the embedded vectorstore.Store.
+type Store struct {
+	dir string
+	cfg config
+	db  *bolt.DB
+
+	mu     sync.RWMutex // guards colls and closed
+	colls  map[string]*collection
+	closed bool
+}
+
+var _ vectorstore.Store = (*Store)(nil)
+
+// collection is one open collection. writeMu serializes writers (held across
+// the bbolt commit, the memory update and the text index batch); mu excludes
+// readers only while memory changes, so searches do not wait for fsync.
+type collection struct {
+	name string
+	spec storedSpec
+	dir  string
+
+	writeMu   sync.Mutex
+	pruneTomb uint64 // tombs up to this sequence are in the durable text index; guarded by writeMu
+
+	mu    sync.RWMutex
+	gone  error // ErrNotFound after a drop, ErrClosed after Close
+	dense  *denseIndex
+	lex    bleve.Index // nil unless spec.Lexical
+	lstats *lexStats   // nil unless spec.Lexical
+}
+
+// Open opens or creates a store in dir. Only one Store may have dir open at a
+// time (bbolt holds a file lock).
+func Open(dir string, opts ...Option) (*Store, error) {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o.apply(&cfg)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, collsDir), 0o755); err != nil {
+		return nil, fmt.Errorf("creating store directory: %w", err)
+	}
+	db, err := bolt.Open(filepath.Join(dir, dbFile), 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("opening record database: %w", err)
+	}
+	s := &Store{dir: dir, cfg: cfg, db: db, colls: make(map[string]*collection)}
+	var names []string
+	err = db.Update(func(tx *bolt.Tx) error {
+		root, err := tx.CreateBucketIfNotExists(bucketCollections)
+		if err != nil {
+			return err
+		}
+		return root.ForEachBucket(func(k []byte) error {
+			names = append(names, string(k))
+			return nil
+		})
+	})
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("reading collection list: %w", err)
+	}
+	for _, name := range names {
+		c, err := s.loadCollection(name)
+		if err != nil {
+			_ = s.Close()
+			return nil, fmt.Errorf("loading collection %q: %w", name, err)
+		}
+		s.colls[name] = c
+	}
+	if err := s.removeOrphans(); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Dir returns the directory the store lives in.
+func (s *Store) Dir() string { return s.dir }
+
+// removeOrphans deletes derived files of collections that no longer exist
+// (a crash between dropping a bucket and removing its directory).
+func (s *Store) removeOrphans() error {
+	entries, err := os.ReadDir(filepath.Join(s.dir, collsDir))
+	if err != nil {
+		return fmt.Errorf("listing collection directories: %w", err)
+	}
+	for _, e := range entries {
+		if _, ok := s.colls[e.Name()]; ok {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(s.dir, collsDir, e.Name())); err != nil {
+			return fmt.Errorf("removing orphan collection files: %w", err)
+		}
+	}
+	return nil
+}
+
+func (s *Store) collDir(name string) string { return filepath.Join(s.dir, collsDir, name) }
+
+// loadCollection rebuilds a collection's memory state from bbolt, reusing the
+// HNSW snapshot and the text index where they are intact.
+func (s *Store) loadCollection(name string) (*collection, error) {
+	c := &collection{name: name, dir: s.collDir(name)}
+	var bucketSeq uint64
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketCollections).Bucket([]byte(name))
+		if err := json.Unmarshal(b.Get(keySpec), &c.spec); err != nil {
+			return fmt.Errorf("decoding spec: %w", err)
+		}
+		bucketSeq = b.Sequence()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(c.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating collection directory: %w", err)
+	}
+
+	var lexSeq uint64
+	var fresh bool
+	if c.spec.Lexical {
+		c.lex, lexSeq, fresh, err = openLexical(filepath.Join(c.dir, lexicalDir), c.spec.Incarnation)
+		if err != nil {
+			return nil, err
+		}
+	}
+	needText := func(seq uint64) bool { return c.lex != nil && (fresh || seq > lexSeq) }
+
+	if c.lex != nil {
+		c.lstats = newLexStats()
+	}
+	x := newDenseIndex(s.cfg, c.spec.Dim)
+	h, g, serr := readSnapshot(filepath.Join(c.dir, snapshotFile), s.cfg)
+	if serr == nil && (h.Incarnation != c.spec.Incarnation || h.Dim != uint64(c.spec.Dim) || h.Seq > bucketSeq) {
+		serr = errBadSnapshot
+	}
+	if serr == nil {
+		x.graph = g
+	}
+
+	var (
+		missing []*doc
+		found   int
+		ops     []lexOp
+	)
+	err = s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketCollections).Bucket([]byte(name))
+		if c.lex != nil && !fresh {
+			// Deletions come before re-indexing: a tomb is always older than a
+			// live record with the same ID.
+			cur := b.Bucket(bucketTombs).Cursor()
+			for k, v := cur.Seek(seqKey(lexSeq + 1)); k != nil; k, v = cur.Next() {
+				ops = append(ops, lexOp{id: string(v), del: true})
+			}
+		}
+		return b.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
+			r, err := decodeRecord(v, false)
+			if err != nil {
+				return fmt.Errorf("record %q: %w", k, err)
+			}
+			if c.lstats != nil {
+				c.lstats.set(string(k), r.textLen)
+			}
+			if needText(r.seq) {
+				ops = append(ops, lexOp{id: string(k), text: r.text, attrs: r.attrs})
+			}
+			d := &doc{id: string(k), seq: r.seq, attrs: r.attrs}
+			if v, ok := x.graph.Lookup(r.seq); ok && len(v) == c.spec.Dim {
+				d.vec = v // share the snapshot's normalized copy
+				x.nodes[d.seq] = d
+				found++
+			} else {
+				d.vec = normalize(r.vector)
+				missing = append(missing, d)
+			}
+			x.docs[d.id] = d
+			x.maxSeq = max(x.maxSeq, d.seq)
+			return nil
+		})
+	})
+	if err != nil {
+		c.closeLex()
+		return nil, fmt.Errorf("reading records: %w", err)
+	}
+	x.dead = x.graph.Len() - found
+	for _, d := range missing {
+		delete(x.docs, d.id) // put re-inserts it
+		x.put(d)
+	}
+	if serr != nil && !errors.Is(serr, os.ErrNotExist) || len(missing) > 0 {
+		x.sinceSnap = max(x.sinceSnap, 1) // write a good snapshot on Close
+	}
+	if x.needsCompaction() {
+		x.graph, x.nodes = x.compacted()
+		x.dead = 0
+	}
+	c.dense = x
+
+	if c.lex != nil {
+		for start := 0; start < len(ops) || start == 0; start += textPageSize {
+			end := min(start+textPageSize, len(ops))
+			wm := lexSeq
+			if end == len(ops) {
+				wm = bucketSeq
+			}
+			if err := applyLexical(c.lex, ops[start:end], wm); err != nil {
+				c.closeLex()
+				return nil, fmt.Errorf("replaying text index: %w", err)
+			}
+		}
+		c.pruneTomb = bucketSeq
+	}
+	return c, nil
+}
+
+func (c *collection) closeLex() {
+	if c.lex != nil {
+		_ = c.lex.Close()
+		c.lex = nil
+	}
+}
+
+// coll returns the open collection.
+func (s *Store) coll(name string) (*collection, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, vectorstore.ErrClosed
+	}
+	c, ok := s.colls[name]
+	if !ok {
+		return nil, fmt.Errorf("collection %q: %w", name, vectorstore.ErrNotFound)
+	}
+	return c, nil
+}
+
+// EnsureCollection implements vectorstore.Store.
+func (s *Store) EnsureCollection(ctx context.Context, spec vectorstore.CollectionSpec) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := vectorstore.ValidateSpec(spec); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return vectorstore.ErrClosed
+	}
+	if c, ok := s.colls[spec.Name]; ok {
+		if c.spec.Dim != spec.Dim {
+			return fmt.Errorf("collection %q has dimension %d, not %d: %w", spec.Name, c.spec.Dim, spec.Dim, vectorstore.ErrDimensionMismatch)
+		}
+		if spec.Lexical && !c.spec.Lexical {
+			return fmt.Errorf("collection %q exists without a lexical index: %w", spec.Name, vectorstore.ErrUnsupported)
+		}
+		return nil
+	}
+	c := &collection{
+		name: spec.Name,
+		dir:  s.collDir(spec.Name),
+		spec: storedSpec{Dim: spec.Dim, Lexical: spec.Lexical, Incarnation: rand.Uint64()},
+	}
+	// Derived files first, in a clean directory: if the commit below fails,
+	// they are orphans and removed on the next open.
+	if err := os.RemoveAll(c.dir); err != nil {
+		return fmt.Errorf("clearing collection directory: %w", err)
+	}
+	if err := os.MkdirAll(c.dir, 0o755); err != nil {
+		return fmt.Errorf("creating collection directory: %w", err)
+	}
+	if spec.Lexical {
+		idx, _, _, err := openLexical(filepath.Join(c.dir, lexicalDir), c.spec.Incarnation)
+		if err != nil {
+			return fmt.Errorf("creating collection %q: %w", spec.Name, err)
+		}
+		c.lex = idx
+		c.lstats = newLexStats()
+	}
+	raw, err := json.Marshal(c.spec)
+	if err != nil {
+		c.closeLex()
+		return fmt.Errorf("encoding spec: %w", err)
+	}
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		b, err := tx.Bucket(bucketCollections).CreateBucket([]byte(spec.Name))
+		if err != nil {
+			return err
+		}
+		if _, err := b.CreateBucket(bucketRecords); err != nil {
+			return err
+		}
+		if _, err := b.CreateBucket(bucketTombs); err != nil {
+			return err
+		}
+		return b.Put(keySpec, raw)
+	})
+	if err != nil {
+		c.closeLex()
+		return fmt.Errorf("creating collection %q: %w", spec.Name, err)
+	}
+	c.dense = newDenseIndex(s.cfg, spec.Dim)
+	s.colls[spec.Name] = c
+	return nil
+}
+
+// DropCollection implements vectorstore.Store.
+func (s *Store) DropCollection(ctx context.Context, name string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return vectorstore.ErrClosed
+	}
+	c, ok := s.colls[name]
+	if !ok {
+		return fmt.Errorf("dropping collection %q: %w", name, vectorstore.ErrNotFound)
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := s.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketCollections).DeleteBucket([]byte(name))
+	}); err != nil {
+		return fmt.Errorf("dropping collection %q: %w", name, err)
+	}
+	delete(s.colls, name)
+	c.gone = vectorstore.ErrNotFound
+	c.closeLex()
+	c.dense = nil
+	if err := os.RemoveAll(c.dir); err != nil {
+		return fmt.Errorf("removing files of collection %q: %w", name, err)
+	}
+	return nil
+}
+
+// Collections implements vectorstore.Store.
+func (s *Store) Collections(ctx context.Context) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, vectorstore.ErrClosed
+	}
+	names := make([]string, 0, len(s.colls))
+	for n := range s.colls {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// Ping implements vectorstore.Store.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return vectorstore.ErrClosed
+	}
+	if err := s.db.View(func(tx *bolt.Tx) error { return nil }); err != nil {
+		return fmt.Errorf("pinging record database: %w", err)
+	}
+	return nil
+}
+
+// Count implements vectorstore.Store.
+func (s *Store) Count(ctx context.Context, name string) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	c, err := s.coll(name)
+	if err != nil {
+		return 0, err
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.gone != nil {
+		return 0, fmt.Errorf("collection %q: %w", name, c.gone)
+	}
+	return len(c.dense.docs), nil
+}
+
+// Upsert implements vectorstore.Store.
+func (s *Store) Upsert(ctx context.Context, name string, recs []vectorstore.Record) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c, err := s.coll(name)
+	if err != nil {
+		return err
+	}
+	if err := vectorstore.ValidateRecords(recs, c.spec.Dim); err != nil {
+		return fmt.Errorf("upserting into %q: %w", name, err)
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	// The last occurrence of an ID in a batch wins, as if applied in order.
+	last := make(map[string]int, len(recs))
+	for i, r := range recs {
+		last[r.ID] = i
+	}
+
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	if err := c.alive(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	docs := make([]*doc, 0, len(last))
+	lens := make([]uint64, 0, len(last))
+	var ops []lexOp
+	var seq uint64
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketCollections).Bucket([]byte(name))
+		if err := c.prune(b); err != nil {
+			return err
+		}
+		rb := b.Bucket(bucketRecords)
+		for i, r := range recs {
+			if last[r.ID] != i {
+				continue
+			}
+			if seq, err = b.NextSequence(); err != nil {
+				return err
+			}
+			attrs := cloneAttrs(r.Attrs)
+			var textLen uint64
+			if c.lex != nil {
+				textLen = analyzedLen(c.lex, r.Text)
+			}
+			lens = append(lens, textLen)
+			if err := rb.Put([]byte(r.ID), encodeRecord(storedRecord{seq: seq, vector: r.Vector, text: r.Text, textLen: textLen, attrs: attrs})); err != nil {
+				return err
+			}
+			docs = append(docs, &doc{id: r.ID, seq: seq, vec: normalize(r.Vector), attrs: attrs})
+			if c.lex != nil {
+				ops = append(ops, lexOp{id: r.ID, text: r.Text, attrs: attrs})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("writing records to %q: %w", name, err)
+	}
+	// Acknowledged from here on: the records are durable in bbolt.
+	c.mu.Lock()
+	for i, d := range docs {
+		c.dense.put(d)
+		if c.lstats != nil {
+			c.lstats.set(d.id, lens[i])
+		}
+	}
+	c.mu.Unlock()
+	return c.afterWrite(ops, seq, s.cfg)
+}
+
+// Delete implements vectorstore.Store.
+func (s *Store) Delete(ctx context.Context, name string, ids []string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c, err := s.coll(name)
+	if err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	if err := c.alive(); err != nil {
+		return err
+	}
+	var removed []string
+	var ops []lexOp
+	var seq uint64
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketCollections).Bucket([]byte(name))
+		if err := c.prune(b); err != nil {
+			return err
+		}
+		rb, tb := b.Bucket(bucketRecords), b.Bucket(bucketTombs)
+		for _, id := range ids {
+			if rb.Get([]byte(id)) == nil {
+				continue
+			}
+			if err := rb.Delete([]byte(id)); err != nil {
+				return err
+			}
+			removed = append(removed, id)
+			if c.lex == nil {
+				continue
+			}
+			if seq, err = b.NextSequence(); err != nil {
+				return err
+			}
+			if err := tb.Put(seqKey(seq), []byte(id)); err != nil {
+				return err
+			}
+			ops = append(ops, lexOp{id: id, del: true})
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("deleting records from %q: %w", name, err)
+	}
+	if len(removed) == 0 {
+		return nil
+	}
+	c.mu.Lock()
+	for _, id := range removed {
+		c.dense.remove(id)
+		if c.lstats != nil {
+			c.lstats.remove(id)
+		}
+	}
+	c.mu.Unlock()
+	return c.afterWrite(ops, seq, s.cfg)
+}
+
+// alive reports why the collection can no longer be used, if it cannot.
+func (c *collection) alive() error {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.gone != nil {
+		return fmt.Errorf("collection %q: %w", c.name, c.gone)
+	}
+	return nil
+}
+
+// prune drops deletion markers already covered by the durable text index.
+// Called with writeMu held, inside a write transaction.
+func (c *collection) prune(b *bolt.Bucket) error {
+	if c.pruneTomb == 0 {
+		return nil
+	}
+	cur := b.Bucket(bucketTombs).Cursor()
+	limit := seqKey(c.pruneTomb)
+	for k, _ := cur.First(); k != nil && string(k) <= string(limit); k, _ = cur.First() {
+		if err := cur.Delete(); err != nil {
+			return fmt.Errorf("pruning deletion markers: %w", err)
+		}
+	}
+	c.pruneTomb = 0
+	return nil
+}
+
+// afterWrite updates the derived indexes after a committed write. Called with
+// writeMu held. A failure here loses nothing: the next open replays bbolt.
+func (c *collection) afterWrite(ops []lexOp, seq uint64, cfg config) error {
+	if c.lex != nil && len(ops) > 0 {
+		if err := applyLexical(c.lex, ops, seq); err != nil {
+			return fmt.Errorf("records of %q are stored, but the text index was not updated (repaired on reopen): %w", c.name, err)
+		}
+		c.pruneTomb = seq
+	}
+	if c.dense.needsCompaction() {
+		// Build outside mu: writers are excluded by writeMu, so docs is
+		// stable, and searches go on with the old graph meanwhile.
+		g, nodes := c.dense.compacted()
+		c.mu.Lock()
+		c.dense.graph, c.dense.nodes, c.dense.dead = g, nodes, 0
+		c.mu.Unlock()
+	}
+	if cfg.snapshotEvery > 0 && c.dense.sinceSnap >= cfg.snapshotEvery {
+		if err := c.snapshot(); err != nil {
+			return fmt.Errorf("records of %q are stored, but: %w", c.name, err)
+		}
+	}
+	return nil
+}
+
+// snapshot writes the HNSW graph. Called with writeMu held, so the graph
+// does not change; readers continue.
+func (c *collection) snapshot() error {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	x := c.dense
+	h := snapshotHeader{Incarnation: c.spec.Incarnation, Seq: x.maxSeq, Dim: uint64(c.spec.Dim)}
+	if err := writeSnapshot(filepath.Join(c.dir, snapshotFile), h, x.graph); err != nil {
+		return fmt.Errorf("snapshotting hnsw graph of %q: %w", c.name, err)
+	}
+	x.sinceSnap = 0
+	return nil
+}
+
+// Checkpoint writes the HNSW snapshot of every collection changed since its
+// last one, which shortens the next open after a crash.
+func (s *Store) Checkpoint(ctx context.Context) error {
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return vectorstore.ErrClosed
+	}
+	colls := make([]*collection, 0, len(s.colls))
+	for _, c := range s.colls {
+		colls = append(colls, c)
+	}
+	s.mu.RUnlock()
+	for _, c := range colls {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		c.writeMu.Lock()
+		var err error
+		if c.alive() == nil && c.dense.sinceSnap > 0 {
+			err = c.snapshot()
+		}
+		c.writeMu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Get implements vectorstore.Store.
+func (s *Store) Get(ctx context.Context, name string, ids []string) ([]vectorstore.Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c, err := s.coll(name)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.gone != nil {
+		return nil, fmt.Errorf("collection %q: %w", name, c.gone)
+	}
+	seen := make(map[string]struct{}, len(ids))
+	out := make([]vectorstore.Record, 0, len(ids))
+	err = s.db.View(func(tx *bolt.Tx) error {
+		rb := tx.Bucket(bucketCollections).Bucket([]byte(name)).Bucket(bucketRecords)
+		for _, id := range ids {
+			if _, dup := seen[id]; dup {
+				continue
+			}
+			seen[id] = struct{}{}
+			v := rb.Get([]byte(id))
+			if v == nil {
+				continue
+			}
+			r, err := decodeRecord(v, false)
+			if err != nil {
+				return fmt.Errorf("record %q: %w", id, err)
+			}
+			out = append(out, vectorstore.Record{ID: id, Vector: r.vector, Text: r.text, Attrs: r.attrs})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("getting records from %q: %w", name, err)
+	}
+	return out, nil
+}
+
+// Search implements vectorstore.Store.
+func (s *Store) Search(ctx context.Context, name string, vec []float32, k int, f vectorstore.Filter) ([]vectorstore.Hit, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c, err := s.coll(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := vectorstore.ValidateK(k); err != nil {
+		return nil, err
+	}
+	if err := vectorstore.ValidateVector(vec, c.spec.Dim); err != nil {
+		return nil, fmt.Errorf("searching %q: %w", name, err)
+	}
+	q := normalize(vec)
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.gone != nil {
+		return nil, fmt.Errorf("collection %q: %w", name, c.gone)
+	}
+	found, err := c.dense.search(ctx, q, k, f.IDs, f.Attrs)
+	if err != nil {
+		return nil, fmt.Errorf("searching %q: %w", name, err)
+	}
+	hits := make([]vectorstore.Hit, 0, len(found))
+	for _, sc := range found {
+		hits = append(hits, vectorstore.Hit{Record: vectorstore.Record{ID: sc.d.id}, Score: float64(sc.score)})
+	}
+	return s.fill(name, hits)
+}
+
+// SearchText implements vectorstore.Store.
+func (s *Store) SearchText(ctx context.Context, name string, query string, k int, f vectorstore.Filter) ([]vectorstore.Hit, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c, err := s.coll(name)
+	if err != nil {
+		return nil, err
+	}
+	if !c.spec.Lexical {
+		return nil, fmt.Errorf("text search in %q: collection has no lexical index: %w", name, vectorstore.ErrUnsupported)
+	}
+	if err := vectorstore.ValidateK(k); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(query) == "" {
+		return []vectorstore.Hit{}, nil
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.gone != nil {
+		return nil, fmt.Errorf("collection %q: %w", name, c.gone)
+	}
+	found, err := searchBM25(ctx, c.lex, c.lstats, query, k, f.IDs, f.Attrs)
+	if err != nil {
+		return nil, fmt.Errorf("text search in %q: %w", name, err)
+	}
+	hits := make([]vectorstore.Hit, 0, len(found))
+	for _, h := range found {
+		hits = append(hits, vectorstore.Hit{Record: vectorstore.Record{ID: h.id}, Score: h.score})
+	}
+	return s.fill(name, hits)
+}
+
+// fill loads the records of hits from bbolt, dropping any deleted meanwhile.
+func (s *Store) fill(name string, hits []vectorstore.Hit) ([]vectorstore.Hit, error) {
+	out := hits[:0]
+	err := s.db.View(func(tx *bolt.Tx) error {
+		rb := tx.Bucket(bucketCollections).Bucket([]byte(name)).Bucket(bucketRecords)
+		for _, h := range hits {
+			v := rb.Get([]byte(h.ID))
+			if v == nil {
+				continue
+			}
+			r, err := decodeRecord(v, false)
+			if err != nil {
+				return fmt.Errorf("record %q: %w", h.ID, err)
+			}
+			h.Vector, h.Text, h.Attrs = r.vector, r.text, r.attrs
+			out = append(out, h)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("loading hits from %q: %w", name, err)
+	}
+	return out, nil
+}
+
+// Close snapshots changed HNSW graphs and closes everything. Safe to call
+// more than once.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	var errs []error
+	for _, c := range s.colls {
+		c.writeMu.Lock()
+		if c.dense != nil && c.dense.sinceSnap > 0 {
+			errs = append(errs, c.snapshot())
+		}
+		c.mu.Lock()
+		c.gone = vectorstore.ErrClosed
+		if c.lex != nil {
+			if err := c.lex.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("closing text index of %q: %w", c.name, err))
+			}
+			c.lex = nil
+		}
+		c.mu.Unlock()
+		c.writeMu.Unlock()
+	}
+	if err := s.db.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("closing record database: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+func cloneAttrs(a map[string]string) map[string]string {
+	if len(a) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(a))
+	for k, v := range a {
+		out[k] = v
+	}
+	return out
+}

@@ -34,6 +34,12 @@
 // order after every change, so they do not drift through float additions and
 // subtractions and do not depend on the order chunks arrived in.
 //
-// Values are JSON: measured against encoding/gob in BenchmarkCodec, JSON was as fast
-// for these small records and stays readable with the bbolt CLI.
+// Values are JSON. BenchmarkCodec measured an entity record round trip at about 4µs
+// with JSON and 16µs with encoding/gob (gob pays its type header per record); a CPU
+// profile of BenchmarkMerge puts encoding under 10% of a Merge, which is dominated by
+// bbolt dirtying and writing B+tree pages for the randomly spread keys, so a
+// hand-rolled binary format would not pay for itself yet.
+//
+// bbolt runs with NoFreelistSync and the map freelist, as etcd does: the freelist is
+// rebuilt at open rather than written on every commit; data pages are still fsync'ed.
 package boltgraph

@@ -58,7 +58,14 @@ func Open(path string, opts ...Option) (*Store, error) {
 	for _, o := range opts {
 		o.apply(&cfg)
 	}
-	db, err := bolt.Open(path, cfg.mode, &bolt.Options{Timeout: cfg.lockTimeout})
+	db, err := bolt.Open(path, cfg.mode, &bolt.Options{
+		Timeout: cfg.lockTimeout,
+		// As etcd does: the freelist is rebuilt by scanning at open instead of being
+		// written on every commit, and kept in a hash map, which is cheaper once the
+		// file is large. Data pages are still fsync'ed on every commit.
+		NoFreelistSync: true,
+		FreelistType:   bolt.FreelistMapType,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("opening graph store %s: %w", path, err)
 	}

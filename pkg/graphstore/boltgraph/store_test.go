@@ -53,5 +53,3 @@ func TestConformance(t *testing.T) {
 		},
 	}, func(t *testing.T) graphstore.Store { return openTemp(t) })
 }
-
-func cleanupBenchGraph() {}

@@ -2,10 +2,12 @@ package graphstore
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // EntityContribution is what one chunk says about one entity after grouping its
@@ -40,8 +42,11 @@ type Contribution struct {
 // by key (and relations by ordered pair), relationship ends not mentioned as
 // entities become implied entities, self loops are dropped.
 func Contribute(c ChunkExtraction) (Contribution, error) {
-	if c.ChunkID == "" {
-		return Contribution{}, fmt.Errorf("chunk with empty id: %w", ErrInvalid)
+	if err := CheckKey("chunk id", c.ChunkID); err != nil {
+		return Contribution{}, err
+	}
+	if !utf8.ValidString(c.DocumentID) {
+		return Contribution{}, fmt.Errorf("chunk %q: document id is not UTF-8: %w", c.ChunkID, ErrInvalid)
 	}
 	type entAcc struct{ names, types, descs map[string]struct{} }
 	ents := make(map[string]*entAcc)
@@ -59,8 +64,11 @@ func Contribute(c ChunkExtraction) (Contribution, error) {
 		}
 	}
 	for _, m := range c.Entities {
-		if m.Key == "" {
-			return Contribution{}, fmt.Errorf("chunk %q: entity with empty key: %w", c.ChunkID, ErrInvalid)
+		if err := CheckKey("entity key", m.Key); err != nil {
+			return Contribution{}, fmt.Errorf("chunk %q: %w", c.ChunkID, err)
+		}
+		if !utf8.ValidString(m.Name) || !utf8.ValidString(m.Type) || !utf8.ValidString(m.Description) {
+			return Contribution{}, fmt.Errorf("chunk %q: entity %q has text that is not UTF-8: %w", c.ChunkID, m.Key, ErrInvalid)
 		}
 		a := ent(m.Key)
 		add(a.names, m.Name)
@@ -74,8 +82,12 @@ func Contribute(c ChunkExtraction) (Contribution, error) {
 	}
 	rels := make(map[pair]*relAcc)
 	for _, r := range c.Relations {
-		if r.SourceKey == "" || r.TargetKey == "" {
-			return Contribution{}, fmt.Errorf("chunk %q: relation with empty key: %w", c.ChunkID, ErrInvalid)
+		if err := errors.Join(CheckKey("relation source", r.SourceKey), CheckKey("relation target", r.TargetKey)); err != nil {
+			return Contribution{}, fmt.Errorf("chunk %q: %w", c.ChunkID, err)
+		}
+		if !utf8.ValidString(r.Type) || !utf8.ValidString(r.Description) {
+			return Contribution{}, fmt.Errorf("chunk %q: relation %q->%q has text that is not UTF-8: %w",
+				c.ChunkID, r.SourceKey, r.TargetKey, ErrInvalid)
 		}
 		if math.IsNaN(r.Strength) || math.IsInf(r.Strength, 0) || r.Strength < 0 {
 			return Contribution{}, fmt.Errorf("chunk %q: relation %q->%q strength %v: %w",
@@ -130,6 +142,20 @@ func sortedSet(m map[string]struct{}) []string {
 	return out
 }
 
+// CheckKey reports, as ErrInvalid, a key (or id, or corpus name) that is empty,
+// longer than MaxKeyLen or not UTF-8. what names it in the error.
+func CheckKey(what, key string) error {
+	switch {
+	case key == "":
+		return fmt.Errorf("empty %s: %w", what, ErrInvalid)
+	case len(key) > MaxKeyLen:
+		return fmt.Errorf("%s of %d bytes, over %d: %w", what, len(key), MaxKeyLen, ErrInvalid)
+	case !utf8.ValidString(key):
+		return fmt.Errorf("%s %q is not UTF-8: %w", what, key, ErrInvalid)
+	}
+	return nil
+}
+
 // MostFrequent returns the key with the highest count (ties: the smallest key), or
 // "" when counts is empty. It implements the Name and Type rules.
 func MostFrequent(counts map[string]int) string {
@@ -162,8 +188,13 @@ func NormalizeCommunities(cs []Community) ([]Community, error) {
 	out := make([]Community, len(cs))
 	byID := make(map[string]int, len(cs))
 	for i, c := range cs {
-		if c.ID == "" {
-			return nil, fmt.Errorf("community with empty id: %w", ErrInvalid)
+		if err := CheckKey("community id", c.ID); err != nil {
+			return nil, err
+		}
+		for _, k := range c.Members {
+			if err := CheckKey("community member", k); err != nil {
+				return nil, fmt.Errorf("community %q: %w", c.ID, err)
+			}
 		}
 		if c.Level < 0 {
 			return nil, fmt.Errorf("community %q level %d: %w", c.ID, c.Level, ErrInvalid)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestContribute(t *testing.T) {
@@ -46,6 +47,9 @@ func TestContribute(t *testing.T) {
 		{name: "empty key", in: ChunkExtraction{ChunkID: "c", Entities: []EntityMention{{Name: "x"}}}, wantErr: ErrInvalid},
 		{name: "empty end", in: ChunkExtraction{ChunkID: "c", Relations: []RelationMention{{SourceKey: "a"}}}, wantErr: ErrInvalid},
 		{name: "negative", in: ChunkExtraction{ChunkID: "c", Relations: []RelationMention{{SourceKey: "a", TargetKey: "b", Strength: -1}}}, wantErr: ErrInvalid},
+		{name: "key not UTF-8", in: ChunkExtraction{ChunkID: "c", Entities: []EntityMention{{Key: "\xc3"}}}, wantErr: ErrInvalid},
+		{name: "description not UTF-8", in: ChunkExtraction{ChunkID: "c", Relations: []RelationMention{{SourceKey: "a", TargetKey: "b", Description: "\xc3"}}}, wantErr: ErrInvalid},
+		{name: "long chunk id", in: ChunkExtraction{ChunkID: strings.Repeat("x", MaxKeyLen+1)}, wantErr: ErrInvalid},
 		{name: "NaN", in: ChunkExtraction{ChunkID: "c", Relations: []RelationMention{{SourceKey: "a", TargetKey: "b", Strength: math.NaN()}}}, wantErr: ErrInvalid},
 	}
 	for _, c := range cases {
@@ -136,6 +140,9 @@ func FuzzContribute(f *testing.F) {
 		}
 		keys := map[string]bool{}
 		for _, e := range got.Entities {
+			if !utf8.ValidString(e.Key) || len(e.Key) > MaxKeyLen {
+				t.Fatalf("accepted bad key %q", e.Key)
+			}
 			if e.Key == "" || keys[e.Key] || !slices.IsSorted(e.Names) || slices.Contains(e.Names, "") {
 				t.Fatalf("malformed entity %+v", e)
 			}

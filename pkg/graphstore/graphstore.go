@@ -5,8 +5,13 @@ import (
 	"errors"
 )
 
-// MaxDescriptions caps Entity.Descriptions and Relationship.Descriptions.
-const MaxDescriptions = 32
+const (
+	// MaxDescriptions caps Entity.Descriptions and Relationship.Descriptions.
+	MaxDescriptions = 32
+	// MaxKeyLen bounds entity keys, chunk ids and corpus names in bytes, so that
+	// every driver can index them (bbolt keys, Neo4j index entries).
+	MaxKeyLen = 1024
+)
 
 // Sentinel errors. Drivers wrap them, so test with errors.Is.
 var (
@@ -14,8 +19,9 @@ var (
 	ErrNotFound = errors.New("graphstore: not found")
 	// ErrClosed is returned by every method called after Close.
 	ErrClosed = errors.New("graphstore: store closed")
-	// ErrInvalid is returned for input that breaks the contract (empty chunk id,
-	// empty key, negative strength, inconsistent community hierarchy, ...).
+	// ErrInvalid is returned for input that breaks the contract (empty or over-long
+	// chunk id or key, text that is not UTF-8, negative strength, inconsistent
+	// community hierarchy, ...).
 	ErrInvalid = errors.New("graphstore: invalid input")
 )
 
@@ -149,7 +155,7 @@ type Store interface {
 	Community(ctx context.Context, corpus, id string) (Community, error)
 	// Stats counts what a corpus holds; Levels is the highest level + 1.
 	Stats(ctx context.Context, corpus string) (Stats, error)
-	// Corpora lists the corpora holding anything, sorted.
+	// Corpora lists the corpora written to and not dropped since, sorted.
 	Corpora(ctx context.Context) ([]string, error)
 	// DropCorpus deletes a corpus; dropping one that does not exist is not an error.
 	DropCorpus(ctx context.Context, corpus string) error

@@ -3,6 +3,7 @@ package boltgraph
 import (
 	"context"
 	"fmt"
+	"unicode/utf8"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -334,6 +335,11 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 // SetDescriptions stores summaries; each stays current until the entity's set of
 // mention descriptions changes.
 func (s *Store) SetDescriptions(ctx context.Context, corpus string, descs map[string]string) error {
+	for k, d := range descs {
+		if !utf8.ValidString(d) {
+			return fmt.Errorf("setting description of %q: not UTF-8: %w", k, graphstore.ErrInvalid)
+		}
+	}
 	return s.updateEnts(ctx, "setting descriptions", corpus, mapKeys(descs), func(k string, r *entRec) {
 		r.Summary = descs[k]
 		r.SummaryFP = 0

@@ -133,12 +133,7 @@ func (s *Store) tx(ctx context.Context, doing string, write bool, fn func(*bolt.
 	return nil
 }
 
-func checkCorpus(corpus string) error {
-	if corpus == "" {
-		return fmt.Errorf("empty corpus name: %w", graphstore.ErrInvalid)
-	}
-	return nil
-}
+func checkCorpus(corpus string) error { return graphstore.CheckKey("corpus name", corpus) }
 
 // Corpora lists the corpora written to and not dropped, sorted.
 func (s *Store) Corpora(ctx context.Context) ([]string, error) {

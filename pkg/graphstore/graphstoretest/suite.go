@@ -7,6 +7,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -234,6 +235,10 @@ func testInvalidInput(t *testing.T, s graphstore.Store) {
 		{"negative strength", "k", []graphstore.ChunkExtraction{good, chunk("x", nil, rm("a", "b", -1))}},
 		{"NaN strength", "k", []graphstore.ChunkExtraction{good, chunk("x", nil, rm("a", "b", math.NaN()))}},
 		{"infinite strength", "k", []graphstore.ChunkExtraction{good, chunk("x", nil, rm("a", "b", math.Inf(1)))}},
+		{"key not UTF-8", "k", []graphstore.ChunkExtraction{good, chunk("x", []graphstore.EntityMention{em("\xff", "A", "", "")})}},
+		{"name not UTF-8", "k", []graphstore.ChunkExtraction{good, chunk("x", []graphstore.EntityMention{em("b", "\xffB", "", "")})}},
+		{"key too long", "k", []graphstore.ChunkExtraction{good, chunk("x", nil, rm("a", strings.Repeat("b", graphstore.MaxKeyLen+1), 1))}},
+		{"chunk id too long", "k", []graphstore.ChunkExtraction{good, chunk(strings.Repeat("c", graphstore.MaxKeyLen+1), nil)}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -264,6 +269,13 @@ func testInvalidInput(t *testing.T, s graphstore.Store) {
 			}
 		})
 	}
+	if err := s.SetDescriptions(ctx, "k", map[string]string{"a": "\xff"}); !errors.Is(err, graphstore.ErrInvalid) {
+		t.Errorf("SetDescriptions with non UTF-8 text = %v, want ErrInvalid", err)
+	}
+	// The longest key allowed works, in keys and in chunk ids.
+	long := strings.Repeat("k", graphstore.MaxKeyLen)
+	merge(t, s, "k", chunk(long, []graphstore.EntityMention{em(long, "Long", "", "")}, rm(long, "a", 1)))
+	eq(t, "long key chunks", entity(t, s, "k", long).ChunkIDs, []string{long})
 	if _, err := s.Communities(ctx, "k", -2); !errors.Is(err, graphstore.ErrInvalid) {
 		t.Errorf("Communities(-2) error = %v, want ErrInvalid", err)
 	}

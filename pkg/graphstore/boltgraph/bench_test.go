@@ -163,6 +163,21 @@ func BenchmarkNeighborhood(b *testing.B) {
 	}
 }
 
+// BenchmarkSnapshot measures reading the whole 100k entity graph, what every Leiden
+// and PageRank run starts with.
+func BenchmarkSnapshot(b *testing.B) {
+	s := benchGraph(b)
+	for b.Loop() {
+		snap, err := s.Snapshot(b.Context(), "big")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(snap.Keys) != 100_000 {
+			b.Fatalf("%d keys", len(snap.Keys))
+		}
+	}
+}
+
 // BenchmarkCodec compares JSON and gob for the entity record, the value every Merge
 // reads and writes most.
 func BenchmarkCodec(b *testing.B) {

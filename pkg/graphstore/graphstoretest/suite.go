@@ -47,6 +47,7 @@ func Run(t *testing.T, f Features, open func(t *testing.T) graphstore.Store) {
 		{"ConcurrentMerge", testConcurrentMerge},
 		{"Cancellation", testCancellation},
 		{"Close", testClose},
+		{"CloseWhileBusy", testCloseWhileBusy},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
@@ -819,4 +820,52 @@ func testPersistence(t *testing.T, s graphstore.Store, reopen func(*testing.T, g
 	sameDump(t, "after reopen", dumpCorpus(t, s, "k"), before)
 	sameDump(t, "other corpus after reopen", dumpCorpus(t, s, "other"), other)
 	eq(t, "summary after reopen", entity(t, s, "k", "dopamine").Description, "summary")
+}
+
+func testCloseWhileBusy(t *testing.T, s graphstore.Store) {
+	merge(t, s, "k", sampleBatch()...)
+	ops := []func(ctx context.Context, i int) error{
+		func(ctx context.Context, i int) error {
+			return s.Merge(ctx, "k", []graphstore.ChunkExtraction{workloadChunk(i % 50)})
+		},
+		func(ctx context.Context, _ int) error { _, err := s.Entity(ctx, "k", "dopamine"); return err },
+		func(ctx context.Context, _ int) error {
+			_, err := s.Neighborhood(ctx, "k", []string{"dopamine"}, 2, 0)
+			return err
+		},
+		func(ctx context.Context, _ int) error { _, err := s.Snapshot(ctx, "k"); return err },
+	}
+	var started, done sync.WaitGroup
+	errs := make(chan error, len(ops))
+	for _, op := range ops {
+		started.Add(1)
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			first := true
+			for i := 0; ; i++ {
+				err := op(t.Context(), i)
+				if first {
+					started.Done()
+					first = false
+				}
+				if errors.Is(err, graphstore.ErrClosed) {
+					return
+				}
+				if err != nil {
+					errs <- fmt.Errorf("operation during Close: %w", err)
+					return
+				}
+			}
+		}()
+	}
+	started.Wait() // every operation has run at least once, most are still looping
+	if err := s.Close(); err != nil {
+		t.Errorf("Close while busy: %v", err)
+	}
+	done.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
 }

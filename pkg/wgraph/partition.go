@@ -2,6 +2,7 @@ package wgraph
 
 import (
 	"fmt"
+	"slices"
 )
 
 // DisconnectedError reports a community whose members do not form one
@@ -197,21 +198,30 @@ func Aggregate(g *Graph, membership []int, count int) (*Graph, error) {
 	if count > MaxNodes {
 		return nil, fmt.Errorf("aggregating graph into %d nodes: %w", count, ErrTooManyNodes)
 	}
+	// Group nodes by community (counting sort keeps node order inside each).
+	start := make([]int, count+1)
 	nodeWeight := make([]float64, count)
-	edges := make([]Edge, 0, len(g.neighbors)/2+count)
-	for u := 0; u < g.N(); u++ {
-		cu := membership[u]
-		nodeWeight[cu] += g.nodeWeight[u]
-		if g.loops[u] > 0 {
-			edges = append(edges, Edge{U: cu, V: cu, W: g.loops[u]})
-		}
-		nb, wt := g.Neighbors(u)
-		for k, v := range nb {
-			if int(v) < u {
-				continue // take each undirected edge once
-			}
-			edges = append(edges, Edge{U: cu, V: membership[v], W: wt[k]})
-		}
+	loops := make([]float64, count)
+	for u, c := range membership {
+		start[c+1]++
+		nodeWeight[c] += g.nodeWeight[u]
+		loops[c] += g.loops[u]
 	}
-	return build(count, edges, nodeWeight), nil
+	for c := range count {
+		start[c+1] += start[c]
+	}
+	members := make([]int32, g.N())
+	pos := slices.Clone(start[:count])
+	for u, c := range membership {
+		members[pos[c]] = int32(u)
+		pos[c]++
+	}
+	return compress(count, len(g.neighbors), loops, nodeWeight, func(c int, add func(v int32, w float64)) {
+		for _, u := range members[start[c]:start[c+1]] {
+			nb, wt := g.Neighbors(int(u))
+			for k, v := range nb {
+				add(int32(membership[v]), wt[k])
+			}
+		}
+	}), nil
 }

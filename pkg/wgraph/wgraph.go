@@ -128,35 +128,25 @@ func FromEdges(n int, edges []Edge) (*Graph, error) {
 
 // build assembles the CSR arrays from valid edges. nodeWeight may be nil (all 1).
 func build(n int, edges []Edge, nodeWeight []float64) *Graph {
-	g := &Graph{
-		offsets: make([]int, n+1),
-		loops:   make([]float64, n),
-		degrees: make([]float64, n),
-	}
-	if nodeWeight == nil {
-		nodeWeight = make([]float64, n)
-		for i := range nodeWeight {
-			nodeWeight[i] = 1
-		}
-	}
-	g.nodeWeight = nodeWeight
-	// Count both directions of each non-loop edge.
+	// Raw CSR with both directions of each non-loop edge, in input order.
+	offsets := make([]int, n+1)
+	loops := make([]float64, n)
 	for _, e := range edges {
 		if e.U == e.V {
 			continue
 		}
-		g.offsets[e.U+1]++
-		g.offsets[e.V+1]++
+		offsets[e.U+1]++
+		offsets[e.V+1]++
 	}
 	for i := 0; i < n; i++ {
-		g.offsets[i+1] += g.offsets[i]
+		offsets[i+1] += offsets[i]
 	}
-	nb := make([]int32, g.offsets[n])
-	wt := make([]float64, g.offsets[n])
-	pos := slices.Clone(g.offsets[:n])
+	nb := make([]int32, offsets[n])
+	wt := make([]float64, offsets[n])
+	pos := slices.Clone(offsets[:n])
 	for _, e := range edges {
 		if e.U == e.V {
-			g.loops[e.U] += e.W
+			loops[e.U] += e.W
 			continue
 		}
 		nb[pos[e.U]], wt[pos[e.U]] = int32(e.V), e.W
@@ -164,54 +154,71 @@ func build(n int, edges []Edge, nodeWeight []float64) *Graph {
 		nb[pos[e.V]], wt[pos[e.V]] = int32(e.U), e.W
 		pos[e.V]++
 	}
-	// Sort each row and merge parallel edges, compacting in place.
-	out := 0
-	var idx []int
-	var tmpN []int32
-	var tmpW []float64
-	start := 0
-	for u := 0; u < n; u++ {
-		lo, hi := start, g.offsets[u+1]
-		start = hi
-		row := hi - lo
-		idx = idx[:0]
-		for k := lo; k < hi; k++ {
-			idx = append(idx, k)
+	pos = nil
+	return compress(n, len(nb), loops, nodeWeight, func(u int, add func(v int32, w float64)) {
+		for k := offsets[u]; k < offsets[u+1]; k++ {
+			add(nb[k], wt[k])
 		}
-		if row > 1 && !slices.IsSortedFunc(idx, func(a, b int) int { return int(nb[a]) - int(nb[b]) }) {
-			// Sorting by neighbour then original position keeps summation order stable.
-			slices.SortStableFunc(idx, func(a, b int) int { return int(nb[a]) - int(nb[b]) })
+	})
+}
+
+// compress builds a Graph whose row u holds the entries that row(u, add)
+// emits (capHint bounds their total), with duplicates summed (in emission order, so sums are reproducible)
+// and neighbours sorted. Entries with v == u are added to the loop of u.
+func compress(n, capHint int, loops, nodeWeight []float64, row func(u int, add func(v int32, w float64))) *Graph {
+	if nodeWeight == nil {
+		nodeWeight = make([]float64, n)
+		for i := range nodeWeight {
+			nodeWeight[i] = 1
 		}
-		rowStart := out
-		tmpN, tmpW = tmpN[:0], tmpW[:0]
-		for _, k := range idx {
-			if len(tmpN) > 0 && tmpN[len(tmpN)-1] == nb[k] {
-				tmpW[len(tmpW)-1] += wt[k]
-				continue
-			}
-			tmpN = append(tmpN, nb[k])
-			tmpW = append(tmpW, wt[k])
+	}
+	g := &Graph{
+		offsets:    make([]int, n+1),
+		neighbors:  make([]int32, 0, capHint),
+		weights:    make([]float64, 0, capHint),
+		loops:      loops,
+		degrees:    make([]float64, n),
+		nodeWeight: nodeWeight,
+	}
+	acc := make([]float64, n)
+	touched := make([]int32, 0, 64)
+	var cur int
+	add := func(v int32, w float64) {
+		if int(v) == cur {
+			g.loops[cur] += w / 2 // each inner edge is emitted from both ends
+			return
 		}
-		copy(nb[out:], tmpN)
-		copy(wt[out:], tmpW)
-		out += len(tmpN)
-		g.offsets[u] = rowStart
+		if acc[v] == 0 {
+			touched = append(touched, v)
+		}
+		acc[v] += w
+	}
+	for u := range n {
+		cur = u
+		touched = touched[:0]
+		row(u, add)
+		slices.Sort(touched)
+		for _, v := range touched {
+			g.neighbors = append(g.neighbors, v)
+			g.weights = append(g.weights, acc[v])
+			acc[v] = 0
+		}
+		g.offsets[u+1] = len(g.neighbors)
+	}
+	g.neighbors = slices.Clip(g.neighbors)
+	g.weights = slices.Clip(g.weights)
+	for u := range n {
 		deg := 2 * g.loops[u]
-		for _, w := range tmpW {
+		for _, w := range g.weights[g.offsets[u]:g.offsets[u+1]] {
 			deg += w
 		}
 		g.degrees[u] = deg
-	}
-	g.offsets[n] = out
-	g.neighbors = nb[:out:out]
-	g.weights = wt[:out:out]
-	for u := 0; u < n; u++ {
-		g.total += g.degrees[u]
+		g.total += deg
 		if g.loops[u] > 0 {
 			g.edges++
 		}
 	}
 	g.total /= 2
-	g.edges += out / 2
+	g.edges += len(g.neighbors) / 2
 	return g
 }

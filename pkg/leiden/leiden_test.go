@@ -125,13 +125,13 @@ func nmi(a, b []int) float64 {
 
 func TestPlantedPartition(t *testing.T) {
 	tests := []struct {
-		name          string
-		groups, size  int
-		pIn, pOut     float64
-		seed          uint64
-		exact         bool
-		minNMI        float64
-		opts          []leiden.Option
+		name         string
+		groups, size int
+		pIn, pOut    float64
+		seed         uint64
+		exact        bool
+		minNMI       float64
+		opts         []leiden.Option
 	}{
 		{name: "8x30", groups: 8, size: 30, pIn: 0.3, pOut: 0.01, seed: 1, exact: true, minNMI: 1},
 		{name: "8x30 other draw", groups: 8, size: 30, pIn: 0.3, pOut: 0.01, seed: 7, exact: true, minNMI: 1},

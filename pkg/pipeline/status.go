@@ -1,0 +1,152 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/graphrag/graphrag/pkg/bus"
+	"github.com/graphrag/graphrag/pkg/events"
+)
+
+// GraphState is the grapher's per-corpus progress record, in StateBucket under
+// "grapher.<corpus>". Dirty means extractions were merged since the last community
+// detection run, so communities (and their reports) are not yet current.
+type GraphState struct {
+	Dirty      bool      `json:"dirty"`
+	Changes    int       `json:"changes"`     // merges since the last run
+	LastRun    string    `json:"last_run"`    // id of the last detection run
+	LastRunAt  time.Time `json:"last_run_at"` // zero before the first run
+	Levels     int       `json:"levels"`
+	Published  int       `json:"published"` // community events of the last run
+	Detections int       `json:"detections"`
+}
+
+func graphStateKey(corpus string) string { return "grapher." + corpus }
+
+// LoadGraphState reads the grapher's record of a corpus (zero value when absent).
+func LoadGraphState(ctx context.Context, kv jetstream.KeyValue, corpus string) (GraphState, error) {
+	var s GraphState
+	e, err := kv.Get(ctx, graphStateKey(corpus))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return s, nil
+	}
+	if err != nil {
+		return s, fmt.Errorf("reading grapher state of %s: %w", corpus, err)
+	}
+	if err := json.Unmarshal(e.Value(), &s); err != nil {
+		return s, fmt.Errorf("decoding grapher state of %s: %w", corpus, err)
+	}
+	return s, nil
+}
+
+// SaveGraphState writes the grapher's record of a corpus.
+func SaveGraphState(ctx context.Context, kv jetstream.KeyValue, corpus string, s GraphState) error {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return fmt.Errorf("encoding grapher state: %w", err)
+	}
+	if _, err := kv.Put(ctx, graphStateKey(corpus), b); err != nil {
+		return fmt.Errorf("writing grapher state of %s: %w", corpus, err)
+	}
+	return nil
+}
+
+// StageStatus counts the messages of one stage for one corpus.
+type StageStatus struct {
+	Stage        string `json:"stage"`
+	Total        uint64 `json:"total"`         // messages published to the stage's input
+	Pending      uint64 `json:"pending"`       // not yet delivered
+	InFlight     uint64 `json:"in_flight"`     // delivered, not yet acknowledged
+	Done         uint64 `json:"done"`          // acknowledged (including dead-lettered)
+	DeadLettered uint64 `json:"dead_lettered"` // given up on, in the DLQ with a reason
+}
+
+// Status is the indexing progress of a corpus.
+type Status struct {
+	Corpus   string        `json:"corpus"`
+	Stages   []StageStatus `json:"stages"`
+	Graph    GraphState    `json:"graph"`
+	Complete bool          `json:"complete"`
+}
+
+// GetStatus reads the progress of a corpus. Stages are read in flow order and the
+// grapher record between the extractions and the communities, so a message moving on
+// while we read can only make the result look less complete, never more.
+func GetStatus(ctx context.Context, b *bus.Bus, corpus string) (Status, error) {
+	if err := events.ValidateCorpus(corpus); err != nil {
+		return Status{}, err
+	}
+	st := Status{Corpus: corpus, Complete: true}
+	dlq, err := b.SubjectCounts(ctx, DLQStream, events.SubjectPrefix+".dlq.*."+corpus)
+	if err != nil {
+		return st, fmt.Errorf("counting dead letters: %w", err)
+	}
+	for _, s := range Stages {
+		if s.Name == StageSummarizer {
+			kv, err := b.EnsureKV(ctx, StateBucket, 0)
+			if err != nil {
+				return st, err
+			}
+			if st.Graph, err = LoadGraphState(ctx, kv, corpus); err != nil {
+				return st, err
+			}
+			if st.Graph.Dirty {
+				st.Complete = false
+			}
+		}
+		ss := StageStatus{Stage: s.Name, DeadLettered: dlq[events.DeadLetterSubject(s.Name, corpus)]}
+		counts, err := b.SubjectCounts(ctx, StreamName(s.Input), events.Subject(s.Input, corpus))
+		if err != nil {
+			return st, fmt.Errorf("counting %s: %w", s.Input, err)
+		}
+		ss.Total = counts[events.Subject(s.Input, corpus)]
+		ci, err := b.ConsumerInfo(ctx, StreamName(s.Input), Durable(s.Name, corpus))
+		switch {
+		case errors.Is(err, bus.ErrNotFound):
+			ss.Pending = ss.Total // nobody has started on this corpus yet
+		case err != nil:
+			return st, fmt.Errorf("reading %s consumer: %w", s.Name, err)
+		default:
+			ss.Pending, ss.InFlight = ci.NumPending, ci.NumAckPending
+		}
+		if ss.Pending+ss.InFlight <= ss.Total {
+			ss.Done = ss.Total - ss.Pending - ss.InFlight
+		}
+		if ss.Pending > 0 || ss.InFlight > 0 {
+			st.Complete = false
+		}
+		st.Stages = append(st.Stages, ss)
+	}
+	if st.Stages[0].Total == 0 {
+		st.Complete = false // nothing published: nothing is indexed
+	}
+	return st, nil
+}
+
+// WaitComplete polls GetStatus until the corpus is complete, ctx ends, or the status
+// stays complete-looking for `settle` (protects against reading between a publish and the
+// consumer noticing a new corpus).
+func WaitComplete(ctx context.Context, b *bus.Bus, corpus string, poll time.Duration, progress func(Status)) (Status, error) {
+	for {
+		st, err := GetStatus(ctx, b, corpus)
+		if err != nil {
+			return st, err
+		}
+		if progress != nil {
+			progress(st)
+		}
+		if st.Complete {
+			return st, nil
+		}
+		select {
+		case <-ctx.Done():
+			return st, fmt.Errorf("waiting for corpus %s: %w", corpus, ctx.Err())
+		case <-time.After(poll):
+		}
+	}
+}

@@ -1,0 +1,96 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/graphrag/graphrag/pkg/bus"
+	"github.com/graphrag/graphrag/pkg/events"
+)
+
+// Stage names. The chunker and the extractor both run in the extractor service.
+const (
+	StageChunker    = "chunker"
+	StageExtractor  = "extractor"
+	StageGrapher    = "grapher"
+	StageSummarizer = "summarizer"
+)
+
+// Stages lists the stages in flow order with the kind of event each consumes.
+var Stages = []struct {
+	Name  string
+	Input events.Kind
+}{
+	{StageChunker, events.KindDocuments},
+	{StageExtractor, events.KindChunks},
+	{StageGrapher, events.KindExtractions},
+	{StageSummarizer, events.KindCommunities},
+}
+
+// Bucket names.
+const (
+	// StateBucket holds small per-corpus records (the grapher's progress).
+	StateBucket = "graphrag_state"
+	// LLMCacheBucket holds LLM responses shared by every replica.
+	LLMCacheBucket = "graphrag_llm_cache"
+	// DocumentBucket holds documents too large for one message.
+	DocumentBucket = "graphrag_documents"
+)
+
+// DLQStream holds dead letters of every stage, on graphrag.dlq.<stage>.<corpus>.
+const DLQStream = "GRAPHRAG_DLQ"
+
+// StreamName is the stream that holds events of kind k.
+func StreamName(k events.Kind) string { return "GRAPHRAG_" + strings.ToUpper(string(k)) }
+
+// Topology configures the streams.
+type Topology struct {
+	// MaxAge bounds how long events are kept (replay window); 0 keeps them until MaxBytes.
+	MaxAge time.Duration
+	// MaxBytes bounds each stream; 0 = unlimited.
+	MaxBytes int64
+	// Replicas is the stream replication factor in a cluster (1 for a single server).
+	Replicas int
+	// Duplicates is the de-duplication window for Nats-Msg-Id.
+	Duplicates time.Duration
+}
+
+// DefaultTopology keeps events for 30 days with a 10-minute de-duplication window.
+func DefaultTopology() Topology {
+	return Topology{MaxAge: 30 * 24 * time.Hour, Replicas: 1, Duplicates: 10 * time.Minute}
+}
+
+// Provision creates or updates every stream and bucket the pipeline uses. It is
+// idempotent: every service calls it at start.
+func Provision(ctx context.Context, b *bus.Bus, t Topology) error {
+	for _, k := range events.Kinds {
+		spec := bus.StreamSpec{
+			Name:       StreamName(k),
+			Subjects:   []string{events.AllSubjects(k)},
+			MaxAge:     t.MaxAge,
+			MaxBytes:   t.MaxBytes,
+			Replicas:   t.Replicas,
+			Duplicates: t.Duplicates,
+		}
+		if err := b.EnsureStream(ctx, spec); err != nil {
+			return fmt.Errorf("provisioning stream %s: %w", spec.Name, err)
+		}
+	}
+	dlq := bus.StreamSpec{Name: DLQStream, Subjects: []string{events.SubjectPrefix + ".dlq.>"},
+		MaxAge: t.MaxAge, MaxBytes: t.MaxBytes, Replicas: t.Replicas, Duplicates: t.Duplicates}
+	if err := b.EnsureStream(ctx, dlq); err != nil {
+		return fmt.Errorf("provisioning stream %s: %w", dlq.Name, err)
+	}
+	if _, err := b.EnsureKV(ctx, StateBucket, 0); err != nil {
+		return fmt.Errorf("provisioning bucket %s: %w", StateBucket, err)
+	}
+	if _, err := b.EnsureObjectStore(ctx, DocumentBucket); err != nil {
+		return fmt.Errorf("provisioning object store %s: %w", DocumentBucket, err)
+	}
+	return nil
+}
+
+// Durable is the consumer name of a stage for a corpus.
+func Durable(stage, corpus string) string { return stage + "_" + corpus }

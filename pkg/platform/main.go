@@ -1,0 +1,88 @@
+package platform
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+
+	"github.com/graphrag/graphrag/pkg/service"
+	"github.com/graphrag/graphrag/pkg/telemetry"
+)
+
+// Version is stamped at build time (-ldflags "-X .../platform.Version=...").
+var Version = "dev"
+
+// EnvPrefix prefixes the environment variables of every flag: -nats-url is GRAPHRAG_NATS_URL.
+const EnvPrefix = "GRAPHRAG"
+
+// Spec describes one service process for Main.
+type Spec struct {
+	Name  string
+	Needs Needs
+	// Flags registers the service's own flags (values captured by the caller).
+	Flags func(fs *flag.FlagSet)
+	// Config is the service's config struct, logged once after parsing.
+	Config any
+	// Build creates the service's components once the backends are open. mux already
+	// serves /healthz, /readyz and /metrics; a service may add routes.
+	Build func(ctx context.Context, p *Platform, mux *http.ServeMux, log *slog.Logger) ([]service.Component, error)
+	// Tune adjusts the parsed flags before validation (e.g. a default that depends on
+	// another flag); optional.
+	Tune func(c *service.CommonFlags, b *BackendFlags)
+}
+
+// Main is the whole life of a service process: flags and env, logging, telemetry,
+// backends, the HTTP server (health, readiness, metrics, service routes), the service's
+// components, and graceful shutdown on SIGINT/SIGTERM. mains are one call to it.
+func Main(ctx context.Context, args []string, stderr io.Writer, spec Spec) error {
+	var common service.CommonFlags
+	var backend BackendFlags
+	fs := flag.NewFlagSet(spec.Name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	common.Register(fs)
+	backend.Register(fs)
+	if spec.Flags != nil {
+		spec.Flags(fs)
+	}
+	if err := service.ParseFlags(fs, args, EnvPrefix); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if spec.Tune != nil {
+		spec.Tune(&common, &backend)
+	}
+	if err := common.Validate(); err != nil {
+		return err
+	}
+	log := common.Logger(stderr).With("service", spec.Name)
+	tel, err := telemetry.Setup(ctx, common.TelemetryConfig("graphrag-"+spec.Name, Version))
+	if err != nil {
+		return fmt.Errorf("setting up telemetry: %w", err)
+	}
+	defer func() { _ = tel.Shutdown(context.WithoutCancel(ctx)) }()
+	service.LogConfig(log, struct {
+		Common  service.CommonFlags
+		Backend BackendFlags
+		Service any
+	}{common, backend, spec.Config})
+
+	p, err := Open(ctx, common, backend, spec.Needs, "graphrag-"+spec.Name, log)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = p.Close() }()
+	mux := service.NewMux(p.Health, tel)
+	comps, err := spec.Build(ctx, p, mux, log)
+	if err != nil {
+		return err
+	}
+	// The HTTP server starts first (liveness answers during start-up) and stops last.
+	all := append([]service.Component{service.HTTPServer(common.HTTPAddr, mux)}, comps...)
+	return service.Run(ctx, log, common.ShutdownTimeout, all...)
+}

@@ -1,0 +1,219 @@
+package platform
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/graphrag/graphrag/pkg/bus"
+	"github.com/graphrag/graphrag/pkg/graphstore"
+	"github.com/graphrag/graphrag/pkg/graphstore/boltgraph"
+	"github.com/graphrag/graphrag/pkg/hashembed"
+	"github.com/graphrag/graphrag/pkg/llm"
+	"github.com/graphrag/graphrag/pkg/natsembed"
+	"github.com/graphrag/graphrag/pkg/pipeline"
+	"github.com/graphrag/graphrag/pkg/service"
+	"github.com/graphrag/graphrag/pkg/vectorstore"
+	"github.com/graphrag/graphrag/pkg/vectorstore/embedded"
+)
+
+// Backend names.
+const (
+	Embedded = "embedded"
+)
+
+// Embedder turns texts into vectors.
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// BackendFlags select and configure the stores and the model endpoint.
+type BackendFlags struct {
+	GraphStore  string `config:"graph-store"`
+	VectorStore string `config:"vector-store"`
+
+	LLMBaseURL     string         `config:"llm-base-url"`
+	LLMAPIKey      service.Secret `config:"llm-api-key"`
+	ChatModel      string         `config:"llm-chat-model"`
+	EmbedModel     string         `config:"llm-embed-model"`
+	LLMConcurrency int            `config:"llm-concurrency"`
+	LLMRPM         int            `config:"llm-rpm"`
+	LLMTPM         int            `config:"llm-tpm"`
+	LLMTimeout     time.Duration  `config:"llm-timeout"`
+	EmbedDim       int            `config:"embed-dim"`
+	NATSMaxPayload int            `config:"nats-max-payload"`
+	NATSPort       int            `config:"nats-port"`
+}
+
+// Register adds the backend flags to fs with their documented defaults.
+func (b *BackendFlags) Register(fs *flag.FlagSet) {
+	fs.StringVar(&b.GraphStore, "graph-store", Embedded, "graph store: embedded (bbolt in the data dir)")
+	fs.StringVar(&b.VectorStore, "vector-store", Embedded, "vector store: embedded (bbolt + HNSW + bleve in the data dir)")
+	fs.StringVar(&b.LLMBaseURL, "llm-base-url", "", "OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1; empty = offline extraction, extractive reports and answers")
+	fs.Var(&b.LLMAPIKey, "llm-api-key", "API key of the endpoint")
+	fs.StringVar(&b.ChatModel, "llm-chat-model", "", "chat model name (required with -llm-base-url)")
+	fs.StringVar(&b.EmbedModel, "llm-embed-model", "", "embedding model name; empty = the offline embedder")
+	fs.IntVar(&b.LLMConcurrency, "llm-concurrency", 8, "concurrent calls to the endpoint per process")
+	fs.IntVar(&b.LLMRPM, "llm-rpm", 0, "requests per minute limit (0 = none)")
+	fs.IntVar(&b.LLMTPM, "llm-tpm", 0, "tokens per minute limit (0 = none)")
+	fs.DurationVar(&b.LLMTimeout, "llm-timeout", 120*time.Second, "timeout of one call")
+	fs.IntVar(&b.EmbedDim, "embed-dim", 384, "dimension of the offline embedder")
+	fs.IntVar(&b.NATSMaxPayload, "nats-max-payload", 8<<20, "max message size of the embedded NATS server")
+	fs.IntVar(&b.NATSPort, "nats-port", 4222, "client port of the embedded NATS server on 127.0.0.1 (-1 = random); unused with -nats-url")
+}
+
+// Validate checks the flags.
+func (b *BackendFlags) Validate() error {
+	var errs []error
+	if b.GraphStore != Embedded {
+		errs = append(errs, fmt.Errorf("-graph-store %q: this build supports %q", b.GraphStore, Embedded))
+	}
+	if b.VectorStore != Embedded {
+		errs = append(errs, fmt.Errorf("-vector-store %q: this build supports %q", b.VectorStore, Embedded))
+	}
+	if b.LLMBaseURL != "" && b.ChatModel == "" {
+		errs = append(errs, errors.New("-llm-chat-model is required with -llm-base-url"))
+	}
+	if b.EmbedModel != "" && b.LLMBaseURL == "" {
+		errs = append(errs, errors.New("-llm-embed-model needs -llm-base-url"))
+	}
+	if b.EmbedDim < 16 || b.EmbedDim > 4096 {
+		errs = append(errs, fmt.Errorf("-embed-dim %d is outside 16..4096", b.EmbedDim))
+	}
+	return errors.Join(errs...)
+}
+
+// Needs says which backends a process uses.
+type Needs struct {
+	Bus, Graph, Vectors bool
+}
+
+// Platform holds the opened backends.
+type Platform struct {
+	Server   *natsembed.Server // nil when connected to an external NATS
+	Conn     *nats.Conn
+	Bus      *bus.Bus
+	Graph    graphstore.Store
+	Vectors  vectorstore.Store
+	LLM      *llm.Client // nil offline
+	Embedder Embedder
+	Health   *service.Health
+
+	closers []func() error
+}
+
+// Open opens what needs asks for. On error, whatever was opened is closed.
+func Open(ctx context.Context, common service.CommonFlags, b BackendFlags, needs Needs, name string, log *slog.Logger) (_ *Platform, err error) {
+	if err := b.Validate(); err != nil {
+		return nil, err
+	}
+	p := &Platform{Health: service.NewHealth()}
+	defer func() {
+		if err != nil {
+			_ = p.Close()
+		}
+	}()
+	if needs.Graph || needs.Vectors || (needs.Bus && common.NATSURL == "") {
+		if err := os.MkdirAll(common.DataDir, 0o750); err != nil {
+			return nil, fmt.Errorf("creating data dir: %w", err)
+		}
+	}
+	if needs.Bus || b.LLMBaseURL != "" {
+		if err := p.openBus(ctx, common, b, name, log); err != nil {
+			return nil, err
+		}
+	}
+	if needs.Graph {
+		g, err := boltgraph.Open(filepath.Join(common.DataDir, "graph.db"))
+		if err != nil {
+			return nil, fmt.Errorf("opening the graph store: %w", err)
+		}
+		p.Graph = g
+		p.closers = append(p.closers, g.Close)
+		p.Health.AddReadiness("graph store", g.Ping)
+	}
+	if needs.Vectors {
+		v, err := embedded.Open(filepath.Join(common.DataDir, "vectors"))
+		if err != nil {
+			return nil, fmt.Errorf("opening the vector store: %w", err)
+		}
+		p.Vectors = v
+		p.closers = append(p.closers, v.Close)
+		p.Health.AddReadiness("vector store", v.Ping)
+	}
+	if b.LLMBaseURL != "" {
+		kv, err := p.Bus.EnsureKV(ctx, pipeline.LLMCacheBucket, 0)
+		if err != nil {
+			return nil, fmt.Errorf("opening the LLM cache: %w", err)
+		}
+		c, err := llm.New(llm.Config{BaseURL: b.LLMBaseURL, APIKey: b.LLMAPIKey.Value(), ChatModel: b.ChatModel,
+			EmbedModel: b.EmbedModel, Timeout: b.LLMTimeout, MaxConcurrency: b.LLMConcurrency,
+			RequestsPerMinute: b.LLMRPM, TokensPerMinute: b.LLMTPM}, llm.WithCache(llm.NewKVCache(kv)), llm.WithLogger(log))
+		if err != nil {
+			return nil, fmt.Errorf("configuring the LLM client: %w", err)
+		}
+		p.LLM = c
+		p.closers = append(p.closers, c.Close)
+	}
+	if b.EmbedModel != "" {
+		p.Embedder = p.LLM
+	} else {
+		p.Embedder = hashembed.New(b.EmbedDim)
+	}
+	return p, nil
+}
+
+func (p *Platform) openBus(ctx context.Context, common service.CommonFlags, b BackendFlags, name string, log *slog.Logger) error {
+	url := common.NATSURL
+	if url == "" {
+		srv, err := natsembed.Start(natsembed.Config{DataDir: filepath.Join(common.DataDir, "nats"), Port: b.NATSPort,
+			MaxPayload: int32(b.NATSMaxPayload), Logger: log.With("component", "nats-server")})
+		if err != nil {
+			return fmt.Errorf("starting the embedded NATS server: %w", err)
+		}
+		p.Server = srv
+		p.closers = append(p.closers, func() error { srv.Shutdown(); return nil })
+		url = srv.ClientURL()
+	}
+	nc, err := bus.Connect(ctx, bus.ConnConfig{URL: url, Name: name, CredsFile: common.NATSCreds, NKeySeedFile: common.NATSNKey,
+		TLS: bus.TLSFiles{CAFile: common.NATSTLSCA, CertFile: common.NATSTLSCert, KeyFile: common.NATSTLSKey}, Logger: log})
+	if err != nil {
+		return fmt.Errorf("connecting to NATS: %w", err)
+	}
+	p.Conn = nc
+	p.closers = append(p.closers, func() error { nc.Close(); return nil }) // publishes are acknowledged: nothing is buffered
+	bb, err := bus.New(nc, bus.WithLogger(log))
+	if err != nil {
+		return err
+	}
+	p.Bus = bb
+	if err := pipeline.Provision(ctx, bb, pipeline.DefaultTopology()); err != nil {
+		return err
+	}
+	p.Health.AddReadiness("nats", func(context.Context) error {
+		if !nc.IsConnected() {
+			return fmt.Errorf("nats: %s", nc.Status())
+		}
+		return nil
+	})
+	return nil
+}
+
+// Close closes the backends in reverse order of opening; safe twice.
+func (p *Platform) Close() error {
+	var errs []error
+	for i := len(p.closers) - 1; i >= 0; i-- {
+		if err := p.closers[i](); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+			errs = append(errs, err)
+		}
+	}
+	p.closers = nil
+	return errors.Join(errs...)
+}

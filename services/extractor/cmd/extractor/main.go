@@ -1,0 +1,36 @@
+// Command extractor runs the extractor stage: chunking and entity extraction.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+
+	"github.com/graphrag/graphrag/pkg/platform"
+	"github.com/graphrag/graphrag/pkg/service"
+	"github.com/graphrag/graphrag/services/extractor"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "extractor:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string) error {
+	cfg := extractor.DefaultConfig()
+	return platform.Main(ctx, args, os.Stderr, platform.Spec{
+		Name:   "extractor",
+		Needs:  platform.Needs{Bus: true, Vectors: true},
+		Flags:  func(fs *flag.FlagSet) { cfg.RegisterFlags(fs) },
+		Config: &cfg,
+		Build: func(_ context.Context, p *platform.Platform, _ *http.ServeMux, log *slog.Logger) ([]service.Component, error) {
+			s, err := extractor.New(cfg, extractor.Deps{Bus: p.Bus, Vectors: p.Vectors, Embedder: p.Embedder, LLM: p.LLM, Logger: log})
+			return []service.Component{s}, err
+		},
+	})
+}

@@ -1,0 +1,138 @@
+package extractor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/graphrag/graphrag/pkg/bus"
+	"github.com/graphrag/graphrag/pkg/events"
+	"github.com/graphrag/graphrag/pkg/llm"
+	"github.com/graphrag/graphrag/pkg/normalize"
+	"github.com/graphrag/graphrag/pkg/offlinextract"
+)
+
+func (s *Service) handleChunk(ctx context.Context, corpus string, m *bus.Message) error {
+	var c events.Chunk
+	if err := events.Decode(m.Data, &c); err != nil {
+		return bus.Permanent(fmt.Errorf("decoding chunk: %w", err))
+	}
+	if c.Corpus != corpus {
+		return bus.Permanent(&events.FieldError{Field: "corpus", Problem: fmt.Sprintf("%q does not match subject corpus %q", c.Corpus, corpus)})
+	}
+	x := &events.Extraction{Schema: events.SchemaExtraction, Corpus: corpus, ChunkID: c.ID, DocumentID: c.DocumentID,
+		Method: s.Method(), Entities: []events.ExtractedEntity{}, Relationships: []events.ExtractedRelationship{}}
+	switch {
+	case c.Skip != "":
+		x.Skipped = c.Skip
+	case s.deps.LLM == nil:
+		x.Entities, x.Relationships = offline(c.DocumentTitle, c.Text, s.cfg.MaxEntities, s.cfg.MaxRelationships)
+	default:
+		types, err := s.tax.Types(ctx)
+		if err != nil {
+			s.log.WarnContext(ctx, "reading taxonomy; extracting with open types", "err", err)
+		}
+		ents, rels, err := s.extractLLM(ctx, c.DocumentTitle, c.Text, types)
+		if errors.Is(err, llm.ErrInvalidJSON) {
+			return bus.Permanent(fmt.Errorf("chunk %s: the model returned invalid JSON after retries: %w", c.ID, err))
+		}
+		if err != nil {
+			return fmt.Errorf("chunk %s: extracting: %w", c.ID, err)
+		}
+		x.Entities, x.Relationships = ents, rels
+	}
+	s.extracted.Add(ctx, 1, metric.WithAttributes(attribute.String("method", x.Method)))
+	return s.publish(ctx, events.KindExtractions, corpus, x, x.MsgID())
+}
+
+// offline runs the deterministic extractor and caps its output.
+func offline(title, text string, maxEnt, maxRel int) ([]events.ExtractedEntity, []events.ExtractedRelationship) {
+	ents, rels := offlinextract.Extract(title, text, offlinextract.WithMaxEntities(maxEnt), offlinextract.WithMaxRelationships(maxRel))
+	outE := make([]events.ExtractedEntity, 0, len(ents))
+	for _, e := range ents {
+		outE = append(outE, events.ExtractedEntity{Name: e.Name, Type: e.Type, Description: clip(e.Description, 1000)})
+	}
+	outR := make([]events.ExtractedRelationship, 0, len(rels))
+	for _, r := range rels {
+		outR = append(outR, events.ExtractedRelationship{Source: r.Source, Target: r.Target, Type: r.Type,
+			Description: clip(r.Description, 1000), Strength: clampStrength(r.Strength)})
+	}
+	return outE, outR
+}
+
+func clampStrength(v float64) float64 {
+	switch {
+	case v <= 0:
+		return 0.1
+	case v > 1:
+		return 1
+	}
+	return v
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8Start(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+// capAndClean drops empty and unnamed items, de-duplicates entities by normalized name,
+// keeps relationships whose ends are distinct, and applies the per-chunk caps.
+func capAndClean(ents []events.ExtractedEntity, rels []events.ExtractedRelationship, maxEnt, maxRel int) ([]events.ExtractedEntity, []events.ExtractedRelationship) {
+	seen := map[string]int{}
+	outE := []events.ExtractedEntity{}
+	for _, e := range ents {
+		e.Name = strings.TrimSpace(e.Name)
+		k := normalize.Name(e.Name)
+		if k == "" {
+			continue
+		}
+		if i, ok := seen[k]; ok {
+			if len(e.Description) > len(outE[i].Description) {
+				outE[i].Description = e.Description
+			}
+			continue
+		}
+		if len(outE) >= maxEnt {
+			continue
+		}
+		e.Type = strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(e.Type), " ", "_"))
+		if e.Type == "" {
+			e.Type = "CONCEPT"
+		}
+		e.Description = clip(e.Description, 1000)
+		seen[k] = len(outE)
+		outE = append(outE, e)
+	}
+	type pair struct{ a, b string }
+	rs := map[pair]bool{}
+	outR := []events.ExtractedRelationship{}
+	sort.SliceStable(rels, func(i, j int) bool { return rels[i].Strength > rels[j].Strength })
+	for _, r := range rels {
+		a, b := normalize.Name(r.Source), normalize.Name(r.Target)
+		if a == "" || b == "" || a == b || rs[pair{a, b}] || len(outR) >= maxRel {
+			continue
+		}
+		rs[pair{a, b}] = true
+		r.Strength = clampStrength(r.Strength)
+		r.Type = strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(r.Type), " ", "_"))
+		if r.Type == "" {
+			r.Type = "RELATED_TO"
+		}
+		r.Description = clip(r.Description, 1000)
+		outR = append(outR, r)
+	}
+	return outE, outR
+}

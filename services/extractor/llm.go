@@ -1,0 +1,151 @@
+package extractor
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/graphrag/graphrag/pkg/events"
+	"github.com/graphrag/graphrag/pkg/llm"
+	"github.com/graphrag/graphrag/pkg/taxonomy"
+)
+
+// extractionSchema is the structured output the model must return. Strength is 1..10 in
+// the prompt (models grade integers better than fractions) and scaled to (0, 1].
+var extractionSchema = map[string]any{
+	"type": "object",
+	"properties": map[string]any{
+		"entities": map[string]any{"type": "array", "items": map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"name":        map[string]any{"type": "string"},
+				"type":        map[string]any{"type": "string"},
+				"description": map[string]any{"type": "string"},
+			},
+			"required":             []string{"name", "type", "description"},
+			"additionalProperties": false,
+		}},
+		"relationships": map[string]any{"type": "array", "items": map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"source":      map[string]any{"type": "string"},
+				"target":      map[string]any{"type": "string"},
+				"type":        map[string]any{"type": "string"},
+				"description": map[string]any{"type": "string"},
+				"strength":    map[string]any{"type": "integer", "minimum": 1, "maximum": 10},
+			},
+			"required":             []string{"source", "target", "type", "description", "strength"},
+			"additionalProperties": false,
+		}},
+	},
+	"required":             []string{"entities", "relationships"},
+	"additionalProperties": false,
+}
+
+type llmExtraction struct {
+	Entities []struct {
+		Name        string `json:"name"`
+		Type        string `json:"type"`
+		Description string `json:"description"`
+	} `json:"entities"`
+	Relationships []struct {
+		Source      string  `json:"source"`
+		Target      string  `json:"target"`
+		Type        string  `json:"type"`
+		Description string  `json:"description"`
+		Strength    float64 `json:"strength"`
+	} `json:"relationships"`
+}
+
+const extractionSystem = `You extract a knowledge graph from text. Return JSON only, matching the schema.
+Entities: the people, places, organizations, works, events, and key concepts the text is about. Use the most complete name that appears in the text. Give each a type (an upper-case label) and a one-sentence description based only on the text.
+Relationships: pairs of extracted entities that the text explicitly relates. Give a short upper-case type (e.g. WORKS_AT, LOCATED_IN, CAUSES), a one-sentence description of the evidence, and a strength from 1 (weak) to 10 (explicit, central).
+Never invent facts that are not in the text.`
+
+func extractionPrompt(title, text string, types []string, maxEnt, maxRel int) string {
+	var b strings.Builder
+	if len(types) > 0 {
+		fmt.Fprintf(&b, "Prefer these entity types: %s. Use another type only if none fits.\n", strings.Join(types, ", "))
+	}
+	fmt.Fprintf(&b, "Extract at most %d entities and %d relationships.\n", maxEnt, maxRel)
+	if title != "" {
+		fmt.Fprintf(&b, "The text comes from the document titled %q.\n", title)
+	}
+	b.WriteString("\nText:\n")
+	b.WriteString(text)
+	return b.String()
+}
+
+const gleaningPrompt = `Some entities or relationships in the text may have been missed. Return only the additional ones, in the same JSON format (empty lists if nothing was missed).`
+
+// extractLLM asks the model for entities and relationships, with optional gleaning passes.
+// Invalid JSON is retried by llm.ChatJSON; after that the error matches llm.ErrInvalidJSON.
+func (s *Service) extractLLM(ctx context.Context, title, text string, types []string) ([]events.ExtractedEntity, []events.ExtractedRelationship, error) {
+	req := llm.ChatRequest{
+		Stage:       "extractor",
+		System:      extractionSystem,
+		User:        extractionPrompt(title, text, types, s.cfg.MaxEntities, s.cfg.MaxRelationships),
+		Temperature: 0,
+		MaxTokens:   2048,
+		JSONSchema:  &llm.Schema{Name: "extraction", Schema: extractionSchema, Strict: true},
+	}
+	var ents []events.ExtractedEntity
+	var rels []events.ExtractedRelationship
+	// One conversation: the prompt, then for each gleaning pass the previous answer and a
+	// request for what was missed.
+	msgs := []llm.Message{{Role: llm.RoleUser, Content: req.User}}
+	req.User = ""
+	for pass := 0; pass <= s.cfg.Gleanings; pass++ {
+		req.Messages = msgs
+		out, resp, err := llm.ChatJSON[llmExtraction](ctx, s.deps.LLM, req)
+		if err != nil {
+			return nil, nil, err
+		}
+		msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: resp.Content},
+			llm.Message{Role: llm.RoleUser, Content: gleaningPrompt})
+		for _, e := range out.Entities {
+			ents = append(ents, events.ExtractedEntity{Name: e.Name, Type: e.Type, Description: e.Description})
+		}
+		for _, r := range out.Relationships {
+			rels = append(rels, events.ExtractedRelationship{Source: r.Source, Target: r.Target, Type: r.Type,
+				Description: r.Description, Strength: r.Strength / 10})
+		}
+		if pass > 0 && len(out.Entities) == 0 && len(out.Relationships) == 0 {
+			break
+		}
+	}
+	ents, rels = capAndClean(ents, rels, s.cfg.MaxEntities, s.cfg.MaxRelationships)
+	return ents, rels, nil
+}
+
+// taxonomyCache reads the consolidated types at most once per ttl.
+type taxonomyCache struct {
+	kv  jetstream.KeyValue
+	ttl time.Duration
+
+	mu    sync.Mutex
+	at    time.Time
+	types []string
+}
+
+func newTaxonomyCache(kv jetstream.KeyValue, ttl time.Duration) *taxonomyCache {
+	return &taxonomyCache{kv: kv, ttl: ttl}
+}
+
+func (c *taxonomyCache) Types(ctx context.Context) ([]string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if time.Since(c.at) < c.ttl {
+		return c.types, nil
+	}
+	t, err := taxonomy.Load(ctx, c.kv)
+	if err != nil {
+		return c.types, err
+	}
+	c.types, c.at = t.Types, time.Now()
+	return c.types, nil
+}

@@ -1,0 +1,170 @@
+package extractor
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/graphrag/graphrag/pkg/bus"
+	"github.com/graphrag/graphrag/pkg/events"
+	"github.com/graphrag/graphrag/pkg/llm"
+	"github.com/graphrag/graphrag/pkg/pipeline"
+	"github.com/graphrag/graphrag/pkg/vectorstore"
+)
+
+const meterName = "github.com/graphrag/graphrag/services/extractor"
+
+// Embedder turns texts into vectors (the LLM client's embeddings or the offline embedder).
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// Config tunes the extractor. Zero fields take the defaults of DefaultConfig.
+type Config struct {
+	// ChunkTokens and ChunkOverlap size chunks in BPE tokens (cl100k).
+	ChunkTokens  int
+	ChunkOverlap int
+	// MinInformation is the information score under which a chunk is not extracted.
+	MinInformation float64
+	// MaxEntities and MaxRelationships cap what one chunk contributes.
+	MaxEntities      int
+	MaxRelationships int
+	// Gleanings is the number of extra LLM passes asking for missed entities.
+	Gleanings int
+	// Chunker and Extract tune the two consumers.
+	Chunker pipeline.StageConfig
+	Extract pipeline.StageConfig
+}
+
+// DefaultConfig is documented in docs/configuration.md.
+func DefaultConfig() Config {
+	ch := pipeline.DefaultStageConfig()
+	ex := pipeline.DefaultStageConfig()
+	ex.Workers = 8
+	return Config{
+		ChunkTokens:      600,
+		ChunkOverlap:     100,
+		MinInformation:   0.35,
+		MaxEntities:      25,
+		MaxRelationships: 40,
+		Chunker:          ch,
+		Extract:          ex,
+	}
+}
+
+// Deps are the backends the extractor uses.
+type Deps struct {
+	Bus      *bus.Bus
+	Vectors  vectorstore.Store
+	Embedder Embedder
+	// LLM extracts entities when set; nil selects offline extraction.
+	LLM    *llm.Client
+	Logger *slog.Logger
+}
+
+// Service runs the chunker and extractor stages.
+type Service struct {
+	cfg     Config
+	deps    Deps
+	log     *slog.Logger
+	chunker *pipeline.Runner
+	extract *pipeline.Runner
+	tax     *taxonomyCache
+	dim     int
+
+	chunks, skipped, extracted metric.Int64Counter
+}
+
+// New checks the dependencies and prepares the stages.
+func New(cfg Config, deps Deps) (*Service, error) {
+	if deps.Bus == nil || deps.Vectors == nil || deps.Embedder == nil {
+		return nil, errors.New("extractor: bus, vector store and embedder are required")
+	}
+	def := DefaultConfig()
+	if cfg.ChunkTokens <= 0 {
+		cfg.ChunkTokens = def.ChunkTokens
+	}
+	if cfg.ChunkOverlap < 0 || cfg.ChunkOverlap >= cfg.ChunkTokens {
+		return nil, fmt.Errorf("extractor: chunk overlap %d must be in [0, %d)", cfg.ChunkOverlap, cfg.ChunkTokens)
+	}
+	if cfg.MaxEntities <= 0 {
+		cfg.MaxEntities = def.MaxEntities
+	}
+	if cfg.MaxRelationships <= 0 {
+		cfg.MaxRelationships = def.MaxRelationships
+	}
+	if cfg.Chunker.Workers == 0 {
+		cfg.Chunker = def.Chunker
+	}
+	if cfg.Extract.Workers == 0 {
+		cfg.Extract = def.Extract
+	}
+	log := deps.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Service{cfg: cfg, deps: deps, log: log.With("service", "extractor")}
+	m := otel.Meter(meterName)
+	var err error
+	if s.chunks, err = m.Int64Counter("graphrag.extractor.chunks", metric.WithDescription("chunks written")); err != nil {
+		return nil, err
+	}
+	if s.skipped, err = m.Int64Counter("graphrag.extractor.chunks_skipped", metric.WithDescription("chunks not extracted, by reason")); err != nil {
+		return nil, err
+	}
+	if s.extracted, err = m.Int64Counter("graphrag.extractor.extractions", metric.WithDescription("chunks extracted, by method")); err != nil {
+		return nil, err
+	}
+	s.chunker = pipeline.NewRunner(deps.Bus, pipeline.StageChunker, events.KindDocuments, cfg.Chunker, s.handleDocument, s.log)
+	s.extract = pipeline.NewRunner(deps.Bus, pipeline.StageExtractor, events.KindChunks, cfg.Extract, s.handleChunk, s.log)
+	return s, nil
+}
+
+// Start provisions the pipeline and starts consuming.
+func (s *Service) Start(ctx context.Context) error {
+	kv, err := s.deps.Bus.EnsureKV(ctx, pipeline.StateBucket, 0)
+	if err != nil {
+		return fmt.Errorf("extractor: opening state bucket: %w", err)
+	}
+	s.tax = newTaxonomyCache(kv, time.Minute)
+	probe, err := s.deps.Embedder.Embed(ctx, []string{"dimension probe"})
+	if err != nil || len(probe) != 1 || len(probe[0]) == 0 {
+		return fmt.Errorf("extractor: probing embedding dimension: %w", errors.Join(err, errors.New("no vector")))
+	}
+	s.dim = len(probe[0])
+	if err := s.chunker.Start(ctx); err != nil {
+		return err
+	}
+	return s.extract.Start(ctx)
+}
+
+// Stop stops pulling, finishes in-flight messages and returns; safe twice.
+func (s *Service) Stop(ctx context.Context) error {
+	return errors.Join(s.chunker.Stop(ctx), s.extract.Stop(ctx))
+}
+
+// Method names the extraction method written into extraction events.
+func (s *Service) Method() string {
+	if s.deps.LLM == nil {
+		return "offline/v1"
+	}
+	return "llm/" + s.deps.LLM.Config().ChatModel
+}
+
+// RegisterFlags adds the extractor's flags with the current values as defaults.
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	fs.IntVar(&c.ChunkTokens, "chunk-tokens", c.ChunkTokens, "chunk size in tokens (cl100k BPE)")
+	fs.IntVar(&c.ChunkOverlap, "chunk-overlap", c.ChunkOverlap, "overlap between consecutive chunks in tokens (whole sentences)")
+	fs.Float64Var(&c.MinInformation, "min-information", c.MinInformation, "chunks scoring below this information score are stored but not extracted")
+	fs.IntVar(&c.MaxEntities, "max-entities", c.MaxEntities, "entities kept per chunk")
+	fs.IntVar(&c.MaxRelationships, "max-relationships", c.MaxRelationships, "relationships kept per chunk")
+	fs.IntVar(&c.Gleanings, "gleanings", c.Gleanings, "extra LLM passes asking for missed entities")
+	c.Chunker.RegisterFlags(fs, "chunker")
+	c.Extract.RegisterFlags(fs, "extract")
+}

@@ -1,0 +1,318 @@
+package grapher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/graphrag/graphrag/pkg/bus"
+	"github.com/graphrag/graphrag/pkg/events"
+	"github.com/graphrag/graphrag/pkg/graphstore"
+	"github.com/graphrag/graphrag/pkg/leiden"
+	"github.com/graphrag/graphrag/pkg/pagerank"
+	"github.com/graphrag/graphrag/pkg/pipeline"
+	"github.com/graphrag/graphrag/pkg/vectorstore"
+	"github.com/graphrag/graphrag/pkg/wgraph"
+)
+
+// Vector collection kinds the grapher and summarizer write.
+const (
+	KindEntities    = "entities"
+	KindCommunities = "communities"
+)
+
+// Entity record attributes in the vector store.
+const (
+	AttrName     = "name"
+	AttrType     = "type"
+	AttrDescHash = "desc_hash"
+)
+
+// Detect runs community detection and PageRank for a corpus now, writes the results, and
+// publishes events for communities without a report. The scheduler calls it; tests and
+// the CLI may too.
+func (s *Service) Detect(ctx context.Context, corpus string) error {
+	start := time.Now()
+	s.mu.Lock()
+	st, ok := s.corpora[corpus]
+	if !ok {
+		st = &corpusState{}
+		s.corpora[corpus] = st
+	}
+	changesAtStart := st.state.Changes
+	s.mu.Unlock()
+
+	snap, err := s.deps.Graph.Snapshot(ctx, corpus)
+	if err != nil {
+		return fmt.Errorf("reading graph snapshot: %w", err)
+	}
+	comms, scores, levels, err := s.communities(ctx, snap)
+	if err != nil {
+		return err
+	}
+	if err := s.deps.Graph.SetPageRank(ctx, corpus, scores); err != nil {
+		return fmt.Errorf("writing pagerank: %w", err)
+	}
+	if err := s.deps.Graph.ReplaceCommunities(ctx, corpus, comms); err != nil {
+		return fmt.Errorf("writing communities: %w", err)
+	}
+	if err := s.summarizeDescriptions(ctx, corpus, snap.Keys); err != nil {
+		return err
+	}
+	if err := s.embedEntities(ctx, corpus, snap.Keys); err != nil {
+		return err
+	}
+	if err := s.refreshTaxonomy(ctx, corpus, snap.Keys); err != nil {
+		s.log.Warn("refreshing taxonomy", "corpus", corpus, "err", err)
+	}
+	run := events.Hash(strings.Join(snap.Keys, "\n"), strconv.Itoa(len(snap.Edges)))[:16]
+	published, err := s.publishUnreported(ctx, corpus, comms, run)
+	if err != nil {
+		return err
+	}
+
+	s.mu.Lock()
+	st.state.Detections++
+	st.state.LastRun, st.state.LastRunAt, st.state.Levels, st.state.Published = run, time.Now().UTC(), levels, published
+	if st.state.Changes == changesAtStart {
+		st.state.Dirty, st.state.Changes = false, 0
+	} else {
+		st.state.Changes -= changesAtStart // merged while we ran: run again later
+	}
+	snapshot := st.state
+	s.mu.Unlock()
+	if err := pipeline.SaveGraphState(ctx, s.kv, corpus, snapshot); err != nil {
+		return err
+	}
+	s.log.Info("communities detected", "corpus", corpus, "entities", len(snap.Keys), "edges", len(snap.Edges),
+		"communities", len(comms), "levels", levels, "published", published, "took", time.Since(start).String())
+	return nil
+}
+
+// communities runs Leiden and PageRank on the snapshot and turns the hierarchy into
+// community records with content-derived ids.
+func (s *Service) communities(ctx context.Context, snap graphstore.Snapshot) ([]graphstore.Community, map[string]float64, int, error) {
+	n := len(snap.Keys)
+	scores := make(map[string]float64, n)
+	if n == 0 {
+		return nil, scores, 0, nil
+	}
+	edges := make([]wgraph.Edge, len(snap.Edges))
+	for i, e := range snap.Edges {
+		edges[i] = wgraph.Edge{U: e.Source, V: e.Target, W: e.Weight}
+	}
+	g, err := wgraph.FromEdges(n, edges)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("building graph: %w", err)
+	}
+	pr, err := pagerank.Run(g, pagerank.WithDamping(s.cfg.Damping))
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("pagerank: %w", err)
+	}
+	for i, k := range snap.Keys {
+		scores[k] = pr.Scores[i]
+	}
+	res, err := leiden.Run(ctx, g, leiden.WithResolution(s.cfg.Resolution), leiden.WithSeed(s.cfg.Seed), leiden.WithMaxLevels(s.cfg.MaxLevels))
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("leiden: %w", err)
+	}
+	memberships := make([][]int, len(res.Levels))
+	for i, l := range res.Levels {
+		memberships[i] = l.Membership
+	}
+	comms := BuildHierarchy(snap, memberships, s.cfg.MinCommunitySize)
+	return comms, scores, len(res.Levels), nil
+}
+
+// BuildHierarchy turns per-level memberships (level 0 finest) into community records:
+// ids derived from level and sorted member keys, parent and child links, internal
+// relationship counts. Communities smaller than minSize get no record (their members
+// still belong to the larger communities above them). The result is sorted by level, id.
+func BuildHierarchy(snap graphstore.Snapshot, memberships [][]int, minSize int) []graphstore.Community {
+	type key struct{ level, id int }
+	byKey := map[key]*graphstore.Community{}
+	var order []key
+	for level, mem := range memberships {
+		groups := map[int][]string{}
+		for node, c := range mem {
+			groups[c] = append(groups[c], snap.Keys[node])
+		}
+		ids := make([]int, 0, len(groups))
+		for c := range groups {
+			ids = append(ids, c)
+		}
+		sort.Ints(ids)
+		for _, c := range ids {
+			members := groups[c]
+			if len(members) < minSize {
+				continue
+			}
+			sort.Strings(members)
+			id := CommunityID(level, members)
+			byKey[key{level, c}] = &graphstore.Community{ID: id, Level: level, Members: members}
+			order = append(order, key{level, c})
+		}
+	}
+	// Parent of (level, c) is the community at level+1 holding any of its members.
+	for _, k := range order {
+		if k.level+1 >= len(memberships) {
+			continue
+		}
+		com := byKey[k]
+		node := indexOf(snap.Keys, com.Members[0])
+		parent, ok := byKey[key{k.level + 1, memberships[k.level+1][node]}]
+		if !ok {
+			continue
+		}
+		com.ParentID = parent.ID
+		parent.ChildIDs = append(parent.ChildIDs, com.ID)
+	}
+	// Internal relationship counts.
+	for level, mem := range memberships {
+		for _, e := range snap.Edges {
+			if mem[e.Source] == mem[e.Target] {
+				if c, ok := byKey[key{level, mem[e.Source]}]; ok {
+					c.RelationshipCount++
+				}
+			}
+		}
+	}
+	out := make([]graphstore.Community, 0, len(order))
+	for _, k := range order {
+		c := byKey[k]
+		sort.Strings(c.ChildIDs)
+		out = append(out, *c)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Level != out[j].Level {
+			return out[i].Level < out[j].Level
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+// CommunityID is content-derived: the same members at the same level give the same id.
+func CommunityID(level int, sortedMembers []string) string {
+	return "c" + strconv.Itoa(level) + "-" + events.Hash(sortedMembers...)[:20]
+}
+
+func indexOf(sorted []string, k string) int {
+	return sort.SearchStrings(sorted, k)
+}
+
+// publishUnreported publishes an event for every community that has no report in the
+// vector store, and deletes reports of communities that no longer exist. Asking the
+// store (rather than diffing with the previous hierarchy) makes a crash anywhere in a
+// run harmless: the next run publishes whatever is still missing.
+func (s *Service) publishUnreported(ctx context.Context, corpus string, comms []graphstore.Community, run string) (int, error) {
+	coll := vectorstore.CollectionName(corpus, KindCommunities)
+	if err := s.deps.Vectors.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: s.dim, Lexical: true}); err != nil {
+		return 0, fmt.Errorf("ensuring community collection: %w", err)
+	}
+	ids := make([]string, len(comms))
+	for i, c := range comms {
+		ids[i] = c.ID
+	}
+	have := map[string]bool{}
+	for _, part := range batches(ids, 512) {
+		recs, err := s.deps.Vectors.Get(ctx, coll, part)
+		if err != nil {
+			return 0, fmt.Errorf("reading community reports: %w", err)
+		}
+		for _, r := range recs {
+			have[r.ID] = true
+		}
+	}
+	published := 0
+	for _, c := range comms {
+		if have[c.ID] {
+			continue
+		}
+		ev := &events.Community{Schema: events.SchemaCommunity, Corpus: corpus, ID: c.ID, Level: c.Level,
+			ParentID: c.ParentID, MemberCount: len(c.Members), Run: run}
+		b, err := events.Encode(ev)
+		if err != nil {
+			return published, err
+		}
+		if _, err := s.deps.Bus.Publish(ctx, events.Subject(events.KindCommunities, corpus), b, bus.WithMsgID(ev.MsgID())); err != nil {
+			return published, fmt.Errorf("publishing community %s: %w", c.ID, err)
+		}
+		published++
+	}
+	if err := s.deleteStaleReports(ctx, coll, ids); err != nil {
+		return published, err
+	}
+	return published, nil
+}
+
+// deleteStaleReports removes reports whose community is gone. The embedded store and
+// Milvus both answer an ids-filtered search; we page through every record instead by
+// asking for the ids we know were reports via the collection count being larger.
+func (s *Service) deleteStaleReports(ctx context.Context, coll string, current []string) error {
+	n, err := s.deps.Vectors.Count(ctx, coll)
+	if err != nil {
+		return fmt.Errorf("counting community reports: %w", err)
+	}
+	if n <= len(current) {
+		return nil
+	}
+	keep := map[string]bool{}
+	for _, id := range current {
+		keep[id] = true
+	}
+	ids, err := listIDs(ctx, s.deps.Vectors, coll, s.dim, n)
+	if err != nil {
+		return err
+	}
+	var stale []string
+	for _, id := range ids {
+		if !keep[id] {
+			stale = append(stale, id)
+		}
+	}
+	if len(stale) == 0 {
+		return nil
+	}
+	if err := s.deps.Vectors.Delete(ctx, coll, stale); err != nil {
+		return fmt.Errorf("deleting %d stale community reports: %w", len(stale), err)
+	}
+	return nil
+}
+
+// listIDs enumerates a small collection through an exhaustive search with a zero-free
+// probe vector. Community and entity collections are small enough for this.
+func listIDs(ctx context.Context, vs vectorstore.Store, coll string, dim, n int) ([]string, error) {
+	probe := make([]float32, dim)
+	for i := range probe {
+		probe[i] = 1
+	}
+	hits, err := vs.Search(ctx, coll, probe, n, vectorstore.Filter{})
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", coll, err)
+	}
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	if len(ids) < n {
+		return ids, errors.New("listing " + coll + ": the store returned fewer records than it counts")
+	}
+	return ids, nil
+}
+
+func batches(ids []string, size int) [][]string {
+	var out [][]string
+	for len(ids) > size {
+		out = append(out, ids[:size])
+		ids = ids[size:]
+	}
+	if len(ids) > 0 {
+		out = append(out, ids)
+	}
+	return out
+}

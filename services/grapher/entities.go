@@ -1,0 +1,179 @@
+package grapher
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/graphrag/graphrag/pkg/events"
+	"github.com/graphrag/graphrag/pkg/graphstore"
+	"github.com/graphrag/graphrag/pkg/llm"
+	"github.com/graphrag/graphrag/pkg/taxonomy"
+	"github.com/graphrag/graphrag/pkg/vectorstore"
+)
+
+// EntityText is what is embedded and lexically indexed for an entity: its name, type and
+// description. Query-time entity linking searches these.
+func EntityText(e graphstore.Entity) string {
+	if e.Description == "" {
+		return e.Name
+	}
+	return e.Name + " (" + strings.ToLower(e.Type) + "): " + e.Description
+}
+
+// embedEntities (re-)embeds entities whose text changed since they were last embedded and
+// deletes records of entities that are gone.
+func (s *Service) embedEntities(ctx context.Context, corpus string, keys []string) error {
+	coll := vectorstore.CollectionName(corpus, KindEntities)
+	if err := s.deps.Vectors.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: s.dim, Lexical: true}); err != nil {
+		return fmt.Errorf("ensuring entity collection: %w", err)
+	}
+	for _, part := range batches(keys, 256) {
+		ents, err := s.deps.Graph.Entities(ctx, corpus, part)
+		if err != nil {
+			return fmt.Errorf("reading entities: %w", err)
+		}
+		old, err := s.deps.Vectors.Get(ctx, coll, part)
+		if err != nil {
+			return fmt.Errorf("reading entity records: %w", err)
+		}
+		prev := make(map[string]string, len(old))
+		for _, r := range old {
+			prev[r.ID] = r.Attrs[AttrDescHash]
+		}
+		var todo []graphstore.Entity
+		var texts []string
+		for _, e := range ents {
+			t := EntityText(e)
+			if prev[e.Key] == events.Hash(t)[:16] {
+				continue
+			}
+			todo = append(todo, e)
+			texts = append(texts, t)
+		}
+		if len(todo) == 0 {
+			continue
+		}
+		vecs, err := s.deps.Embedder.Embed(ctx, texts)
+		if err != nil {
+			return fmt.Errorf("embedding %d entities: %w", len(todo), err)
+		}
+		recs := make([]vectorstore.Record, len(todo))
+		for i, e := range todo {
+			recs[i] = vectorstore.Record{ID: e.Key, Vector: vecs[i], Text: texts[i], Attrs: map[string]string{
+				AttrName: e.Name, AttrType: e.Type, AttrDescHash: events.Hash(texts[i])[:16]}}
+		}
+		if err := s.deps.Vectors.Upsert(ctx, coll, recs); err != nil {
+			return fmt.Errorf("writing entity records: %w", err)
+		}
+	}
+	n, err := s.deps.Vectors.Count(ctx, coll)
+	if err != nil {
+		return fmt.Errorf("counting entity records: %w", err)
+	}
+	if n > len(keys) {
+		ids, err := listIDs(ctx, s.deps.Vectors, coll, s.dim, n)
+		if err != nil {
+			return err
+		}
+		var stale []string
+		for _, id := range ids {
+			if i := sort.SearchStrings(keys, id); i >= len(keys) || keys[i] != id {
+				stale = append(stale, id)
+			}
+		}
+		if err := s.deps.Vectors.Delete(ctx, coll, stale); err != nil {
+			return fmt.Errorf("deleting stale entity records: %w", err)
+		}
+	}
+	return nil
+}
+
+const describeSystem = `You merge several descriptions of the same entity, taken from different passages, into one comprehensive description of at most three sentences. Resolve contradictions if possible, keep every distinct fact, write in the third person, and do not add facts.`
+
+// summarizeDescriptions asks the LLM to merge the descriptions of entities that have
+// accumulated many. Offline, the longest description stands (the store's default).
+func (s *Service) summarizeDescriptions(ctx context.Context, corpus string, keys []string) error {
+	if s.deps.LLM == nil {
+		return nil
+	}
+	for _, part := range batches(keys, 256) {
+		ents, err := s.deps.Graph.Entities(ctx, corpus, part)
+		if err != nil {
+			return fmt.Errorf("reading entities: %w", err)
+		}
+		out := map[string]string{}
+		for _, e := range ents {
+			if len(e.Descriptions) < s.cfg.SummarizeAfter {
+				continue
+			}
+			user := "Entity: " + e.Name + "\nDescriptions:\n- " + strings.Join(e.Descriptions, "\n- ")
+			resp, err := s.deps.LLM.Chat(ctx, llm.ChatRequest{Stage: "grapher", System: describeSystem, User: user, MaxTokens: 300})
+			if err != nil {
+				return fmt.Errorf("summarizing the descriptions of %q: %w", e.Key, err)
+			}
+			if d := strings.TrimSpace(resp.Content); d != "" {
+				out[e.Key] = d
+			}
+		}
+		if len(out) > 0 {
+			if err := s.deps.Graph.SetDescriptions(ctx, corpus, out); err != nil {
+				return fmt.Errorf("writing summarized descriptions: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// refreshTaxonomy recounts this corpus's entity types, stores the counts, and selects the
+// consolidated types across every corpus with the configured strategy.
+func (s *Service) refreshTaxonomy(ctx context.Context, corpus string, keys []string) error {
+	counts := map[string]int{}
+	for _, part := range batches(keys, 512) {
+		ents, err := s.deps.Graph.Entities(ctx, corpus, part)
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			counts[e.Type] += e.MentionCount
+		}
+	}
+	b, err := json.Marshal(counts)
+	if err != nil {
+		return err
+	}
+	if _, err := s.kv.Put(ctx, "types."+corpus, b); err != nil {
+		return fmt.Errorf("writing type counts: %w", err)
+	}
+	all := taxonomy.Counts{}
+	lister, err := s.kv.ListKeysFiltered(ctx, "types.*")
+	if err != nil {
+		return fmt.Errorf("listing type counts: %w", err)
+	}
+	for k := range lister.Keys() {
+		e, err := s.kv.Get(ctx, k)
+		if err != nil {
+			return err
+		}
+		var c map[string]int
+		if err := json.Unmarshal(e.Value(), &c); err != nil {
+			return err
+		}
+		all[strings.TrimPrefix(k, "types.")] = c
+	}
+	types, err := taxonomy.Select(all, s.cfg.Taxonomy)
+	if err != nil {
+		return err
+	}
+	prev, err := taxonomy.Load(ctx, s.kv)
+	if err != nil {
+		return err
+	}
+	if strings.Join(prev.Types, ",") == strings.Join(types, ",") {
+		return nil
+	}
+	return taxonomy.Save(ctx, s.kv, taxonomy.Taxonomy{Types: types, Strategy: s.cfg.Taxonomy.Strategy, UpdatedAt: time.Now().UTC()})
+}

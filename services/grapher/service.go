@@ -1,0 +1,281 @@
+package grapher
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/graphrag/graphrag/pkg/bus"
+	"github.com/graphrag/graphrag/pkg/events"
+	"github.com/graphrag/graphrag/pkg/graphstore"
+	"github.com/graphrag/graphrag/pkg/llm"
+	"github.com/graphrag/graphrag/pkg/pipeline"
+	"github.com/graphrag/graphrag/pkg/taxonomy"
+	"github.com/graphrag/graphrag/pkg/vectorstore"
+)
+
+// Embedder turns texts into vectors.
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// Config tunes the grapher.
+type Config struct {
+	// Debounce is how long a corpus must be quiet before communities are detected.
+	Debounce time.Duration
+	// MaxChanges forces a detection run after this many merged chunks even if busy.
+	MaxChanges int
+	// Resolution, Seed and MaxLevels parameterize Leiden.
+	Resolution float64
+	Seed       uint64
+	MaxLevels  int
+	// MinCommunitySize: smaller communities are kept in the hierarchy of their members
+	// but get no community record or report.
+	MinCommunitySize int
+	// Damping is PageRank's damping factor.
+	Damping float64
+	// SummarizeAfter is the number of distinct descriptions an entity accumulates before
+	// they are summarized into one by the LLM (no effect offline).
+	SummarizeAfter int
+	// BatchSize and BatchWait shape group commits to the graph store.
+	BatchSize int
+	BatchWait time.Duration
+	// Taxonomy selects the type consolidation strategy.
+	Taxonomy taxonomy.Options
+	Stage    pipeline.StageConfig
+}
+
+// DefaultConfig holds the seeds' parameters (Leiden γ 1.0, seed 42, 3 levels, minimum
+// community size 3, PageRank damping 0.85).
+func DefaultConfig() Config {
+	st := pipeline.DefaultStageConfig()
+	st.Workers = 32 // handlers mostly wait for a group commit
+	st.MaxAckPending = 256
+	return Config{
+		Debounce:         2 * time.Second,
+		MaxChanges:       5000,
+		Resolution:       1.0,
+		Seed:             42,
+		MaxLevels:        3,
+		MinCommunitySize: 3,
+		Damping:          0.85,
+		SummarizeAfter:   8,
+		BatchSize:        256,
+		BatchWait:        20 * time.Millisecond,
+		Taxonomy:         taxonomy.DefaultOptions(),
+		Stage:            st,
+	}
+}
+
+// Deps are the backends of the grapher.
+type Deps struct {
+	Bus      *bus.Bus
+	Graph    graphstore.Store
+	Vectors  vectorstore.Store
+	Embedder Embedder
+	LLM      *llm.Client // optional: description summaries and type aliases
+	Logger   *slog.Logger
+}
+
+// Service is the grapher.
+type Service struct {
+	cfg    Config
+	deps   Deps
+	log    *slog.Logger
+	runner *pipeline.Runner
+	merger *merger
+	kv     jetstream.KeyValue
+	dim    int
+
+	mu      sync.Mutex
+	corpora map[string]*corpusState
+
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+}
+
+type corpusState struct {
+	state      pipeline.GraphState
+	lastChange time.Time
+}
+
+// New prepares the grapher.
+func New(cfg Config, deps Deps) (*Service, error) {
+	if deps.Bus == nil || deps.Graph == nil || deps.Vectors == nil || deps.Embedder == nil {
+		return nil, errors.New("grapher: bus, graph store, vector store and embedder are required")
+	}
+	def := DefaultConfig()
+	if cfg.Debounce <= 0 {
+		cfg.Debounce = def.Debounce
+	}
+	if cfg.MaxChanges <= 0 {
+		cfg.MaxChanges = def.MaxChanges
+	}
+	if cfg.Resolution <= 0 {
+		cfg.Resolution = def.Resolution
+	}
+	if cfg.MaxLevels <= 0 {
+		cfg.MaxLevels = def.MaxLevels
+	}
+	if cfg.MinCommunitySize <= 0 {
+		cfg.MinCommunitySize = def.MinCommunitySize
+	}
+	if cfg.Damping <= 0 || cfg.Damping >= 1 {
+		cfg.Damping = def.Damping
+	}
+	if cfg.SummarizeAfter <= 0 {
+		cfg.SummarizeAfter = def.SummarizeAfter
+	}
+	if cfg.BatchSize <= 0 {
+		cfg.BatchSize = def.BatchSize
+	}
+	if cfg.BatchWait <= 0 {
+		cfg.BatchWait = def.BatchWait
+	}
+	if cfg.Taxonomy.PerCorpus == 0 {
+		cfg.Taxonomy = def.Taxonomy
+	}
+	if cfg.Stage.Workers == 0 {
+		cfg.Stage = def.Stage
+	}
+	log := deps.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Service{cfg: cfg, deps: deps, log: log.With("service", "grapher"), corpora: map[string]*corpusState{},
+		stop: make(chan struct{}), done: make(chan struct{})}
+	s.merger = newMerger(deps.Graph, cfg.BatchSize, cfg.BatchWait)
+	s.runner = pipeline.NewRunner(deps.Bus, pipeline.StageGrapher, events.KindExtractions, cfg.Stage, s.handleExtraction, s.log)
+	return s, nil
+}
+
+// Start loads the progress of every corpus (a crash between a merge and a detection run
+// leaves the corpus dirty, and detection resumes), then starts consuming and scheduling.
+func (s *Service) Start(ctx context.Context) error {
+	kv, err := s.deps.Bus.EnsureKV(ctx, pipeline.StateBucket, 0)
+	if err != nil {
+		return fmt.Errorf("grapher: opening state bucket: %w", err)
+	}
+	s.kv = kv
+	probe, err := s.deps.Embedder.Embed(ctx, []string{"dimension probe"})
+	if err != nil || len(probe) != 1 || len(probe[0]) == 0 {
+		return fmt.Errorf("grapher: probing embedding dimension: %w", errors.Join(err, errors.New("no vector")))
+	}
+	s.dim = len(probe[0])
+	corpora, err := s.deps.Graph.Corpora(ctx)
+	if err != nil {
+		return fmt.Errorf("grapher: listing corpora: %w", err)
+	}
+	for _, c := range corpora {
+		st, err := pipeline.LoadGraphState(ctx, kv, c)
+		if err != nil {
+			return err
+		}
+		s.corpora[c] = &corpusState{state: st}
+	}
+	s.merger.start()
+	if err := s.runner.Start(ctx); err != nil {
+		return err
+	}
+	go s.schedule(context.WithoutCancel(ctx))
+	return nil
+}
+
+// Stop stops consuming, lets in-flight merges commit, and waits for a running detection.
+func (s *Service) Stop(ctx context.Context) error {
+	var err error
+	s.once.Do(func() {
+		err = s.runner.Stop(ctx)
+		s.merger.stop()
+		close(s.stop)
+		select {
+		case <-s.done:
+		case <-ctx.Done():
+			err = errors.Join(err, fmt.Errorf("grapher: waiting for detection: %w", ctx.Err()))
+		}
+	})
+	return err
+}
+
+// schedule runs detection for corpora that are dirty and quiet (or very busy).
+func (s *Service) schedule(ctx context.Context) {
+	defer close(s.done)
+	tick := time.NewTicker(min(s.cfg.Debounce/4, 250*time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-tick.C:
+		}
+		for _, corpus := range s.due() {
+			select {
+			case <-s.stop:
+				return
+			default:
+			}
+			if err := s.Detect(ctx, corpus); err != nil {
+				s.log.Error("community detection failed; will retry", "corpus", corpus, "err", err)
+			}
+		}
+	}
+}
+
+func (s *Service) due() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	now := time.Now()
+	for c, st := range s.corpora {
+		if st.state.Dirty && (now.Sub(st.lastChange) >= s.cfg.Debounce || st.state.Changes >= s.cfg.MaxChanges) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// markDirty records a merge; the first merge after a run persists Dirty before the
+// message is acknowledged, so status never reports a corpus complete too early and a
+// crash never forgets a pending detection.
+func (s *Service) markDirty(ctx context.Context, corpus string) error {
+	s.mu.Lock()
+	st, ok := s.corpora[corpus]
+	if !ok {
+		st = &corpusState{}
+		s.corpora[corpus] = st
+	}
+	st.lastChange = time.Now()
+	st.state.Changes++
+	wasDirty := st.state.Dirty
+	st.state.Dirty = true
+	snapshot := st.state
+	s.mu.Unlock()
+	if wasDirty {
+		return nil
+	}
+	return pipeline.SaveGraphState(ctx, s.kv, corpus, snapshot)
+}
+
+// RegisterFlags adds the grapher's flags with the current values as defaults.
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	fs.DurationVar(&c.Debounce, "detect-debounce", c.Debounce, "quiet time after the last merge before communities are detected")
+	fs.IntVar(&c.MaxChanges, "detect-max-changes", c.MaxChanges, "merged chunks that force a detection run even while busy")
+	fs.Float64Var(&c.Resolution, "leiden-resolution", c.Resolution, "Leiden resolution γ (higher: more, smaller communities)")
+	fs.Uint64Var(&c.Seed, "leiden-seed", c.Seed, "Leiden random seed (fixed for determinism)")
+	fs.IntVar(&c.MaxLevels, "leiden-max-levels", c.MaxLevels, "community levels kept (C0 finest)")
+	fs.IntVar(&c.MinCommunitySize, "min-community-size", c.MinCommunitySize, "smallest community that gets a report")
+	fs.Float64Var(&c.Damping, "pagerank-damping", c.Damping, "PageRank damping factor")
+	fs.IntVar(&c.SummarizeAfter, "summarize-descriptions-after", c.SummarizeAfter, "descriptions an entity accumulates before the LLM merges them")
+	fs.IntVar(&c.BatchSize, "merge-batch", c.BatchSize, "chunks merged into the graph store per group commit")
+	fs.StringVar(&c.Taxonomy.Strategy, "taxonomy-strategy", c.Taxonomy.Strategy, "entity type consolidation: stratified or global")
+	fs.IntVar(&c.Taxonomy.PerCorpus, "taxonomy-types-per-corpus", c.Taxonomy.PerCorpus, "entity types kept per corpus")
+	fs.Float64Var(&c.Taxonomy.MinPercent, "taxonomy-min-percent", c.Taxonomy.MinPercent, "minimum share of a corpus's mentions for a kept type")
+	c.Stage.RegisterFlags(fs, "grapher")
+}

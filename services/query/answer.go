@@ -1,0 +1,227 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/graphrag/graphrag/pkg/llm"
+	"github.com/graphrag/graphrag/pkg/textseg"
+)
+
+// Query answers a question. onDelta, when not nil, receives the answer as it is
+// generated (streamed from the LLM; offline, in one piece).
+func (e *Engine) Query(ctx context.Context, req Request, onDelta func(string) error) (*Response, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	t := newTimer()
+	mode := req.Mode
+	if mode == "" {
+		mode = ModeAuto
+	}
+	var r *retrieval
+	if mode != ModeGlobal {
+		var err error
+		if r, err = e.retrieve(ctx, req, t); err != nil {
+			return nil, err
+		}
+	}
+	if mode == ModeAuto {
+		m, err := e.classify(ctx, req.Query, r.linked)
+		if err != nil {
+			return nil, err
+		}
+		mode = m
+		t.mark("classify")
+	}
+	if mode == ModeGlobal {
+		return e.global(ctx, req, t, onDelta)
+	}
+	resp := &Response{Mode: ModeLocal, Context: r.ctx}
+	resp.Prompt = LocalPrompt(req.Query, r.ctx)
+	if e.deps.LLM != nil {
+		creq := llm.ChatRequest{Stage: "query", System: localSystem, User: resp.Prompt, MaxTokens: e.cfg.AnswerTokens}
+		var cr llm.ChatResponse
+		var err error
+		if onDelta != nil {
+			cr, err = e.deps.LLM.ChatStream(ctx, creq, onDelta)
+		} else {
+			cr, err = e.deps.LLM.Chat(ctx, creq)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("generating the answer: %w", err)
+		}
+		resp.Answer = strings.TrimSpace(cr.Content)
+	} else {
+		resp.Answer = ExtractiveAnswer(req.Query, r.ctx)
+		if onDelta != nil {
+			if err := onDelta(resp.Answer); err != nil {
+				return nil, err
+			}
+		}
+	}
+	resp.Citations = citations(resp.Answer, r.ctx)
+	t.mark("generate")
+	resp.Timings = t.done()
+	return resp, nil
+}
+
+const localSystem = `You answer questions using only the context provided: themes from community reports, relationships from a knowledge graph, and numbered passages.
+Cite the passages you use with their numbers in square brackets, like [1] or [2][3]. If the context does not contain the answer, say so. Be concise and specific.`
+
+// LocalPrompt renders the generation prompt: themes (community reports), relationships,
+// numbered passages, then the question.
+func LocalPrompt(question string, c Context) string {
+	var b strings.Builder
+	if len(c.Communities) > 0 {
+		b.WriteString("## Themes\n")
+		for _, cm := range c.Communities {
+			fmt.Fprintf(&b, "- %s: %s\n", cm.Title, oneLine(cm.Summary, 600))
+		}
+		b.WriteString("\n")
+	}
+	if len(c.Relationships) > 0 {
+		b.WriteString("## Relationships\n")
+		for _, r := range c.Relationships {
+			fmt.Fprintf(&b, "- %s --[%s]--> %s: %s\n", r.Source, r.Type, r.Target, oneLine(r.Description, 300))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("## Passages\n")
+	for i, ch := range c.Chunks {
+		fmt.Fprintf(&b, "[%d] (%s) %s\n\n", i+1, ch.ID, ch.Text)
+	}
+	b.WriteString("## Question\n")
+	b.WriteString(question)
+	b.WriteString("\n")
+	return b.String()
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return s
+}
+
+var markerRE = regexp.MustCompile(`\[(\d+)\]`)
+
+func citations(answer string, c Context) []Citation {
+	seen := map[int]bool{}
+	out := []Citation{}
+	for _, m := range markerRE.FindAllStringSubmatch(answer, -1) {
+		n, _ := strconv.Atoi(m[1])
+		if n < 1 || n > len(c.Chunks) || seen[n] {
+			continue
+		}
+		seen[n] = true
+		out = append(out, Citation{Marker: m[1], ChunkID: c.Chunks[n-1].ID, DocumentID: c.Chunks[n-1].DocumentID})
+	}
+	return out
+}
+
+// ExtractiveAnswer answers without a model: the sentences of the top passages that share
+// the most (rarer, longer) words with the question, each cited by its passage number, and
+// the best matching community theme.
+func ExtractiveAnswer(question string, c Context) string {
+	if len(c.Chunks) == 0 {
+		return "No passage in the corpus matches the question."
+	}
+	terms := contentTerms(question)
+	type cand struct {
+		text  string
+		chunk int
+		score float64
+		pos   int
+	}
+	var cands []cand
+	for i, ch := range c.Chunks {
+		if i >= 5 {
+			break
+		}
+		body := ch.Text
+		if j := strings.Index(body, "\n\n"); j >= 0 && j < 300 {
+			body = body[j+2:] // drop the title header
+		}
+		for p, s := range sentences(body) {
+			sc := overlap(terms, s)
+			if sc == 0 {
+				continue
+			}
+			// Earlier passages rank higher: fold in the fused rank.
+			cands = append(cands, cand{s, i, sc / (1 + 0.15*float64(i)), p})
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].score > cands[j].score })
+	var parts []string
+	used := map[int]int{}
+	for _, cd := range cands {
+		if len(parts) >= 3 {
+			break
+		}
+		if used[cd.chunk] >= 2 {
+			continue
+		}
+		used[cd.chunk]++
+		parts = append(parts, fmt.Sprintf("%s [%d]", cd.text, cd.chunk+1))
+	}
+	if len(parts) == 0 {
+		parts = append(parts, fmt.Sprintf("%s [1]", oneLine(firstSentence(c.Chunks[0].Text), 400)))
+	}
+	ans := strings.Join(parts, " ")
+	if len(c.Communities) > 0 {
+		ans += "\n\nTheme: " + c.Communities[0].Title + " — " + oneLine(firstSentence(c.Communities[0].Summary), 300)
+	}
+	return ans
+}
+
+func contentTerms(q string) map[string]float64 {
+	out := map[string]float64{}
+	for _, w := range queryWords(strings.ToLower(q)) {
+		w = strings.Trim(w, ".'-")
+		if len(w) < 2 || queryStop[w] {
+			continue
+		}
+		// Longer words are usually rarer and more telling.
+		out[w] = math.Log(1 + float64(len(w)))
+	}
+	return out
+}
+
+func overlap(terms map[string]float64, s string) float64 {
+	seen := map[string]bool{}
+	sc := 0.0
+	for _, w := range queryWords(strings.ToLower(s)) {
+		w = strings.Trim(w, ".'-")
+		if v, ok := terms[w]; ok && !seen[w] {
+			seen[w] = true
+			sc += v
+		}
+	}
+	return sc
+}
+
+// sentences splits with the project's one sentence segmenter.
+func sentences(s string) []string {
+	var out []string
+	for _, sp := range textseg.Sentences(s) {
+		if t := strings.TrimSpace(sp.Text(s)); len(t) > 3 {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func firstSentence(s string) string {
+	ss := sentences(s)
+	if len(ss) == 0 {
+		return strings.TrimSpace(s)
+	}
+	return ss[0]
+}

@@ -1,0 +1,156 @@
+package query
+
+import (
+	"context"
+	"flag"
+	"log/slog"
+
+	"github.com/graphrag/graphrag/pkg/graphstore"
+	"github.com/graphrag/graphrag/pkg/llm"
+	"github.com/graphrag/graphrag/pkg/vectorstore"
+)
+
+// Embedder turns texts into vectors (the same embedder the pipeline indexed with).
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// Graph rankings for the graph result list.
+const (
+	// RankPPR ranks chunks by personalized PageRank from the linked entities over the
+	// local entity–chunk graph (HippoRAG-style).
+	RankPPR = "ppr"
+	// RankPath ranks chunks by the hop distance of the entity that names them, then by
+	// that entity's PageRank (the seeds' traversal ranking).
+	RankPath = "path"
+)
+
+// Weights scale each list's contribution to RRF.
+type Weights struct {
+	Dense   float64 `json:"dense"`
+	Lexical float64 `json:"lexical"`
+	Graph   float64 `json:"graph"`
+}
+
+// Config tunes retrieval and answering. Defaults are documented in docs/configuration.md.
+type Config struct {
+	TopK           int     // chunks returned
+	Pool           int     // candidates taken from each list before fusion
+	Depth          int     // graph traversal hops
+	MaxNeighbors   int     // entities reached by traversal
+	RRFK           float64 // RRF constant
+	Weights        Weights // per-list RRF weights
+	GraphRanking   string  // RankPPR or RankPath
+	EntityTopK     int     // entities linked by embedding similarity
+	EntityMinSim   float64 // minimum cosine similarity for an embedding link
+	CommunityTopK  int     // community reports in local context
+	MapTopK        int     // communities mapped in global search (0 = all at the level, pruned)
+	MapConcurrency int     // parallel map calls
+	MapMaxTokens   int
+	ReduceTokens   int
+	AnswerTokens   int
+	Damping        float64 // personalized PageRank damping
+}
+
+// DefaultConfig holds the seeds' parameters (RRF k 60, 2 hops, 10 query entities with
+// similarity ≥ 0.3, 3 communities, 5 for map-reduce, 300/500 map/reduce tokens).
+func DefaultConfig() Config {
+	return Config{
+		TopK:           10,
+		Pool:           50,
+		Depth:          2,
+		MaxNeighbors:   200,
+		RRFK:           60,
+		Weights:        Weights{Dense: 1, Lexical: 1, Graph: 1},
+		GraphRanking:   RankPPR,
+		EntityTopK:     10,
+		EntityMinSim:   0.3,
+		CommunityTopK:  3,
+		MapTopK:        5,
+		MapConcurrency: 4,
+		MapMaxTokens:   300,
+		ReduceTokens:   500,
+		AnswerTokens:   600,
+		Damping:        0.5,
+	}
+}
+
+// Deps are the backends the engine reads.
+type Deps struct {
+	Graph    graphstore.Store
+	Vectors  vectorstore.Store
+	Embedder Embedder
+	LLM      *llm.Client // nil: extractive answers, heuristic classification
+	Logger   *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.TopK <= 0 {
+		c.TopK = d.TopK
+	}
+	if c.Pool <= 0 {
+		c.Pool = d.Pool
+	}
+	if c.Depth <= 0 {
+		c.Depth = d.Depth
+	}
+	if c.MaxNeighbors <= 0 {
+		c.MaxNeighbors = d.MaxNeighbors
+	}
+	if c.RRFK <= 0 {
+		c.RRFK = d.RRFK
+	}
+	if c.Weights == (Weights{}) {
+		c.Weights = d.Weights
+	}
+	if c.GraphRanking == "" {
+		c.GraphRanking = d.GraphRanking
+	}
+	if c.EntityTopK <= 0 {
+		c.EntityTopK = d.EntityTopK
+	}
+	if c.EntityMinSim == 0 {
+		c.EntityMinSim = d.EntityMinSim
+	}
+	if c.CommunityTopK <= 0 {
+		c.CommunityTopK = d.CommunityTopK
+	}
+	if c.MapTopK < 0 {
+		c.MapTopK = d.MapTopK
+	}
+	if c.MapConcurrency <= 0 {
+		c.MapConcurrency = d.MapConcurrency
+	}
+	if c.MapMaxTokens <= 0 {
+		c.MapMaxTokens = d.MapMaxTokens
+	}
+	if c.ReduceTokens <= 0 {
+		c.ReduceTokens = d.ReduceTokens
+	}
+	if c.AnswerTokens <= 0 {
+		c.AnswerTokens = d.AnswerTokens
+	}
+	if c.Damping <= 0 || c.Damping >= 1 {
+		c.Damping = d.Damping
+	}
+	return c
+}
+
+// RegisterFlags adds the query engine's flags with the current values as defaults.
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	fs.IntVar(&c.TopK, "top-k", c.TopK, "chunks returned by local search")
+	fs.IntVar(&c.Pool, "pool", c.Pool, "candidates taken from each ranked list before fusion")
+	fs.IntVar(&c.Depth, "traverse-depth", c.Depth, "graph traversal hops")
+	fs.IntVar(&c.MaxNeighbors, "max-neighbors", c.MaxNeighbors, "entities reached by traversal")
+	fs.Float64Var(&c.RRFK, "rrf-k", c.RRFK, "Reciprocal Rank Fusion constant k")
+	fs.Float64Var(&c.Weights.Dense, "weight-dense", c.Weights.Dense, "RRF weight of the dense list")
+	fs.Float64Var(&c.Weights.Lexical, "weight-lexical", c.Weights.Lexical, "RRF weight of the BM25 list")
+	fs.Float64Var(&c.Weights.Graph, "weight-graph", c.Weights.Graph, "RRF weight of the graph list")
+	fs.StringVar(&c.GraphRanking, "graph-ranking", c.GraphRanking, "graph list ranking: ppr (personalized PageRank) or path (hops, then PageRank)")
+	fs.IntVar(&c.EntityTopK, "entity-top-k", c.EntityTopK, "entities linked by embedding similarity")
+	fs.Float64Var(&c.EntityMinSim, "entity-min-similarity", c.EntityMinSim, "minimum cosine similarity of an embedding link")
+	fs.IntVar(&c.CommunityTopK, "community-top-k", c.CommunityTopK, "community reports in the local context")
+	fs.IntVar(&c.MapTopK, "map-top-k", c.MapTopK, "communities in a global search's map phase (0 = all at the level, pruned)")
+	fs.IntVar(&c.MapConcurrency, "map-concurrency", c.MapConcurrency, "parallel map calls")
+}

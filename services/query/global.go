@@ -1,0 +1,271 @@
+package query
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/graphrag/graphrag/pkg/llm"
+	"github.com/graphrag/graphrag/pkg/vectorstore"
+)
+
+// globalCue matches questions about the corpus as a whole. Offline, a question is global
+// when it matches (documented in docs/query.md); with an LLM, the model decides when no
+// entity was linked.
+var globalCue = regexp.MustCompile(`(?i)\b(main|major|key|overall|common|recurring|central|dominant)\s+(themes?|topics?|ideas?|trends?|patterns?|issues?|points?)\b|` +
+	`\b(across|throughout)\s+(the|all|these|this)\s+(corpus|documents?|collection|texts?|sources?|books?|articles?|dataset)\b|` +
+	`\b(summari[sz]e|overview of|big picture|high[- ]level)\b|\bwhat (is|are) (this|the) (corpus|collection|dataset|documents?) about\b`)
+
+// IsGlobalHeuristic is the offline classifier.
+func IsGlobalHeuristic(q string) bool { return globalCue.MatchString(q) }
+
+func (e *Engine) classify(ctx context.Context, q string, linked []linkedEntity) (string, error) {
+	if IsGlobalHeuristic(q) {
+		return ModeGlobal, nil
+	}
+	if len(linked) > 0 || e.deps.LLM == nil {
+		return ModeLocal, nil
+	}
+	out, _, err := llm.ChatJSON[struct {
+		Scope string `json:"scope"`
+	}](ctx, e.deps.LLM, llm.ChatRequest{
+		Stage:  "query",
+		System: `Classify the question. "local": it asks about specific entities, facts or events. "global": it asks about themes, trends or the corpus as a whole. Return JSON {"scope": "local"|"global"}.`,
+		User:   q, MaxTokens: 20,
+		JSONSchema: &llm.Schema{Name: "scope", Strict: true, Schema: map[string]any{
+			"type": "object", "properties": map[string]any{"scope": map[string]any{"enum": []string{"local", "global"}}},
+			"required": []string{"scope"}, "additionalProperties": false}},
+	})
+	if err != nil {
+		e.log.WarnContext(ctx, "classifying the question failed; answering locally", "err", err)
+		return ModeLocal, nil
+	}
+	if out.Scope == ModeGlobal {
+		return ModeGlobal, nil
+	}
+	return ModeLocal, nil
+}
+
+// pickLevel chooses the community level for a global question: the coarsest level that
+// still has at least `want` reports, else the level with the most reports.
+func (e *Engine) pickLevel(ctx context.Context, corpus string, want int) (int, error) {
+	gs, err := e.deps.Graph.Stats(ctx, corpus)
+	if err != nil {
+		return 0, fmt.Errorf("reading graph stats: %w", err)
+	}
+	best, bestN := 0, -1
+	for lvl := gs.Levels - 1; lvl >= 0; lvl-- {
+		cs, err := e.deps.Graph.Communities(ctx, corpus, lvl)
+		if err != nil {
+			return 0, fmt.Errorf("reading level %d: %w", lvl, err)
+		}
+		if len(cs) >= want {
+			return lvl, nil
+		}
+		if len(cs) > bestN {
+			best, bestN = lvl, len(cs)
+		}
+	}
+	return best, nil
+}
+
+// global answers with map-reduce over community reports.
+func (e *Engine) global(ctx context.Context, req Request, t *timer, onDelta func(string) error) (*Response, error) {
+	if err := e.checkCorpus(ctx, req.Corpus); err != nil {
+		return nil, err
+	}
+	qvec, err := e.embedQuery(ctx, req.Query)
+	if err != nil {
+		return nil, err
+	}
+	var level int
+	if req.Level != nil {
+		level = *req.Level
+	} else if level, err = e.pickLevel(ctx, req.Corpus, max(2, e.cfg.MapTopK)); err != nil {
+		return nil, err
+	}
+	k := e.cfg.MapTopK
+	all := k == 0
+	if all {
+		k = 10000
+	}
+	hits, err := e.deps.Vectors.Search(ctx, vectorstore.CollectionName(req.Corpus, kindCommunities), qvec, k,
+		vectorstore.Filter{Attrs: map[string]string{"level": strconv.Itoa(level)}})
+	if err != nil && !errors.Is(err, vectorstore.ErrNotFound) {
+		return nil, fmt.Errorf("selecting communities: %w", err)
+	}
+	comms := make([]Community, 0, len(hits))
+	for _, h := range hits {
+		// "All at a level" prunes reports far less relevant than the best one.
+		if all && len(hits) > 0 && h.Score < 0.5*hits[0].Score {
+			continue
+		}
+		comms = append(comms, communityOf(h.Record, h.Score))
+	}
+	t.mark("select")
+
+	partials, err := e.mapPhase(ctx, req.Query, comms)
+	if err != nil {
+		return nil, err
+	}
+	t.mark("map")
+	resp := &Response{Mode: ModeGlobal, Context: Context{Communities: comms}, Partials: partials}
+	resp.Prompt = ReducePrompt(req.Query, partials)
+	if e.deps.LLM != nil && len(partials) > 0 {
+		creq := llm.ChatRequest{Stage: "query", System: reduceSystem, User: resp.Prompt, MaxTokens: e.cfg.ReduceTokens}
+		var cr llm.ChatResponse
+		if onDelta != nil {
+			cr, err = e.deps.LLM.ChatStream(ctx, creq, onDelta)
+		} else {
+			cr, err = e.deps.LLM.Chat(ctx, creq)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reduce phase: %w", err)
+		}
+		resp.Answer = strings.TrimSpace(cr.Content)
+	} else {
+		resp.Answer = extractiveReduce(partials)
+		if onDelta != nil {
+			if err := onDelta(resp.Answer); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for i, p := range partials {
+		if strings.Contains(resp.Answer, "["+strconv.Itoa(i+1)+"]") {
+			resp.Citations = append(resp.Citations, Citation{Marker: strconv.Itoa(i + 1), Community: p.CommunityID})
+		}
+	}
+	t.mark("reduce")
+	resp.Timings = t.done()
+	return resp, nil
+}
+
+const mapSystem = `You answer a question using only one community report from a knowledge graph.
+Return JSON {"answer": "...", "score": N}: the answer holds the points of the report relevant to the question (at most 5 bullet points); score is 0-100, how helpful the report is for the question; if it is not relevant, return score 0 and answer "Not relevant".`
+
+const reduceSystem = `You synthesize partial answers, each from one community of a knowledge graph and numbered, into one coherent answer to the question. Remove redundancy, organize by theme, keep the most relevant points first, and cite the partial answers you use as [n]. Use only what the partial answers say.`
+
+// mapPhase asks for a partial answer per community in parallel (bounded), drops the
+// irrelevant ones and sorts the rest by score. Wall time is about that of the slowest
+// call, not their sum.
+func (e *Engine) mapPhase(ctx context.Context, q string, comms []Community) ([]PartialAnswer, error) {
+	out := make([]PartialAnswer, len(comms))
+	errs := make([]error, len(comms))
+	sem := make(chan struct{}, e.cfg.MapConcurrency)
+	var wg sync.WaitGroup
+	terms := contentTerms(q)
+	for i, c := range comms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				errs[i] = ctx.Err()
+				return
+			}
+			defer func() { <-sem }()
+			if e.deps.LLM == nil {
+				out[i] = extractiveMap(terms, c)
+				return
+			}
+			res, _, err := llm.ChatJSON[struct {
+				Answer string  `json:"answer"`
+				Score  float64 `json:"score"`
+			}](ctx, e.deps.LLM, llm.ChatRequest{
+				Stage: "query", System: mapSystem, MaxTokens: e.cfg.MapMaxTokens,
+				User: "## Community report\n" + c.Title + "\n" + c.Summary + "\n\n## Question\n" + q,
+				JSONSchema: &llm.Schema{Name: "partial_answer", Strict: true, Schema: map[string]any{
+					"type": "object", "properties": map[string]any{"answer": map[string]any{"type": "string"},
+						"score": map[string]any{"type": "number", "minimum": 0, "maximum": 100}},
+					"required": []string{"answer", "score"}, "additionalProperties": false}},
+			})
+			if err != nil {
+				errs[i] = fmt.Errorf("map phase, community %s: %w", c.ID, err)
+				return
+			}
+			out[i] = PartialAnswer{CommunityID: c.ID, Answer: strings.TrimSpace(res.Answer), Score: res.Score}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	kept := out[:0]
+	for _, p := range out {
+		if p.Score > 0 && !strings.EqualFold(strings.TrimSpace(p.Answer), "not relevant") {
+			kept = append(kept, p)
+		}
+	}
+	sort.SliceStable(kept, func(i, j int) bool { return kept[i].Score > kept[j].Score })
+	return kept, nil
+}
+
+// extractiveMap scores a report offline: its similarity to the question plus the share of
+// question terms it contains; the partial answer is its most relevant sentences.
+func extractiveMap(terms map[string]float64, c Community) PartialAnswer {
+	ss := sentences(c.Summary)
+	type sc struct {
+		s string
+		v float64
+		i int
+	}
+	var scored []sc
+	total := 0.0
+	for _, v := range terms {
+		total += v
+	}
+	best := 0.0
+	for i, s := range ss {
+		v := overlap(terms, s)
+		best = max(best, v)
+		scored = append(scored, sc{s, v, i})
+	}
+	sort.SliceStable(scored, func(i, j int) bool { return scored[i].v > scored[j].v })
+	var parts []string
+	for _, s := range scored {
+		if len(parts) >= 2 {
+			break
+		}
+		parts = append(parts, s.s)
+	}
+	lex := 0.0
+	if total > 0 {
+		lex = best / total
+	}
+	score := 100 * (0.6*max(c.Score, 0) + 0.4*lex) * (0.5 + c.Rating/20)
+	return PartialAnswer{CommunityID: c.ID, Answer: c.Title + ": " + strings.Join(parts, " "), Score: float64(int(score*10)) / 10}
+}
+
+// ReducePrompt renders the reduce prompt.
+func ReducePrompt(q string, partials []PartialAnswer) string {
+	var b strings.Builder
+	b.WriteString("## Partial answers\n")
+	for i, p := range partials {
+		fmt.Fprintf(&b, "[%d] (score %.0f) %s\n\n", i+1, p.Score, p.Answer)
+	}
+	b.WriteString("## Question\n")
+	b.WriteString(q)
+	return b.String()
+}
+
+func extractiveReduce(partials []PartialAnswer) string {
+	if len(partials) == 0 {
+		return "No community report in the corpus is relevant to the question."
+	}
+	var b strings.Builder
+	b.WriteString("The corpus covers these themes:\n")
+	for i, p := range partials {
+		if i >= 5 {
+			break
+		}
+		fmt.Fprintf(&b, "- %s [%d]\n", oneLine(p.Answer, 400), i+1)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}

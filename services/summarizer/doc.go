@@ -1,0 +1,12 @@
+// Package summarizer writes community reports, run as horizontally scaled replicas.
+//
+// For each community event it reads the community from the graph store (a community
+// replaced by a later detection run is gone there, and its event is acknowledged as stale),
+// builds the community context — members ordered by PageRank with type and description,
+// internal relationships by weight, and for higher levels the reports of its
+// sub-communities — within a token budget, and writes a report: with an LLM a structured
+// report (title, summary, findings, rating) through JSON Schema output; offline an
+// extractive report built from the same context. The report text is embedded and upserted
+// into the vector store's community collection with its level, parent and counts, keyed by
+// the content-derived community id, so the write is idempotent.
+package summarizer

@@ -1,0 +1,284 @@
+package summarizer
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/graphrag/graphrag/pkg/graphstore"
+	"github.com/graphrag/graphrag/pkg/llm"
+	"github.com/graphrag/graphrag/pkg/vectorstore"
+)
+
+// Finding is one insight of a report.
+type Finding struct {
+	Summary     string `json:"summary"`
+	Explanation string `json:"explanation"`
+}
+
+// Report is a community report.
+type Report struct {
+	Title             string    `json:"title"`
+	Summary           string    `json:"summary"`
+	Findings          []Finding `json:"findings"`
+	Rating            float64   `json:"rating"` // importance 0..10
+	RatingExplanation string    `json:"rating_explanation"`
+}
+
+// Text is what is embedded and lexically indexed for a report.
+func (r Report) Text() string {
+	var b strings.Builder
+	b.WriteString(r.Title)
+	b.WriteString("\n\n")
+	b.WriteString(r.Summary)
+	for _, f := range r.Findings {
+		b.WriteString("\n- ")
+		b.WriteString(f.Summary)
+		if f.Explanation != "" {
+			b.WriteString(": ")
+			b.WriteString(f.Explanation)
+		}
+	}
+	return b.String()
+}
+
+// CommunityContext is what a report is written from.
+type CommunityContext struct {
+	Community     graphstore.Community
+	Members       []graphstore.Entity       // by PageRank, descending
+	Relationships []graphstore.Relationship // internal, by weight, descending
+	SubReports    []Report                  // reports of the sub-communities (higher levels)
+	Prompt        string                    // the context rendered within the token budget
+}
+
+// Context gathers the community context and renders it within the token budget:
+// sub-community reports first for higher levels (they condense the most), then members by
+// PageRank, then relationships by weight.
+func (s *Service) Context(ctx context.Context, corpus string, com graphstore.Community) (CommunityContext, error) {
+	cc := CommunityContext{Community: com}
+	ents, err := s.deps.Graph.Entities(ctx, corpus, com.Members)
+	if err != nil {
+		return cc, fmt.Errorf("reading members of %s: %w", com.ID, err)
+	}
+	sort.SliceStable(ents, func(i, j int) bool {
+		if ents[i].PageRank != ents[j].PageRank {
+			return ents[i].PageRank > ents[j].PageRank
+		}
+		return ents[i].Key < ents[j].Key
+	})
+	cc.Members = ents
+	rels, err := s.deps.Graph.RelationshipsAmong(ctx, corpus, com.Members)
+	if err != nil {
+		return cc, fmt.Errorf("reading relationships of %s: %w", com.ID, err)
+	}
+	sort.SliceStable(rels, func(i, j int) bool { return rels[i].Weight > rels[j].Weight })
+	cc.Relationships = rels
+	if len(com.ChildIDs) > 0 {
+		recs, err := s.deps.Vectors.Get(ctx, vectorstore.CollectionName(corpus, "communities"), com.ChildIDs)
+		if err != nil {
+			return cc, fmt.Errorf("reading sub-community reports of %s: %w", com.ID, err)
+		}
+		for _, r := range recs {
+			var rep Report
+			if json.Unmarshal([]byte(r.Attrs[AttrReport]), &rep) == nil {
+				cc.SubReports = append(cc.SubReports, rep)
+			}
+		}
+		sort.SliceStable(cc.SubReports, func(i, j int) bool { return cc.SubReports[i].Rating > cc.SubReports[j].Rating })
+	}
+	cc.Prompt = render(cc, s.cfg.ContextTokens)
+	return cc, nil
+}
+
+// approxTokens estimates BPE tokens (about four characters each in English).
+func approxTokens(s string) int { return len(s)/4 + 1 }
+
+func render(cc CommunityContext, budget int) string {
+	var b strings.Builder
+	used := 0
+	add := func(line string) bool {
+		t := approxTokens(line)
+		if used+t > budget {
+			return false
+		}
+		used += t
+		b.WriteString(line)
+		b.WriteByte('\n')
+		return true
+	}
+	if len(cc.SubReports) > 0 {
+		add("## Sub-community reports")
+		for _, r := range cc.SubReports {
+			if !add("- " + r.Title + ": " + r.Summary) {
+				break
+			}
+		}
+	}
+	add("## Entities")
+	for _, e := range cc.Members {
+		if !add(fmt.Sprintf("- %s (%s) [PR:%.4f] - %s", e.Name, e.Type, e.PageRank, e.Description)) {
+			break
+		}
+	}
+	add("## Relationships")
+	names := map[string]string{}
+	for _, e := range cc.Members {
+		names[e.Key] = e.Name
+	}
+	for _, r := range cc.Relationships {
+		if !add(fmt.Sprintf("- %s --[%s]--> %s: %s", nameOf(names, r.SourceKey), r.Type, nameOf(names, r.TargetKey), r.Description)) {
+			break
+		}
+	}
+	return b.String()
+}
+
+func nameOf(names map[string]string, key string) string {
+	if n, ok := names[key]; ok {
+		return n
+	}
+	return key
+}
+
+var reportSchema = map[string]any{
+	"type": "object",
+	"properties": map[string]any{
+		"title":   map[string]any{"type": "string"},
+		"summary": map[string]any{"type": "string"},
+		"findings": map[string]any{"type": "array", "items": map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"summary":     map[string]any{"type": "string"},
+				"explanation": map[string]any{"type": "string"},
+			},
+			"required":             []string{"summary", "explanation"},
+			"additionalProperties": false,
+		}},
+		"rating":             map[string]any{"type": "number", "minimum": 0, "maximum": 10},
+		"rating_explanation": map[string]any{"type": "string"},
+	},
+	"required":             []string{"title", "summary", "findings", "rating", "rating_explanation"},
+	"additionalProperties": false,
+}
+
+const reportSystem = `You are an analyst writing a report about a community of entities in a knowledge graph.
+Given its entities, relationships and sub-community reports, write:
+- title: a short, specific name for the community naming its key entities;
+- summary: an executive summary of its structure, how its entities relate, and what matters about it;
+- findings: 3 to 7 key insights, each a one-line summary and an explanation grounded in the data;
+- rating: importance from 0 to 10, and a one-sentence rating_explanation.
+Use only the data provided. Return JSON only.`
+
+func (s *Service) llmReport(ctx context.Context, cc CommunityContext) (Report, error) {
+	rep, _, err := llm.ChatJSON[Report](ctx, s.deps.LLM, llm.ChatRequest{
+		Stage: "summarizer", System: reportSystem, User: cc.Prompt, Temperature: 0, MaxTokens: 1500,
+		JSONSchema: &llm.Schema{Name: "community_report", Schema: reportSchema, Strict: true},
+	})
+	if err != nil {
+		return rep, err
+	}
+	rep.Rating = math.Max(0, math.Min(10, rep.Rating))
+	return rep, nil
+}
+
+// Extractive builds a report without a model, from the same context: the title names the
+// most central members, the summary is built from their descriptions (first sentences),
+// findings are the strongest internal relationships with their evidence, and the rating
+// grows with the community's size and internal density (documented in
+// docs/adr/0005-offline-defaults.md).
+func Extractive(cc CommunityContext) Report {
+	top := cc.Members
+	if len(top) > 3 {
+		top = top[:3]
+	}
+	var names []string
+	for _, e := range top {
+		names = append(names, e.Name)
+	}
+	rep := Report{Title: strings.Join(names, ", ")}
+	if len(cc.Members) > len(top) {
+		rep.Title += fmt.Sprintf(" and %d more", len(cc.Members)-len(top))
+	}
+	var sum []string
+	sum = append(sum, fmt.Sprintf("This community of %d entities centers on %s.", len(cc.Members), joinAnd(names)))
+	for _, r := range cc.SubReports {
+		if len(sum) >= 4 {
+			break
+		}
+		sum = append(sum, "It includes "+r.Title+".")
+	}
+	for _, e := range cc.Members {
+		if len(sum) >= 7 {
+			break
+		}
+		if d := firstSentence(e.Description); d != "" {
+			sum = append(sum, d)
+		}
+	}
+	rep.Summary = strings.Join(dedupe(sum), " ")
+	seen := map[string]bool{}
+	for _, r := range cc.Relationships {
+		if len(rep.Findings) >= 5 {
+			break
+		}
+		d := firstSentence(r.Description)
+		if d == "" || seen[d] {
+			continue
+		}
+		seen[d] = true
+		rep.Findings = append(rep.Findings, Finding{Summary: r.SourceKey + " — " + r.TargetKey, Explanation: d})
+	}
+	n := float64(len(cc.Members))
+	density := 0.0
+	if n > 1 {
+		density = float64(len(cc.Relationships)) / (n * (n - 1) / 2)
+	}
+	rep.Rating = math.Round(math.Min(10, 2*math.Log2(1+n)+4*density)*10) / 10
+	rep.RatingExplanation = fmt.Sprintf("%d members, %d internal relationships (density %.2f).", len(cc.Members), len(cc.Relationships), density)
+	return rep
+}
+
+func joinAnd(xs []string) string {
+	switch len(xs) {
+	case 0:
+		return "nothing"
+	case 1:
+		return xs[0]
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
+}
+
+func firstSentence(s string) string {
+	s = strings.TrimSpace(s)
+	for i := 0; i+1 < len(s); i++ {
+		if (s[i] == '.' || s[i] == '!' || s[i] == '?') && s[i+1] == ' ' {
+			return s[:i+1]
+		}
+	}
+	return clip(s, 300)
+}
+
+func dedupe(xs []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range xs {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}

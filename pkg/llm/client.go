@@ -92,6 +92,7 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	if cfg.TokensPerMinute > 0 {
 		c.tpm = rate.NewLimiter(rate.Limit(float64(cfg.TokensPerMinute)/60), cfg.TokensPerMinute)
 	}
+	o.logger.Info("llm client configured", "config", cfg.String())
 	return c, nil
 }
 

@@ -87,15 +87,17 @@ func (c *Client) Embed(ctx context.Context, texts []string) ([][]float32, error)
 		batch := todo[start:min(start+c.cfg.EmbedBatchSize, len(todo))]
 		wg.Go(func() {
 			vecs, err := c.embedBatch(ctx, stage, batch)
-			mu.Lock()
-			defer mu.Unlock()
 			if err != nil {
+				mu.Lock()
 				if firstErr == nil {
 					firstErr = err
 					cancel() // the call fails anyway: stop spending on it
 				}
+				mu.Unlock()
 				return
 			}
+			// Each text belongs to one batch, so batches write disjoint
+			// elements of out; pending is only read here.
 			for j, t := range batch {
 				for _, i := range pending[t] {
 					out[i] = vecs[j]

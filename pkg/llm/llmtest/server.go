@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -438,22 +439,23 @@ func EchoReply(req openai.ChatCompletionRequest) string {
 	return "echo: " + req.Messages[len(req.Messages)-1].Content
 }
 
-// HashEmbedding is a deterministic unit vector derived from the text's
+// HashEmbedding is a deterministic unit vector seeded by the text's
 // SHA-256: equal texts get equal vectors, different texts differ.
 func HashEmbedding(text string, dim int) []float32 {
+	h := sha256.Sum256([]byte(text))
+	// PCG's output for a given seed is fixed by math/rand/v2's compatibility promise.
+	r := rand.New(rand.NewPCG(binary.LittleEndian.Uint64(h[:8]), binary.LittleEndian.Uint64(h[8:16])))
 	v := make([]float32, dim)
 	var norm float64
 	for i := range v {
-		h := sha256.Sum256(fmt.Appendf(nil, "%d\x00%s", i/8, text))
-		u := binary.LittleEndian.Uint32(h[(i%8)*4:])
-		f := float64(u)/math.MaxUint32*2 - 1
+		f := r.Float64()*2 - 1
 		v[i] = float32(f)
 		norm += f * f
 	}
 	if norm > 0 {
-		inv := float32(1 / math.Sqrt(norm))
+		inv := 1 / math.Sqrt(norm)
 		for i := range v {
-			v[i] *= inv
+			v[i] = float32(float64(v[i]) * inv)
 		}
 	}
 	return v

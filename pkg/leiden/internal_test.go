@@ -1,7 +1,10 @@
 package leiden
 
 import (
+	"context"
 	"errors"
+	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -51,4 +54,55 @@ func TestBuildLevelsRejectsUnnested(t *testing.T) {
 	if _, err := buildLevels(g, [][]int{{0, 0, 1, 2}, {0, 1, 1, 1}}, 5); !errors.Is(err, errNotNested) {
 		t.Fatalf("error %v, want errNotNested", err)
 	}
+}
+
+// TestGainIsModularityRise checks the bookkeeping of the local moving: the
+// gains summed over an iteration, divided by m, must equal the rise in
+// modularity between its start and end partitions.
+func TestGainIsModularityRise(t *testing.T) {
+	g, err := wgraph.FromEdges(34, ringOfCliques())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gamma := range []float64{0.5, 1, 2} {
+		s := &solver{cfg: defaultConfig(), rng: rand.New(rand.NewPCG(7, pcgStream))}
+		w := make([]float64, g.N())
+		part := make([]int, g.N())
+		for u := range w {
+			w[u] = g.Degree(u)
+			part[u] = u
+		}
+		r := gamma / (2 * g.TotalWeight())
+		for it := range 3 {
+			before := wgraph.Modularity(g, part, gamma)
+			_, final, gain, err := s.iterate(context.Background(), g, w, r, part)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rise := wgraph.Modularity(g, final, gamma) - before
+			if math.Abs(gain/g.TotalWeight()-rise) > 1e-12 {
+				t.Errorf("γ=%v iteration %d: gain/m %v, modularity rise %v", gamma, it, gain/g.TotalWeight(), rise)
+			}
+			part = final
+		}
+	}
+}
+
+// ringOfCliques is six sparse 5-node groups tied into a ring, plus a weighted
+// path with a self loop and a light edge: structure for many moves.
+func ringOfCliques() []wgraph.Edge {
+	var edges []wgraph.Edge
+	for c := range 6 {
+		b := 5 * c
+		for u := b; u < b+5; u++ {
+			for v := u + 1; v < b+5; v++ {
+				if (u+v)%3 != 0 {
+					edges = append(edges, wgraph.Edge{U: u, V: v, W: 1})
+				}
+			}
+		}
+		edges = append(edges, wgraph.Edge{U: b, V: (b + 7) % 30, W: 1})
+	}
+	edges = append(edges, wgraph.Edge{U: 30, V: 31, W: 2}, wgraph.Edge{U: 31, V: 32, W: 1}, wgraph.Edge{U: 32, V: 32, W: 1}, wgraph.Edge{U: 33, V: 0, W: 0.5})
+	return edges
 }

@@ -89,14 +89,15 @@ func Run(ctx context.Context, g *wgraph.Graph, opts ...Option) (Result, error) {
 		if err := ctx.Err(); err != nil {
 			return Result{}, fmt.Errorf("running leiden iteration %d: %w", iterations+1, err)
 		}
-		var changed bool
+		var gain float64
 		var err error
-		chain, part, changed, err = s.iterate(ctx, g, weights, r, part)
+		chain, part, gain, err = s.iterate(ctx, g, weights, r, part)
 		if err != nil {
 			return Result{}, err
 		}
 		iterations++
-		if !changed {
+		// gain is 0 exactly when no node moved; gain/m is the rise in modularity.
+		if gain <= 0 || (g.TotalWeight() > 0 && gain/g.TotalWeight() < cfg.tolerance) {
 			break
 		}
 	}
@@ -123,9 +124,9 @@ type solver struct {
 
 // iterate runs one full Leiden iteration from the partition part of g. It
 // returns the chain of nested refined partitions (on original nodes, finest
-// first, ending with the final partition), the final partition, and whether
-// any node moved.
-func (s *solver) iterate(ctx context.Context, g0 *wgraph.Graph, w0 []float64, r float64, part0 []int) ([][]int, []int, bool, error) {
+// first, ending with the final partition), the final partition, and the sum of
+// the gains of all moves (0 if no node moved).
+func (s *solver) iterate(ctx context.Context, g0 *wgraph.Graph, w0 []float64, r float64, part0 []int) ([][]int, []int, float64, error) {
 	n := g0.N()
 	g, w := g0, w0
 	part, _ := compact(part0, n)
@@ -134,14 +135,12 @@ func (s *solver) iterate(ctx context.Context, g0 *wgraph.Graph, w0 []float64, r 
 		toAgg[u] = u
 	}
 	var chain [][]int
-	changed := false
+	var total float64
 	for pass := 0; ; pass++ {
 		if err := ctx.Err(); err != nil {
-			return nil, nil, false, fmt.Errorf("running leiden pass %d: %w", pass+1, err)
+			return nil, nil, 0, fmt.Errorf("running leiden pass %d: %w", pass+1, err)
 		}
-		if s.moveNodes(g, w, r, part) {
-			changed = true
-		}
+		total += s.moveNodes(g, w, r, part)
 		var k int
 		part, k = compact(part, g.N())
 		if k == g.N() {
@@ -154,7 +153,7 @@ func (s *solver) iterate(ctx context.Context, g0 *wgraph.Graph, w0 []float64, r 
 			var err error
 			refined, rk, err = wgraph.SplitDisconnected(g, part)
 			if err != nil {
-				return nil, nil, false, fmt.Errorf("splitting partition at pass %d: %w", pass+1, err)
+				return nil, nil, 0, fmt.Errorf("splitting partition at pass %d: %w", pass+1, err)
 			}
 			if rk == g.N() {
 				break // cannot happen with positive node weights; stop rather than spin
@@ -167,7 +166,7 @@ func (s *solver) iterate(ctx context.Context, g0 *wgraph.Graph, w0 []float64, r 
 
 		agg, err := wgraph.Aggregate(g, refined, rk)
 		if err != nil {
-			return nil, nil, false, fmt.Errorf("aggregating at pass %d: %w", pass+1, err)
+			return nil, nil, 0, fmt.Errorf("aggregating at pass %d: %w", pass+1, err)
 		}
 		aggW := make([]float64, rk)
 		aggPart := make([]int, rk)
@@ -185,15 +184,16 @@ func (s *solver) iterate(ctx context.Context, g0 *wgraph.Graph, w0 []float64, r 
 	if len(chain) == 0 || countOf(chain[len(chain)-1]) != k {
 		chain = append(chain, final)
 	}
-	return chain, final, changed, nil
+	return chain, final, total, nil
 }
 
 // moveNodes is the queue-based fast local moving of the paper: every node is
 // visited once in random order and moved to the neighbouring community (or an
 // empty one) with the largest strictly positive gain; when a node moves, its
 // neighbours outside the target community are queued again. part holds ids
-// below g.N() and is updated in place. It reports whether any node moved.
-func (s *solver) moveNodes(g *wgraph.Graph, w []float64, r float64, part []int) bool {
+// below g.N() and is updated in place. It returns the summed gain of the
+// moves, which is positive iff a node moved.
+func (s *solver) moveNodes(g *wgraph.Graph, w []float64, r float64, part []int) float64 {
 	n := g.N()
 	clusterW := make([]float64, n)
 	clusterN := make([]int, n)
@@ -213,7 +213,7 @@ func (s *solver) moveNodes(g *wgraph.Graph, w []float64, r float64, part []int) 
 	edgeW := make([]float64, n)
 	seen := make([]bool, n)
 	neigh := make([]int, 0, 64)
-	moved := false
+	var gained float64
 	for size > 0 {
 		j := queue[head]
 		head = (head + 1) % n
@@ -240,7 +240,8 @@ func (s *solver) moveNodes(g *wgraph.Graph, w []float64, r float64, part []int) 
 			edgeW[c] += wt[k]
 		}
 		best := cur
-		bestGain := edgeW[cur] - w[j]*clusterW[cur]*r
+		curGain := edgeW[cur] - w[j]*clusterW[cur]*r
+		bestGain := curGain
 		for _, c := range neigh {
 			if gain := edgeW[c] - w[j]*clusterW[c]*r; gain > bestGain {
 				best, bestGain = c, gain
@@ -257,7 +258,7 @@ func (s *solver) moveNodes(g *wgraph.Graph, w []float64, r float64, part []int) 
 			unused = unused[:len(unused)-1]
 		}
 		if best != cur {
-			moved = true
+			gained += bestGain - curGain
 			for _, v := range nb {
 				if stable[v] && part[v] != best {
 					stable[v] = false
@@ -267,7 +268,7 @@ func (s *solver) moveNodes(g *wgraph.Graph, w []float64, r float64, part []int) 
 			}
 		}
 	}
-	return moved
+	return gained
 }
 
 // refine splits every community of part into subsets by the randomised merge

@@ -313,6 +313,7 @@ func TestOptionsAndErrors(t *testing.T) {
 		"negative iterations": leiden.WithMaxIterations(-1),
 		"negative randomness": leiden.WithRandomness(-0.1),
 		"unknown quality":     leiden.WithQuality(leiden.Quality(9)),
+		"negative tolerance":  leiden.WithTolerance(-1),
 	}
 	for name, opt := range bad {
 		t.Run(name, func(t *testing.T) {
@@ -332,6 +333,15 @@ func TestOptionsAndErrors(t *testing.T) {
 		res := mustRun(t, g, leiden.WithMaxIterations(1))
 		if res.Iterations != 1 {
 			t.Errorf("%d iterations, want 1", res.Iterations)
+		}
+	})
+	t.Run("tolerance stops early", func(t *testing.T) {
+		g, _ := wgraphtest.Sparse(5000, 8, 40, 0.3, 11)
+		if res := mustRun(t, g); res.Iterations < 2 {
+			t.Fatalf("default run took %d iterations; the test needs more", res.Iterations)
+		}
+		if res := mustRun(t, g, leiden.WithTolerance(2)); res.Iterations != 1 {
+			t.Errorf("%d iterations with tolerance 2 (above any modularity rise), want 1", res.Iterations)
 		}
 	})
 	t.Run("greedy refinement", func(t *testing.T) {

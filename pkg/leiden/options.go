@@ -38,6 +38,7 @@ const (
 	DefaultMaxLevels     = 3
 	DefaultMaxIterations = 0 // until an iteration changes nothing
 	DefaultRandomness    = 0.01
+	DefaultTolerance     = 0 // any improvement earns another iteration
 	// iterationCap bounds "until stable" so that float noise can never loop forever.
 	iterationCap = 64
 )
@@ -49,6 +50,7 @@ type config struct {
 	maxLevels     int
 	maxIterations int
 	randomness    float64
+	tolerance     float64
 }
 
 func defaultConfig() config {
@@ -74,6 +76,8 @@ func (c config) validate() error {
 		return fmt.Errorf("max iterations %d must be >= 0: %w", c.maxIterations, ErrInvalidOption)
 	case c.randomness < 0 || math.IsNaN(c.randomness) || math.IsInf(c.randomness, 0):
 		return fmt.Errorf("randomness %v must be finite and >= 0: %w", c.randomness, ErrInvalidOption)
+	case c.tolerance < 0 || math.IsNaN(c.tolerance) || math.IsInf(c.tolerance, 0):
+		return fmt.Errorf("tolerance %v must be finite and >= 0: %w", c.tolerance, ErrInvalidOption)
 	}
 	return nil
 }
@@ -114,3 +118,9 @@ func WithRandomness(theta float64) Option {
 
 // errNotNested signals a broken internal invariant (levels must nest).
 var errNotNested = errors.New("leiden: levels are not nested")
+
+// WithTolerance ends the iterations once one raises quality by less than tol,
+// measured as the summed gain of its moves divided by the total edge weight
+// (for modularity exactly the rise in Q). The default 0 iterates until no
+// node moves; 1e-4 (as in Neo4j GDS) saves most iterations on large graphs.
+func WithTolerance(tol float64) Option { return optionFunc(func(c *config) { c.tolerance = tol }) }

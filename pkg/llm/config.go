@@ -166,14 +166,14 @@ func WithSleeper(s Sleeper) Option { return optionFunc(func(o *options) { o.slee
 func WithClock(now func() time.Time) Option { return optionFunc(func(o *options) { o.now = now }) }
 
 // WithBackoff sets the exponential backoff: the first retry waits about base,
-// each next one twice as long, never more than max (before Retry-After).
-func WithBackoff(base, max time.Duration) Option {
+// each next one twice as long, never more than maxDelay (before Retry-After).
+func WithBackoff(base, maxDelay time.Duration) Option {
 	return optionFunc(func(o *options) {
 		if base > 0 {
 			o.baseDelay = base
 		}
-		if max > 0 {
-			o.maxDelay = max
+		if maxDelay > 0 {
+			o.maxDelay = maxDelay
 		}
 	})
 }

@@ -98,13 +98,13 @@ func parseRetryAfter(retryAfter, retryMS string, now time.Time) (time.Duration, 
 
 // backoff returns the wait before retry number n (1-based): exponential with
 // equal jitter, so concurrent clients spread out but never retry at once.
-func backoff(n int, base, max time.Duration) time.Duration {
+func backoff(n int, base, maxDelay time.Duration) time.Duration {
 	d := base
-	for i := 1; i < n && d < max; i++ {
+	for i := 1; i < n && d < maxDelay; i++ {
 		d *= 2
 	}
-	if d > max {
-		d = max
+	if d > maxDelay {
+		d = maxDelay
 	}
 	half := d / 2
 	if half <= 0 {
@@ -233,7 +233,7 @@ func (c *Client) do(ctx context.Context, kind, stage string, estTokens int, canR
 				delay = d
 			}
 		}
-		if dl, ok := ctx.Deadline(); ok && c.o.now().Add(delay).After(dl) {
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < delay {
 			// Waiting would outlive the caller: report the real failure now.
 			return fail(class, err)
 		}

@@ -288,3 +288,19 @@ func TestUnreachableEndpoint(t *testing.T) {
 		t.Errorf("want one retry of a connection error, slept %v", rec.recorded())
 	}
 }
+
+// A caller's own HTTP client keeps working, and Retry-After is still seen.
+func TestWithHTTPClientKeepsRetryAfter(t *testing.T) {
+	srv := newFake(t)
+	srv.Inject(llmtest.RateLimited("4"))
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	rec := &sleepRecorder{}
+	c := newClient(t, srv, nil, llm.WithHTTPClient(&http.Client{Transport: tr}), llm.WithSleeper(rec.sleep))
+	if _, err := c.Chat(t.Context(), chatReq("x")); err != nil {
+		t.Fatal(err)
+	}
+	if d := rec.recorded(); len(d) != 1 || d[0] != 4*time.Second {
+		t.Errorf("delays = %v, want [4s]", d)
+	}
+}

@@ -96,4 +96,3 @@ func validate[T any](p *T) error {
 	}
 	return nil
 }
-

@@ -92,6 +92,11 @@ func maskURLs(list string) string {
 	parts := strings.Split(list, ",")
 	for i, p := range parts {
 		p = strings.TrimSpace(p)
+		if p != "" && !strings.Contains(p, "://") {
+			// nats.go reads "user:pw@host" as nats://user:pw@host; url.Parse
+			// would see scheme "user" and miss the password.
+			p = "nats://" + p
+		}
 		u, err := url.Parse(p)
 		if err != nil {
 			// An unparsable URL might still hold a secret: show nothing of it.

@@ -228,7 +228,7 @@ func TestTimeout(t *testing.T) {
 			srv.Inject(llmtest.Hang())
 			rec := &sleepRecorder{}
 			c := newClient(t, srv, func(c *llm.Config) {
-				c.Timeout = 200 * time.Millisecond
+				c.Timeout = 500 * time.Millisecond // roomy: the retried attempt must finish within it under -race
 				c.MaxRetries = tt.maxRetries
 			}, llm.WithSleeper(rec.sleep))
 			_, err := c.Chat(t.Context(), chatReq("x"))

@@ -1,8 +1,10 @@
 package boltgraph
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strconv"
@@ -256,25 +258,26 @@ func (s *Store) Snapshot(ctx context.Context, corpus string) (graphstore.Snapsho
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		// About two adjacency entries per edge: decode without allocating.
 		if err := c.adj.ForEach(func(k, v []byte) error {
-			a, rest, err := splitLP(k)
-			if err != nil {
-				return err
+			n, w := binary.Uvarint(k)
+			if w <= 0 || uint64(len(k)-w) < n {
+				return fmt.Errorf("corrupt adjacency key %x", k)
 			}
-			b := string(rest)
-			if a >= b {
+			a, b := k[w:w+int(n)], k[w+int(n):]
+			if bytes.Compare(a, b) >= 0 {
 				return nil // the mirror entry carries the same edge
 			}
-			w, _, err := readAdj(v)
+			wt, _, err := readAdj(v)
 			if err != nil {
 				return err
 			}
-			ia, oka := idx[a]
-			ib, okb := idx[b]
+			ia, oka := idx[string(a)]
+			ib, okb := idx[string(b)]
 			if !oka || !okb {
 				return fmt.Errorf("adjacency %q-%q names a missing entity: index damaged", a, b)
 			}
-			snap.Edges = append(snap.Edges, graphstore.Edge{Source: ia, Target: ib, Weight: w})
+			snap.Edges = append(snap.Edges, graphstore.Edge{Source: ia, Target: ib, Weight: wt})
 			return nil
 		}); err != nil {
 			return err

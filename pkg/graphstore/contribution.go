@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -89,7 +88,7 @@ func Contribute(c ChunkExtraction) (Contribution, error) {
 			return Contribution{}, fmt.Errorf("chunk %q: relation %q->%q has text that is not UTF-8: %w",
 				c.ChunkID, r.SourceKey, r.TargetKey, ErrInvalid)
 		}
-		if math.IsNaN(r.Strength) || math.IsInf(r.Strength, 0) || r.Strength < 0 {
+		if !(r.Strength >= 0 && r.Strength <= MaxStrength) {
 			return Contribution{}, fmt.Errorf("chunk %q: relation %q->%q strength %v: %w",
 				c.ChunkID, r.SourceKey, r.TargetKey, r.Strength, ErrInvalid)
 		}

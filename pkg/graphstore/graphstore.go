@@ -11,6 +11,9 @@ const (
 	// MaxKeyLen bounds entity keys, chunk ids and corpus names in bytes, so that
 	// every driver can index them (bbolt keys, Neo4j index entries).
 	MaxKeyLen = 1024
+	// MaxStrength bounds RelationMention.Strength, so that weights summed over
+	// any number of chunks stay finite.
+	MaxStrength = 1e9
 )
 
 // Sentinel errors. Drivers wrap them, so test with errors.Is.
@@ -32,7 +35,7 @@ type EntityMention struct {
 }
 
 // RelationMention is one mention of a directed relationship in a chunk. Strength
-// must be finite and not negative; 0 means unspecified and counts as 1.
+// must be in [0, MaxStrength]; 0 means unspecified and counts as 1.
 type RelationMention struct {
 	SourceKey, TargetKey, Type, Description string
 	Strength                                float64
@@ -142,7 +145,7 @@ type Store interface {
 	// Snapshot returns the whole graph for Leiden and PageRank.
 	Snapshot(ctx context.Context, corpus string) (Snapshot, error)
 	// SetPageRank stores scores by entity key; entities not in scores keep theirs,
-	// keys of entities that do not exist are ignored.
+	// keys of entities that do not exist are ignored. Scores must be finite.
 	SetPageRank(ctx context.Context, corpus string, scores map[string]float64) error
 	// ReplaceCommunities replaces the whole hierarchy and Entity.Communities.
 	// IDs must be unique and non-empty, levels >= 0, a ParentID must name a

@@ -3,6 +3,7 @@ package boltgraph
 import (
 	"context"
 	"fmt"
+	"math"
 	"unicode/utf8"
 
 	bolt "go.etcd.io/bbolt"
@@ -351,6 +352,11 @@ func (s *Store) SetDescriptions(ctx context.Context, corpus string, descs map[st
 
 // SetPageRank stores PageRank scores.
 func (s *Store) SetPageRank(ctx context.Context, corpus string, scores map[string]float64) error {
+	for k, v := range scores {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("setting pagerank of %q to %v: %w", k, v, graphstore.ErrInvalid)
+		}
+	}
 	return s.updateEnts(ctx, "setting pagerank", corpus, mapKeys(scores), func(k string, r *entRec) {
 		r.PageRank = scores[k]
 	})

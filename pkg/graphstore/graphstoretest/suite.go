@@ -236,6 +236,7 @@ func testInvalidInput(t *testing.T, s graphstore.Store) {
 		{"negative strength", "k", []graphstore.ChunkExtraction{good, chunk("x", nil, rm("a", "b", -1))}},
 		{"NaN strength", "k", []graphstore.ChunkExtraction{good, chunk("x", nil, rm("a", "b", math.NaN()))}},
 		{"infinite strength", "k", []graphstore.ChunkExtraction{good, chunk("x", nil, rm("a", "b", math.Inf(1)))}},
+		{"strength too large", "k", []graphstore.ChunkExtraction{good, chunk("x", nil, rm("a", "b", graphstore.MaxStrength*2))}},
 		{"key not UTF-8", "k", []graphstore.ChunkExtraction{good, chunk("x", []graphstore.EntityMention{em("\xff", "A", "", "")})}},
 		{"name not UTF-8", "k", []graphstore.ChunkExtraction{good, chunk("x", []graphstore.EntityMention{em("b", "\xffB", "", "")})}},
 		{"key too long", "k", []graphstore.ChunkExtraction{good, chunk("x", nil, rm("a", strings.Repeat("b", graphstore.MaxKeyLen+1), 1))}},
@@ -272,6 +273,9 @@ func testInvalidInput(t *testing.T, s graphstore.Store) {
 	}
 	if err := s.SetDescriptions(ctx, "k", map[string]string{"a": "\xff"}); !errors.Is(err, graphstore.ErrInvalid) {
 		t.Errorf("SetDescriptions with non UTF-8 text = %v, want ErrInvalid", err)
+	}
+	if err := s.SetPageRank(ctx, "k", map[string]float64{"a": math.NaN()}); !errors.Is(err, graphstore.ErrInvalid) {
+		t.Errorf("SetPageRank with NaN = %v, want ErrInvalid", err)
 	}
 	// The longest key allowed works, in keys and in chunk ids.
 	long := strings.Repeat("k", graphstore.MaxKeyLen)

@@ -5,6 +5,8 @@ import (
 	"context"
 	"math"
 	"math/rand"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/coder/hnsw"
@@ -26,6 +28,7 @@ type doc struct {
 	seq   uint64
 	vec   []float32 // normalized
 	attrs map[string]string
+	pos   int // index in denseIndex.all
 }
 
 // normalize returns v scaled to unit length, in a new slice.
@@ -103,11 +106,50 @@ func (t *topK) sorted() []scored {
 	return out
 }
 
-// ctxCheckEvery bounds how often the exact scan polls ctx.
+// ctxCheckEvery bounds how often scans poll ctx.
 const ctxCheckEvery = 4096
+
+// parallelScanMin is the candidate count from which an exact scan is split
+// across GOMAXPROCS goroutines (below it, goroutine start-up outweighs the
+// gain).
+const parallelScanMin = 16384
 
 // exactSearch ranks every candidate by cosine similarity.
 func exactSearch(ctx context.Context, q []float32, k int, cands []*doc) ([]scored, error) {
+	workers := min(runtime.GOMAXPROCS(0), len(cands)/parallelScanMin)
+	if workers <= 1 {
+		t, err := scan(ctx, q, k, cands)
+		if err != nil {
+			return nil, err
+		}
+		return t.sorted(), nil
+	}
+	parts := make([]*topK, workers)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	step := (len(cands) + workers - 1) / workers
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lo, hi := w*step, min((w+1)*step, len(cands))
+			parts[w], errs[w] = scan(ctx, q, k, cands[lo:hi])
+		}()
+	}
+	wg.Wait()
+	t := &topK{k: k, items: make([]scored, 0, k)}
+	for w, p := range parts {
+		if errs[w] != nil {
+			return nil, errs[w]
+		}
+		for _, s := range p.items {
+			t.offer(s)
+		}
+	}
+	return t.sorted(), nil
+}
+
+func scan(ctx context.Context, q []float32, k int, cands []*doc) (*topK, error) {
 	t := &topK{k: k, items: make([]scored, 0, k)}
 	for i, d := range cands {
 		if i%ctxCheckEvery == ctxCheckEvery-1 {
@@ -117,23 +159,27 @@ func exactSearch(ctx context.Context, q []float32, k int, cands []*doc) ([]score
 		}
 		t.offer(scored{d: d, score: vek32.Dot(q, d.vec)})
 	}
-	return t.sorted(), nil
+	return t, nil
 }
 
 // denseIndex is a collection's in-memory dense state. It is not locked: the
 // collection serializes writers and excludes them from readers.
+//
+// The HNSW graph exists only once the collection outgrows the exact-scan
+// threshold, so that small collections do not pay for graph insertions.
 type denseIndex struct {
-	cfg   config
-	docs  map[string]*doc // live records by ID
+	cfg  config
+	dim  int
+	docs map[string]*doc // live records by ID
+	all  []*doc          // the same, for scans; doc.pos indexes it
+	// graph is nil while exact scans suffice.
 	graph *hnsw.Graph[uint64]
-	// nodes maps every graph key to its live doc, or nil for a dead node
-	// (replaced or deleted record).
+	// nodes maps graph keys of live docs to them; graph keys missing here are
+	// dead nodes (replaced or deleted records).
 	nodes     map[uint64]*doc
 	dead      int
 	sinceSnap int // graph insertions since the last snapshot
-	snapSeq   uint64
 	maxSeq    uint64
-	dim       int
 }
 
 func newDenseIndex(cfg config, dim int) *denseIndex {
@@ -141,50 +187,58 @@ func newDenseIndex(cfg config, dim int) *denseIndex {
 		cfg:   cfg,
 		dim:   dim,
 		docs:  make(map[string]*doc),
-		graph: newGraph(cfg),
 		nodes: make(map[uint64]*doc),
 	}
 }
 
 // put makes d the live version of its ID and adds it to the graph.
 func (x *denseIndex) put(d *doc) {
-	if old, ok := x.docs[d.id]; ok {
-		x.kill(old)
-	}
+	x.remove(d.id)
+	d.pos = len(x.all)
+	x.all = append(x.all, d)
 	x.docs[d.id] = d
-	x.graph.Add(hnsw.MakeNode(d.seq, d.vec))
-	x.nodes[d.seq] = d
-	x.sinceSnap++
 	x.maxSeq = max(x.maxSeq, d.seq)
-}
-
-// remove drops the live record with this ID, if any.
-func (x *denseIndex) remove(id string) {
-	if old, ok := x.docs[id]; ok {
-		x.kill(old)
-		delete(x.docs, id)
+	if x.graph != nil {
+		x.graph.Add(hnsw.MakeNode(d.seq, d.vec))
+		x.nodes[d.seq] = d
+		x.sinceSnap++
 	}
 }
 
-func (x *denseIndex) kill(old *doc) {
+// remove drops the live record with this ID, if any; its graph node, if
+// any, becomes dead.
+func (x *denseIndex) remove(id string) {
+	old, ok := x.docs[id]
+	if !ok {
+		return
+	}
+	delete(x.docs, id)
+	last := x.all[len(x.all)-1]
+	x.all[old.pos] = last
+	last.pos = old.pos
+	x.all[len(x.all)-1] = nil
+	x.all = x.all[:len(x.all)-1]
 	if _, inGraph := x.nodes[old.seq]; inGraph {
-		x.nodes[old.seq] = nil
+		delete(x.nodes, old.seq)
 		x.dead++
 	}
 }
 
-// needsCompaction reports whether dead nodes dominate the graph, making ANN
-// searches over-fetch too much.
-func (x *denseIndex) needsCompaction() bool {
+// graphWanted reports whether the graph must be (re)built: the collection
+// outgrew exact scans, or dead nodes dominate the graph.
+func (x *denseIndex) graphWanted() bool {
+	if x.graph == nil {
+		return len(x.docs) > x.cfg.exactThreshold
+	}
 	return x.dead > 1024 && x.dead > len(x.docs)
 }
 
-// compacted builds a fresh graph of the live records only. It reads x without
+// buildGraph builds a graph of the live records only. It reads x without
 // changing it so that searches can keep using x meanwhile.
-func (x *denseIndex) compacted() (*hnsw.Graph[uint64], map[uint64]*doc) {
+func (x *denseIndex) buildGraph() (*hnsw.Graph[uint64], map[uint64]*doc) {
 	g := newGraph(x.cfg)
 	nodes := make(map[uint64]*doc, len(x.docs))
-	for _, d := range x.docs {
+	for _, d := range x.all {
 		g.Add(hnsw.MakeNode(d.seq, d.vec))
 		nodes[d.seq] = d
 	}
@@ -216,23 +270,20 @@ func (x *denseIndex) search(ctx context.Context, q []float32, k int, ids []strin
 		}
 		return exactSearch(ctx, q, k, cands)
 	}
-	live := len(x.docs)
-	if live == 0 {
-		return nil, nil
-	}
-	if live <= x.cfg.exactThreshold || k >= live {
-		return exactSearch(ctx, q, k, x.filtered(match, len(attrs) > 0))
-	}
-	matching := live
+	cands := x.all
 	if len(attrs) > 0 {
-		cands := x.filtered(match, true)
-		if len(cands) <= x.cfg.exactThreshold || k >= len(cands) {
-			return exactSearch(ctx, q, k, cands)
+		cands = make([]*doc, 0, len(x.all)/4)
+		for _, d := range x.all {
+			if match(d) {
+				cands = append(cands, d)
+			}
 		}
-		matching = len(cands)
 	}
-	// Expected over-fetch: the share of graph nodes that are live and match.
-	ratio := float64(x.graph.Len()) / float64(matching)
+	if x.graph == nil || len(cands) <= x.cfg.exactThreshold || k*4 >= len(cands) {
+		return exactSearch(ctx, q, k, cands)
+	}
+	// Over-fetch by the share of graph nodes that are live and match.
+	ratio := float64(x.graph.Len()) / float64(len(cands))
 	fetch := int(math.Ceil(float64(max(k, x.cfg.efSearch)) * ratio * 1.2))
 	for {
 		if err := ctx.Err(); err != nil {
@@ -240,7 +291,7 @@ func (x *denseIndex) search(ctx context.Context, q []float32, k int, ids []strin
 		}
 		if fetch >= x.graph.Len()/2 {
 			// The graph would be walked nearly whole: scan instead.
-			return exactSearch(ctx, q, k, x.filtered(match, len(attrs) > 0))
+			return exactSearch(ctx, q, k, cands)
 		}
 		t := &topK{k: k, items: make([]scored, 0, k)}
 		for _, n := range x.graph.Search(q, fetch) {
@@ -255,15 +306,4 @@ func (x *denseIndex) search(ctx context.Context, q []float32, k int, ids []strin
 		}
 		fetch *= 4
 	}
-}
-
-// filtered returns the live docs that match; all of them if !filter.
-func (x *denseIndex) filtered(match func(*doc) bool, filter bool) []*doc {
-	out := make([]*doc, 0, len(x.docs))
-	for _, d := range x.docs {
-		if !filter || match(d) {
-			out = append(out, d)
-		}
-	}
-	return out
 }

@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"cmp"
+	"container/heap"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"sync"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
@@ -220,18 +222,46 @@ func searchBM25(ctx context.Context, idx bleve.Index, st *lexStats, q string, k 
 
 	n := float64(st.docs)
 	avgdl := float64(st.total) / n
-	scores := make(map[uint64]float64)
+	acc := accPool.Get().(*accumulator)
+	defer acc.release()
 	for _, term := range terms {
-		if err := scoreTerm(ctx, r, term, n, avgdl, allow, scores); err != nil {
+		if err := scoreTerm(ctx, r, term, n, avgdl, allow, acc); err != nil {
 			return nil, err
 		}
 	}
-	return topLexical(r, scores, k)
+	return topLexical(r, acc, k)
+}
+
+// accumulator sums scores per internal document number in a slice, much
+// faster than a map for the long postings lists of common terms.
+type accumulator struct {
+	score   []float64
+	touched []uint64
+}
+
+var accPool = sync.Pool{New: func() any { return &accumulator{} }}
+
+func (a *accumulator) add(doc uint64, s float64) {
+	if doc >= uint64(len(a.score)) {
+		a.score = append(a.score, make([]float64, int(doc)+1-len(a.score)+len(a.score)/2)...)
+	}
+	if a.score[doc] == 0 { // BM25 contributions are positive
+		a.touched = append(a.touched, doc)
+	}
+	a.score[doc] += s
+}
+
+func (a *accumulator) release() {
+	for _, d := range a.touched {
+		a.score[d] = 0
+	}
+	a.touched = a.touched[:0]
+	accPool.Put(a)
 }
 
 // scoreTerm adds one query term's BM25 contribution to every document in
 // its postings list.
-func scoreTerm(ctx context.Context, r index.IndexReader, term string, n, avgdl float64, allow map[uint64]struct{}, scores map[uint64]float64) error {
+func scoreTerm(ctx context.Context, r index.IndexReader, term string, n, avgdl float64, allow map[uint64]struct{}, acc *accumulator) error {
 	tfr, err := r.TermFieldReader(ctx, []byte(term), fieldText, true, true, false)
 	if err != nil {
 		return fmt.Errorf("reading postings of %q: %w", term, err)
@@ -268,7 +298,7 @@ func scoreTerm(ctx context.Context, r index.IndexReader, term string, n, avgdl f
 			// bleve stores norm = 1/sqrt(field length).
 			dl = math.Round(1 / (d.Norm * d.Norm))
 		}
-		scores[doc] += idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*dl/avgdl))
+		acc.add(doc, idf*tf*(bm25K1+1)/(tf+bm25K1*(1-bm25B+bm25B*dl/avgdl)))
 	}
 }
 
@@ -318,27 +348,33 @@ func allowedDocs(ctx context.Context, r index.IndexReader, ids []string, attrs m
 // topLexical keeps the k best scores; external IDs are resolved only for the
 // kept documents and for those tied with the last one, so that ties are
 // broken by ID like every other driver.
-func topLexical(r index.IndexReader, scores map[uint64]float64, k int) ([]lexHit, error) {
-	type cand struct {
-		doc   uint64
-		score float64
+func topLexical(r index.IndexReader, acc *accumulator, k int) ([]lexHit, error) {
+	if len(acc.touched) == 0 {
+		return nil, nil
 	}
-	all := make([]cand, 0, len(scores))
-	for d, s := range scores {
-		all = append(all, cand{d, s})
-	}
-	slices.SortFunc(all, func(a, b cand) int { return cmp.Compare(b.score, a.score) })
-	cut := min(k, len(all))
-	for cut < len(all) && cut > 0 && all[cut].score == all[cut-1].score {
-		cut++
-	}
-	out := make([]lexHit, 0, cut)
-	for _, c := range all[:cut] {
-		id, err := r.ExternalID(index.NewIndexInternalID(nil, c.doc))
-		if err != nil {
-			return nil, fmt.Errorf("resolving document %d: %w", c.doc, err)
+	// The k-th best score, with a min-heap of k scores.
+	h := make(floatHeap, 0, k)
+	for _, d := range acc.touched {
+		s := acc.score[d]
+		if len(h) < k {
+			heap.Push(&h, s)
+		} else if s > h[0] {
+			h[0] = s
+			heap.Fix(&h, 0)
 		}
-		out = append(out, lexHit{id: id, score: c.score})
+	}
+	th := h[0]
+	var out []lexHit
+	for _, d := range acc.touched {
+		s := acc.score[d]
+		if s < th {
+			continue
+		}
+		id, err := r.ExternalID(index.NewIndexInternalID(nil, d))
+		if err != nil {
+			return nil, fmt.Errorf("resolving document %d: %w", d, err)
+		}
+		out = append(out, lexHit{id: id, score: s})
 	}
 	slices.SortFunc(out, func(a, b lexHit) int {
 		if a.score != b.score {
@@ -347,4 +383,17 @@ func topLexical(r index.IndexReader, scores map[uint64]float64, k int) ([]lexHit
 		return cmp.Compare(a.id, b.id)
 	})
 	return out[:min(k, len(out))], nil
+}
+
+type floatHeap []float64
+
+func (h floatHeap) Len() int           { return len(h) }
+func (h floatHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h floatHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *floatHeap) Push(x any)        { *h = append(*h, x.(float64)) }
+func (h *floatHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }

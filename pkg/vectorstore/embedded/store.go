@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/coder/hnsw"
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/graphrag/graphrag/pkg/vectorstore"
@@ -68,8 +69,8 @@ type collection struct {
 	writeMu   sync.Mutex
 	pruneTomb uint64 // tombs up to this sequence are in the durable text index; guarded by writeMu
 
-	mu    sync.RWMutex
-	gone  error // ErrNotFound after a drop, ErrClosed after Close
+	mu     sync.RWMutex
+	gone   error // ErrNotFound after a drop, ErrClosed after Close
 	dense  *denseIndex
 	lex    bleve.Index // nil unless spec.Lexical
 	lstats *lexStats   // nil unless spec.Lexical
@@ -184,6 +185,10 @@ func (s *Store) loadCollection(name string) (*collection, error) {
 	if serr == nil {
 		x.graph = g
 	}
+	var snapKeys int
+	if x.graph != nil {
+		snapKeys = x.graph.Len()
+	}
 
 	var (
 		missing []*doc
@@ -212,7 +217,7 @@ func (s *Store) loadCollection(name string) (*collection, error) {
 				ops = append(ops, lexOp{id: string(k), text: r.text, attrs: r.attrs})
 			}
 			d := &doc{id: string(k), seq: r.seq, attrs: r.attrs}
-			if v, ok := x.graph.Lookup(r.seq); ok && len(v) == c.spec.Dim {
+			if v, ok := lookup(x.graph, r.seq); ok && len(v) == c.spec.Dim {
 				d.vec = v // share the snapshot's normalized copy
 				x.nodes[d.seq] = d
 				found++
@@ -220,6 +225,8 @@ func (s *Store) loadCollection(name string) (*collection, error) {
 				d.vec = normalize(r.vector)
 				missing = append(missing, d)
 			}
+			d.pos = len(x.all)
+			x.all = append(x.all, d)
 			x.docs[d.id] = d
 			x.maxSeq = max(x.maxSeq, d.seq)
 			return nil
@@ -229,17 +236,24 @@ func (s *Store) loadCollection(name string) (*collection, error) {
 		c.closeLex()
 		return nil, fmt.Errorf("reading records: %w", err)
 	}
-	x.dead = x.graph.Len() - found
-	for _, d := range missing {
-		delete(x.docs, d.id) // put re-inserts it
-		x.put(d)
+	switch {
+	case len(x.docs) <= s.cfg.exactThreshold:
+		// Exact scans suffice: drop the graph (docs keep the shared vectors).
+		x.graph, x.nodes, x.dead = nil, make(map[uint64]*doc), 0
+	case x.graph != nil:
+		// Reconcile the snapshot with bbolt: nodes not found live are dead,
+		// live records it lacks are added.
+		x.dead = snapKeys - found
+		for _, d := range missing {
+			x.graph.Add(hnsw.MakeNode(d.seq, d.vec))
+			x.nodes[d.seq] = d
+		}
+		x.sinceSnap = len(missing)
 	}
-	if serr != nil && !errors.Is(serr, os.ErrNotExist) || len(missing) > 0 {
-		x.sinceSnap = max(x.sinceSnap, 1) // write a good snapshot on Close
-	}
-	if x.needsCompaction() {
-		x.graph, x.nodes = x.compacted()
+	if x.graphWanted() {
+		x.graph, x.nodes = x.buildGraph()
 		x.dead = 0
+		x.sinceSnap = len(x.docs)
 	}
 	c.dense = x
 
@@ -612,12 +626,13 @@ func (c *collection) afterWrite(ops []lexOp, seq uint64, cfg config) error {
 		}
 		c.pruneTomb = seq
 	}
-	if c.dense.needsCompaction() {
+	if c.dense.graphWanted() {
 		// Build outside mu: writers are excluded by writeMu, so docs is
-		// stable, and searches go on with the old graph meanwhile.
-		g, nodes := c.dense.compacted()
+		// stable, and searches go on with exact scans or the old graph.
+		g, nodes := c.dense.buildGraph()
 		c.mu.Lock()
 		c.dense.graph, c.dense.nodes, c.dense.dead = g, nodes, 0
+		c.dense.sinceSnap = len(nodes)
 		c.mu.Unlock()
 	}
 	if cfg.snapshotEvery > 0 && c.dense.sinceSnap >= cfg.snapshotEvery {
@@ -661,7 +676,7 @@ func (s *Store) Checkpoint(ctx context.Context) error {
 		}
 		c.writeMu.Lock()
 		var err error
-		if c.alive() == nil && c.dense.sinceSnap > 0 {
+		if c.alive() == nil && c.dense.graph != nil && c.dense.sinceSnap > 0 {
 			err = c.snapshot()
 		}
 		c.writeMu.Unlock()
@@ -816,7 +831,7 @@ func (s *Store) Close() error {
 	var errs []error
 	for _, c := range s.colls {
 		c.writeMu.Lock()
-		if c.dense != nil && c.dense.sinceSnap > 0 {
+		if c.dense != nil && c.dense.graph != nil && c.dense.sinceSnap > 0 {
 			errs = append(errs, c.snapshot())
 		}
 		c.mu.Lock()
@@ -834,6 +849,14 @@ func (s *Store) Close() error {
 		errs = append(errs, fmt.Errorf("closing record database: %w", err))
 	}
 	return errors.Join(errs...)
+}
+
+// lookup finds a graph node's vector; a nil graph has none.
+func lookup(g *hnsw.Graph[uint64], key uint64) ([]float32, bool) {
+	if g == nil {
+		return nil, false
+	}
+	return g.Lookup(key)
 }
 
 func cloneAttrs(a map[string]string) map[string]string {

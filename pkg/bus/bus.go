@@ -184,14 +184,14 @@ func (b *Bus) EnsureKV(ctx context.Context, bucket string, ttl time.Duration) (j
 
 // EnsureObjectStore creates or updates a file-backed object store bucket.
 func (b *Bus) EnsureObjectStore(ctx context.Context, bucket string) (jetstream.ObjectStore, error) {
-	os, err := b.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+	obs, err := b.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
 		Bucket:  bucket,
 		Storage: jetstream.FileStorage,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("ensuring object store %s: %w", bucket, err)
 	}
-	return os, nil
+	return obs, nil
 }
 
 // ConsumerState is the progress of a durable consumer.

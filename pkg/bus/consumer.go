@@ -286,6 +286,7 @@ func (c *Consumer) run() {
 				return
 			}
 			c.log.Warn("pulling messages failed; re-opening consumer", "err", err, "pause", pause)
+			iter.Stop() // usually closed already; make sure nothing is left pulling
 			if iter = c.reopen(pause); iter == nil {
 				return
 			}

@@ -10,4 +10,19 @@
 // Delivery semantics: at least once. A handler may see a message again
 // (after a crash, an ack lost in transit, or AckWait expiring), so handlers
 // must be idempotent; the platform uses content-derived ids for that.
+//
+// Decisions, and why:
+//   - Acks are confirmed (DoubleAck): a fire-and-forget ack lost in transit
+//     turns into a silent redelivery; a confirmed one is at least logged.
+//     It costs one round trip per message, paid in parallel by Workers.
+//   - MaxDeliver is counted by the bus, not the server (the server consumer
+//     has no limit): if dead-lettering fails the message is naked and
+//     retried, never parked by the server without a DLQ record.
+//   - A dead letter's Nats-Msg-Id is "<stream>.<seq>.<consumer>": a repeated
+//     DLQ write of the same message de-duplicates, while two consumers of one
+//     stream giving up on the same message both leave a record.
+//   - Stop naks messages pulled but not yet started, so another replica gets
+//     them at once instead of after AckWait (a nak counts as a delivery).
+//   - At most Workers messages are buffered per process: a buffered message's
+//     AckWait runs while it waits and nothing keeps it alive.
 package bus

@@ -69,3 +69,28 @@ func TestConsumerSurvivesServerRestart(t *testing.T) {
 	default:
 	}
 }
+
+// TestConsumerRecreatedAfterDeletion: an operator deleting the durable does
+// not stop the service; the bus re-creates it and keeps going.
+func TestConsumerRecreatedAfterDeletion(t *testing.T) {
+	e := newEnv(t)
+	var handled atomic.Int32
+	consume(t, e.b, fastSpec("deleted"), func(context.Context, *bus.Message) error {
+		handled.Add(1)
+		return nil
+	})
+	publishN(t, e.b, "ev.one", 1)
+	eventually(t, "first message", func() bool { return handled.Load() == 1 })
+	ctx := testCtx(t)
+	if err := e.b.JetStream().DeleteConsumer(ctx, evStream, "deleted"); err != nil {
+		t.Fatalf("DeleteConsumer: %v", err)
+	}
+	// The re-created consumer starts from the beginning of the stream
+	// (DeliverAll), so the first message comes again: at-least-once.
+	publishN(t, e.b, "ev.two", 1)
+	eventually(t, "messages after re-creation", func() bool { return handled.Load() >= 3 })
+	eventually(t, "consumer exists again", func() bool {
+		_, err := e.b.ConsumerInfo(ctx, evStream, "deleted")
+		return err == nil
+	})
+}

@@ -33,22 +33,28 @@ func benchGraph(edges int) *wgraph.Graph {
 func BenchmarkLeiden(b *testing.B) {
 	for _, size := range benchSizes {
 		g := benchGraph(size)
-		b.Run(fmt.Sprintf("edges=%d", size), func(b *testing.B) {
-			b.ReportAllocs()
-			var res leiden.Result
-			for b.Loop() {
-				var err error
-				res, err = leiden.Run(context.Background(), g)
-				if err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(res.Modularity[len(res.Modularity)-1], "modularity")
-			b.ReportMetric(float64(res.Levels[len(res.Levels)-1].Count), "communities")
-			b.ReportMetric(float64(len(res.Levels)), "levels")
-			b.ReportMetric(float64(res.Iterations), "iterations")
+		b.Run(fmt.Sprintf("edges=%d", size), func(b *testing.B) { benchLeiden(b, g) })
+		// Tolerance 1e-4 as in Neo4j GDS: stops once an iteration gains < 1e-4 in Q.
+		b.Run(fmt.Sprintf("tol=1e-4/edges=%d", size), func(b *testing.B) {
+			benchLeiden(b, g, leiden.WithTolerance(1e-4))
 		})
 	}
+}
+
+func benchLeiden(b *testing.B, g *wgraph.Graph, opts ...leiden.Option) {
+	b.ReportAllocs()
+	var res leiden.Result
+	for b.Loop() {
+		var err error
+		res, err = leiden.Run(context.Background(), g, opts...)
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(res.Modularity[len(res.Modularity)-1], "modularity")
+	b.ReportMetric(float64(res.Levels[len(res.Levels)-1].Count), "communities")
+	b.ReportMetric(float64(len(res.Levels)), "levels")
+	b.ReportMetric(float64(res.Iterations), "iterations")
 }
 
 // BenchmarkGonumLouvain runs gonum's Louvain (community.Modularize) on the

@@ -240,10 +240,10 @@ func (s *solver) moveNodes(g *wgraph.Graph, w []float64, r float64, part []int) 
 			edgeW[c] += wt[k]
 		}
 		best := cur
-		curGain := edgeW[cur] - w[j]*clusterW[cur]*r
+		curGain := edgeW[cur] - float64(w[j]*clusterW[cur]*r)
 		bestGain := curGain
 		for _, c := range neigh {
-			if gain := edgeW[c] - w[j]*clusterW[c]*r; gain > bestGain {
+			if gain := edgeW[c] - float64(w[j]*clusterW[c]*r); gain > bestGain {
 				best, bestGain = c, gain
 			}
 		}
@@ -326,7 +326,7 @@ func (s *solver) refine(g *wgraph.Graph, w []float64, r float64, part []int) ([]
 		gains, cands = gains[:0], cands[:0]
 		for _, sub := range neigh {
 			if ext[sub] >= clusterW[sub]*(total-clusterW[sub])*r {
-				gain := edgeW[sub] - w[j]*clusterW[sub]*r
+				gain := edgeW[sub] - float64(w[j]*clusterW[sub]*r)
 				if gain > maxGain {
 					best, maxGain = sub, gain
 				}
@@ -363,13 +363,16 @@ func (s *solver) refine(g *wgraph.Graph, w []float64, r float64, part []int) ([]
 
 // pick draws a candidate with probability ∝ exp((gain−maxGain)/θ); shifting by
 // the largest gain keeps exp finite without changing the distribution.
+// Products are wrapped in float64() conversions here and in the gain formulas
+// because the Go spec lets a compiler fuse x*y+z into an FMA on some
+// platforms (arm64, amd64 v3), which would change rounding and so the result.
 func pick(rng *rand.Rand, cands []int, gains []float64, maxGain, theta float64) int {
 	var sum float64
 	for i, gn := range gains {
-		gains[i] = math.Exp((gn - maxGain) / theta)
+		gains[i] = exp((gn - maxGain) / theta)
 		sum += gains[i]
 	}
-	x := rng.Float64() * sum
+	x := float64(rng.Float64() * sum)
 	for i, p := range gains {
 		x -= p
 		if x < 0 {

@@ -154,11 +154,12 @@ func iterate(g *wgraph.Graph, p []float64, cfg config) Result {
 		var delta float64
 		for v := range n {
 			nb, wt := g.Neighbors(v)
+			// float64() forbids FMA fusion, keeping scores bit-identical across platforms.
 			in := share[v] * g.SelfLoop(v)
 			for k, u := range nb {
-				in += share[u] * wt[k]
+				in += float64(share[u] * wt[k])
 			}
-			next[v] = d*(in+dangling*p[v]) + (1-d)*p[v]
+			next[v] = float64(d*(in+float64(dangling*p[v]))) + float64((1-d)*p[v])
 			delta += math.Abs(next[v] - x[v])
 		}
 		x, next = next, x

@@ -63,7 +63,8 @@ func Modularity(g *Graph, membership []int, resolution float64) float64 {
 	}
 	var q float64
 	for c := range count {
-		q += inside[c]/(2*m) - resolution*(degree[c]/(2*m))*(degree[c]/(2*m))
+		// float64() forbids FMA fusion so that Q is bit-identical on every platform.
+		q += inside[c]/(2*m) - float64(resolution*(degree[c]/(2*m))*(degree[c]/(2*m)))
 	}
 	return q
 }

@@ -36,8 +36,10 @@ type Result struct {
 // pcgStream is the fixed second PCG word; only Seed varies the stream.
 const pcgStream = 0x9e3779b97f4a7c15
 
-// Run partitions g into communities and returns their hierarchy.
-// It returns ctx.Err() (wrapped) if ctx ends before it finishes.
+// Run partitions g into communities and returns their hierarchy, finest level
+// first; the last level is the partition that maximises the quality. Errors
+// are ErrInvalidOption for bad options and ctx.Err() (wrapped) if ctx ends
+// first; the context is checked between aggregation passes.
 func Run(ctx context.Context, g *wgraph.Graph, opts ...Option) (Result, error) {
 	cfg := defaultConfig()
 	for _, o := range opts {

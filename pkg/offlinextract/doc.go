@@ -1,0 +1,85 @@
+// Package offlinextract is the offline entity and relationship extractor: no
+// LLM, no model, deterministic. It is the "fast" indexing of Microsoft
+// GraphRAG / LazyGraphRAG, and the offline product's graph is only as good as
+// what it finds, so its rules are written down here.
+//
+// # Entities
+//
+// Names are found per sentence (package textseg):
+//
+//   - Proper-noun phrases: maximal runs of capitalized words. Connectors (of,
+//     the, de, da, di, del, van, von, der, du, la, le, y, bin, ibn, al, …; at
+//     most two in a row) may join capitalized words, never start or end a
+//     name ("University of Oxford", "Leonardo da Vinci"). "and" joins only
+//     inside an organization name that already has a connector ("Department
+//     of Health and Human Services"), so lists of people are not fused. "&"
+//     joins ("Procter & Gamble"), and so does the period of an initial ("J. K.
+//     Rowling"). A name ends at a possessive ("Nolan's" → "Nolan").
+//   - Sentence-initial capitals are not evidence. At the start of a sentence
+//     (or after a colon or an opening quote) a first word from the common-word
+//     list (function words, pronouns, sentence adverbs: "The", "In",
+//     "However", …) is dropped, and a remaining single word is kept only if it
+//     is capitalized inside some sentence of the chunk, is a word of the
+//     title, or is an acronym. Multiword names are kept.
+//   - Not names: "I", weekdays, months (unless WithDates), hyphenated
+//     adjectives ("Los Angeles-based"), and a one-word demonym used as an
+//     adjective ("British comedy film", "Sinhalese folklore"), which would
+//     otherwise link everything British.
+//   - Acronyms: all-capital words of 2–6 letters (not in all-capital
+//     sentences).
+//   - CONCEPT noun phrases (WithNounPhrases, default on): after a determiner,
+//     two or three lower-case content words, the last not a participle or a
+//     verb before its object ("a collectible dice game", "the demon
+//     algorithm"). A heuristic, not a tagger: no offline POS model is used,
+//     to keep the module free of model files; concepts rank below names.
+//   - Dates (WithDates, default off): years 1000–2099 and months.
+//
+// Mentions are grouped by normalize.Name. A one-word name merges into the
+// only longer name of the chunk that starts or ends with it ("Nolan" →
+// "Christopher Nolan"), and a fuller form of the title ("Christopher Edward
+// Nolan", "Captain Konstantin Konstantinovich Vakulovsky") merges into the
+// title. The displayed name is the most frequent surface form.
+//
+// # Types
+//
+// Votes from cues, the type with most votes wins if it has at least 1, else
+// OTHER: cue words inside the name (University, Records → ORGANIZATION;
+// County, River → PLACE; War, Festival → EVENT); the head noun of a predicate
+// "X is/was a …" ("an English film director" → PERSON; "a 2006 film" →
+// WORK; "a town" → PLACE; "a method" → CONCEPT), also for the title and its
+// parenthetical ("The Prestige (film)" → WORK); a preceding honorific ("Dr.",
+// "King") or role ("actor", "starring", "directed by", also for later items
+// of the same list) → PERSON; "X (born …" → PERSON; "born in X" and "in X,
+// Y" → PLACE; "the film X" or a quoted name → WORK; an acronym →
+// ORGANIZATION (weakly); years and months → DATE; noun phrases → CONCEPT.
+//
+// # Document title
+//
+// Extract takes the document title. It is an entity of every chunk of the
+// document (a trailing parenthetical such as "(film)" is dropped from the name
+// and used as a type cue) and is related to every other entity of the chunk:
+// this links passages about X to passages that mention X, which multi-hop
+// questions need. Its description is the first sentence that mentions it,
+// else the chunk's first sentence.
+//
+// # Relationships
+//
+// Two entities are related when they occur in the same sentence; the title
+// counts as occurring in every sentence. n is the number of sentences where
+// they co-occur and Strength = 1 − 0.5ⁿ (0.5, 0.75, 0.875, …). The type is
+// RELATED_TO unless a verb stands between two consecutive mentions, at most
+// six words apart with only auxiliaries or adverbs before it: "Steve Jobs
+// founded Apple" → FOUNDED, "born in" → BORN_IN, and a passive with "by"
+// reverses the direction ("Inception was directed by Christopher Nolan" →
+// Christopher Nolan DIRECTED Inception). The description is the first
+// sentence where both occur (for title links, the first sentence of the other
+// entity).
+//
+// # Caps
+//
+// At most 25 entities (the title first, then by number of sentences, names
+// before concepts, then first occurrence) and 40 relationships (links of the
+// title first, then by co-occurrence count, typed before RELATED_TO, then by
+// name) per chunk, configurable. Descriptions are trimmed to 300 bytes at a
+// word boundary.
+package offlinextract

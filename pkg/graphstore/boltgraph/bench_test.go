@@ -69,6 +69,33 @@ func BenchmarkMerge(b *testing.B) {
 	}
 }
 
+// BenchmarkMergeHub merges chunks that all mention one hub entity with a new
+// description each; the cost per Merge must not grow with the hub's history.
+func BenchmarkMergeHub(b *testing.B) {
+	s, err := Open(filepath.Join(b.TempDir(), "hub.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := b.Context()
+	n := 0
+	for b.Loop() {
+		batch := make([]graphstore.ChunkExtraction, 10)
+		for i := range batch {
+			id := "chunk-" + strconv.Itoa(n)
+			n++
+			batch[i] = graphstore.ChunkExtraction{ChunkID: id, Entities: []graphstore.EntityMention{
+				{Key: "hub", Name: "Hub", Description: "the hub as described in " + id},
+				{Key: "leaf " + id, Name: "Leaf"},
+			}, Relations: []graphstore.RelationMention{{SourceKey: "hub", TargetKey: "leaf " + id, Description: "links " + id}}}
+		}
+		if err := s.Merge(ctx, "hub", batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(n), "hub-mentions")
+}
+
 var bench100k struct {
 	once sync.Once
 	dir  string
@@ -183,7 +210,7 @@ func BenchmarkSnapshot(b *testing.B) {
 func BenchmarkCodec(b *testing.B) {
 	rec := &entRec{
 		Names: map[string]int{"Dopamine": 3, "dopamine": 1}, Types: map[string]int{"chemical": 4},
-		Descs:    map[string]int{"a neurotransmitter of the reward system": 2, "a monoamine": 2},
+		Descs:    descSet{N: 2, Sum: 0x1234567890, Longest: "a neurotransmitter of the reward system"},
 		Mentions: 4, PageRank: 0.0123, Summary: "dopamine is a neurotransmitter", SummaryFP: 12345,
 	}
 	b.Run("json", func(b *testing.B) {

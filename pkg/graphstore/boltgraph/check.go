@@ -3,6 +3,7 @@ package boltgraph
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
@@ -44,6 +45,8 @@ func checkCorpusTx(ctx context.Context, c *corpusTx) error {
 	rels := map[pair]*relRec{}
 	entChunks := map[string]struct{}{}
 	relChunks := map[string]string{}
+	// Description counts keyed by the full entdescs / reldescs key.
+	entDescs, relDescs := map[string]int{}, map[string]int{}
 	err := c.chunks.ForEach(func(k, v []byte) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -64,7 +67,12 @@ func checkCorpusTx(ctx context.Context, c *corpusTx) error {
 			r.Mentions++
 			count(&r.Names, e.Names, 1)
 			count(&r.Types, e.Types, 1)
-			count(&r.Descs, e.Descriptions, 1)
+			for _, d := range e.Descriptions {
+				k := string(keyPrefix(e.Key)) + d
+				if entDescs[k]++; entDescs[k] == 1 {
+					addExpected(&r.Descs, d)
+				}
+			}
 			entChunks[string(append(lp(nil, e.Key), ct.ChunkID...))] = struct{}{}
 		}
 		for _, rc := range ct.Relations {
@@ -76,7 +84,12 @@ func checkCorpusTx(ctx context.Context, c *corpusTx) error {
 			}
 			r.Chunks++
 			count(&r.Types, rc.Types, 1)
-			count(&r.Descs, rc.Descriptions, 1)
+			for _, d := range rc.Descriptions {
+				k := string(pairPrefix(p.src, p.dst)) + d
+				if relDescs[k]++; relDescs[k] == 1 {
+					addExpected(&r.Descs, d)
+				}
+			}
 			relChunks[string(append(lp(lp(nil, p.src), p.dst), ct.ChunkID...))] = string(putFloat(rc.Strength))
 		}
 		return nil
@@ -97,7 +110,7 @@ func checkCorpusTx(ctx context.Context, c *corpusTx) error {
 			return err
 		}
 		if got.Mentions != want.Mentions || !maps.Equal(got.Names, want.Names) ||
-			!maps.Equal(got.Types, want.Types) || !maps.Equal(got.Descs, want.Descs) {
+			!maps.Equal(got.Types, want.Types) || got.Descs != want.Descs {
 			return inconsistent("entity %q is %+v, chunks say %+v", k, got, *want)
 		}
 		return nil
@@ -112,6 +125,18 @@ func checkCorpusTx(ctx context.Context, c *corpusTx) error {
 		return ok && len(v) == 0
 	}, len(entChunks)); err != nil {
 		return err
+	}
+	for _, d := range []struct {
+		b    *bolt.Bucket
+		what string
+		want map[string]int
+	}{{c.entDescs, "entity descriptions", entDescs}, {c.relDescs, "relationship descriptions", relDescs}} {
+		if err := sameKeys(d.b, d.what, func(k, v []byte) bool {
+			n, w := binary.Uvarint(v)
+			return w > 0 && int(n) == d.want[string(k)]
+		}, len(d.want)); err != nil {
+			return err
+		}
 	}
 	if err := sameKeys(c.relChunks, "relationship provenance", func(k, v []byte) bool {
 		want, ok := relChunks[string(k)]
@@ -149,7 +174,7 @@ func checkCorpusTx(ctx context.Context, c *corpusTx) error {
 			return err
 		}
 		if got.Chunks != want.Chunks || got.Weight != want.Weight ||
-			!maps.Equal(got.Types, want.Types) || !maps.Equal(got.Descs, want.Descs) {
+			!maps.Equal(got.Types, want.Types) || got.Descs != want.Descs {
 			return inconsistent("relationship %q>%q is %+v, chunks say %+v", src, rest, got, *want)
 		}
 		return nil
@@ -192,6 +217,15 @@ func checkCorpusTx(ctx context.Context, c *corpusTx) error {
 		}
 		return nil
 	})
+}
+
+// addExpected adds a new distinct description to an expected descSet.
+func addExpected(d *descSet, s string) {
+	d.N++
+	d.Sum += descHash(s)
+	if longer(s, d.Longest) {
+		d.Longest = s
+	}
 }
 
 // sameKeys checks that b holds exactly want entries, each accepted by ok.

@@ -75,6 +75,12 @@ func TestCheckDetectsDamage(t *testing.T) {
 		{"strength changed", func(c *corpusTx) error {
 			return c.relChunks.Put(append(lp(lp(nil, "a"), "b"), "c1"...), putFloat(42))
 		}},
+		{"description count changed", func(c *corpusTx) error {
+			return c.entDescs.Put(append(keyPrefix("a"), "about a"...), []byte{3})
+		}},
+		{"description missing", func(c *corpusTx) error {
+			return c.relDescs.Delete(append(pairPrefix("a", "b"), "a to b"...))
+		}},
 		{"relationship deleted", func(c *corpusTx) error { return c.rels.Delete(pairKey("a", "b")) }},
 		{"adjacency extra", func(c *corpusTx) error { return c.adj.Put(pairKey("a", "zz"), adjValue(1, 1)) }},
 		{"adjacency weight", func(c *corpusTx) error { return c.adj.Put(pairKey("b", "a"), adjValue(99, 1)) }},
@@ -85,8 +91,8 @@ func TestCheckDetectsDamage(t *testing.T) {
 			ctx := t.Context()
 			if err := s.Merge(ctx, "k", []graphstore.ChunkExtraction{{
 				ChunkID:   "c1",
-				Entities:  []graphstore.EntityMention{{Key: "a", Name: "A"}, {Key: "b", Name: "B"}},
-				Relations: []graphstore.RelationMention{{SourceKey: "a", TargetKey: "b", Strength: 2}},
+				Entities:  []graphstore.EntityMention{{Key: "a", Name: "A", Description: "about a"}, {Key: "b", Name: "B"}},
+				Relations: []graphstore.RelationMention{{SourceKey: "a", TargetKey: "b", Strength: 2, Description: "a to b"}},
 			}}); err != nil {
 				t.Fatal(err)
 			}

@@ -12,12 +12,14 @@
 // A top-level bucket "corpora" holds one bucket per corpus, which holds:
 //
 //	chunks     chunkID                    -> the chunk's graphstore.Contribution (JSON)
-//	ents       key                        -> entity aggregate: chunk counts per name,
-//	                                         type and description, mention count,
-//	                                         PageRank, summary + fingerprint (JSON)
+//	ents       key                        -> entity aggregate: chunk counts per name
+//	                                         and type, mention count, description
+//	                                         set summary, PageRank, summary (JSON)
 //	entchunks  lp(key) chunkID            -> empty (provenance index)
+//	entdescs   lp(key) description        -> number of chunks giving it (uvarint)
 //	rels       lp(source) target          -> relationship aggregate (JSON)
 //	relchunks  lp(source) lp(target) chunkID -> the chunk's strength (float64 bits)
+//	reldescs   lp(source) lp(target) description -> number of chunks (uvarint)
 //	adj        lp(a) b                    -> undirected weight (float64 bits) and the
 //	                                         number of directed relationships (1 or 2),
 //	                                         stored under both (a,b) and (b,a)
@@ -27,6 +29,12 @@
 //
 // lp(s) is s prefixed by its length as a uvarint, so composite keys need no
 // separator and a prefix scan over lp(a) yields exactly the entries of a.
+//
+// Descriptions are kept out of the aggregate records because a hub entity gets a
+// different one from nearly every chunk: the record holds only their count, an
+// order-free fingerprint (sum of hashes, which tells whether a summary is still
+// current) and the longest, recomputed from entdescs only when it is removed. So a
+// Merge touching a hub entity costs the same as one touching a fresh entity.
 //
 // The aggregates are derived state: a Merge subtracts a chunk's previous
 // contribution (read from chunks) and adds the new one, which gives the replace

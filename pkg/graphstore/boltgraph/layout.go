@@ -18,6 +18,8 @@ var (
 	bChunks     = []byte("chunks")
 	bEnts       = []byte("ents")
 	bEntChunks  = []byte("entchunks")
+	bEntDescs   = []byte("entdescs")
+	bRelDescs   = []byte("reldescs")
 	bRels       = []byte("rels")
 	bRelChunks  = []byte("relchunks")
 	bAdj        = []byte("adj")
@@ -26,12 +28,12 @@ var (
 	bMeta       = []byte("meta")
 	kLevels     = []byte("levels")
 
-	allBuckets = [][]byte{bChunks, bEnts, bEntChunks, bRels, bRelChunks, bAdj, bComms, bMembership, bMeta}
+	allBuckets = [][]byte{bChunks, bEnts, bEntChunks, bEntDescs, bRels, bRelChunks, bRelDescs, bAdj, bComms, bMembership, bMeta}
 )
 
 // corpusTx holds the buckets of one corpus inside one transaction.
 type corpusTx struct {
-	chunks, ents, entChunks, rels, relChunks, adj, comms, membership, meta *bolt.Bucket
+	chunks, ents, entChunks, entDescs, rels, relChunks, relDescs, adj, comms, membership, meta *bolt.Bucket
 }
 
 // openCorpus returns the corpus buckets, or nil when the corpus does not exist and
@@ -57,11 +59,11 @@ func openCorpus(tx *bolt.Tx, corpus string, create bool) (*corpusTx, error) {
 		}
 	}
 	c := &corpusTx{
-		chunks: cb.Bucket(bChunks), ents: cb.Bucket(bEnts), entChunks: cb.Bucket(bEntChunks),
-		rels: cb.Bucket(bRels), relChunks: cb.Bucket(bRelChunks), adj: cb.Bucket(bAdj),
+		chunks: cb.Bucket(bChunks), ents: cb.Bucket(bEnts), entChunks: cb.Bucket(bEntChunks), entDescs: cb.Bucket(bEntDescs),
+		rels: cb.Bucket(bRels), relChunks: cb.Bucket(bRelChunks), relDescs: cb.Bucket(bRelDescs), adj: cb.Bucket(bAdj),
 		comms: cb.Bucket(bComms), membership: cb.Bucket(bMembership), meta: cb.Bucket(bMeta),
 	}
-	for _, b := range []*bolt.Bucket{c.chunks, c.ents, c.entChunks, c.rels, c.relChunks, c.adj, c.comms, c.membership, c.meta} {
+	for _, b := range []*bolt.Bucket{c.chunks, c.ents, c.entChunks, c.entDescs, c.rels, c.relChunks, c.relDescs, c.adj, c.comms, c.membership, c.meta} {
 		if b == nil {
 			return nil, fmt.Errorf("corpus %q is missing a bucket: file damaged", corpus)
 		}
@@ -97,24 +99,118 @@ func scanPrefix(b *bolt.Bucket, prefix []byte, fn func(rest, v []byte) error) er
 	return nil
 }
 
-// entRec is the stored aggregate of one entity; counts are numbers of chunks.
+// entRec is the stored aggregate of one entity; counts are numbers of chunks. The
+// descriptions themselves live in entdescs so the record does not grow with every
+// chunk that describes a hub entity differently.
 type entRec struct {
 	Names     map[string]int `json:"n,omitempty"`
 	Types     map[string]int `json:"t,omitempty"`
-	Descs     map[string]int `json:"d,omitempty"`
+	Descs     descSet        `json:"d"`
 	Mentions  int            `json:"m"`
 	PageRank  float64        `json:"p,omitempty"`
 	Summary   string         `json:"s,omitempty"`
 	SummaryFP uint64         `json:"f,omitempty"`
 }
 
-// relRec is the stored aggregate of one directed relationship.
+// relRec is the stored aggregate of one directed relationship; its descriptions
+// live in reldescs.
 type relRec struct {
 	Types  map[string]int `json:"t,omitempty"`
-	Descs  map[string]int `json:"d,omitempty"`
+	Descs  descSet        `json:"d"`
 	Chunks int            `json:"c"`
 	Weight float64        `json:"w"`
 }
+
+// descSet summarizes the distinct descriptions counted under one prefix of a
+// *descs bucket (description -> number of chunks giving it).
+type descSet struct {
+	N       int    `json:"n,omitempty"` // distinct descriptions
+	Sum     uint64 `json:"s,omitempty"` // sum of their hashes: an order-free set fingerprint
+	Longest string `json:"l,omitempty"`
+	stale   bool   // Longest was removed; recomputed before the record is written
+}
+
+func descHash(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
+}
+
+// fingerprint identifies the set of descriptions a summary was written from; a
+// summary is current while the set is unchanged.
+func (d *descSet) fingerprint() uint64 { return d.Sum + uint64(d.N)*0x9e3779b97f4a7c15 }
+
+// longer reports whether a beats b under the Description rule (longest, then
+// smallest).
+func longer(a, b string) bool { return len(a) > len(b) || (len(a) == len(b) && a < b) }
+
+// countDescs adds (sign 1) or removes (sign -1) one chunk's descriptions under
+// prefix and keeps d in step.
+func countDescs(b *bolt.Bucket, prefix []byte, d *descSet, descs []string, sign int) error {
+	for _, s := range descs {
+		k := append(slices.Clip(prefix), s...)
+		prev := 0
+		if v := b.Get(k); v != nil {
+			n, w := binary.Uvarint(v)
+			if w <= 0 {
+				return fmt.Errorf("corrupt description count %x", v)
+			}
+			prev = int(n)
+		}
+		next := prev + sign
+		var err error
+		if next > 0 {
+			err = b.Put(k, binary.AppendUvarint(nil, uint64(next)))
+		} else {
+			err = b.Delete(k)
+		}
+		if err != nil {
+			return fmt.Errorf("counting description: %w", err)
+		}
+		switch {
+		case prev == 0 && next == 1:
+			d.N++
+			d.Sum += descHash(s)
+			if longer(s, d.Longest) {
+				d.Longest = s
+			}
+		case prev == 1 && next <= 0:
+			d.N--
+			d.Sum -= descHash(s)
+			if s == d.Longest {
+				d.stale = true
+			}
+		}
+	}
+	return nil
+}
+
+// refreshLongest recomputes d.Longest after its description was removed.
+func refreshLongest(b *bolt.Bucket, prefix []byte, d *descSet) error {
+	if !d.stale {
+		return nil
+	}
+	d.Longest, d.stale = "", false
+	return scanPrefix(b, prefix, func(rest, _ []byte) error {
+		if longer(string(rest), d.Longest) {
+			d.Longest = string(rest)
+		}
+		return nil
+	})
+}
+
+// firstDescs returns the MaxDescriptions smallest descriptions under prefix.
+func firstDescs(b *bolt.Bucket, prefix []byte) []string {
+	var out []string
+	c := b.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && len(out) < graphstore.MaxDescriptions; k, _ = c.Next() {
+		out = append(out, string(k[len(prefix):]))
+	}
+	return out
+}
+
+func keyPrefix(key string) []byte       { return lp(nil, key) }
+func pairPrefix(src, dst string) []byte { return lp(lp(nil, src), dst) }
 
 func encode(v any) ([]byte, error) { return json.Marshal(v) }
 
@@ -143,54 +239,22 @@ func getRel(c *corpusTx, src, dst string) (*relRec, error) {
 	return r, decode(v, r)
 }
 
-func sortedKeys(m map[string]int) []string {
-	if len(m) == 0 {
-		return nil
-	}
-	out := make([]string, 0, len(m))
-	for s := range m {
-		out = append(out, s)
-	}
-	slices.Sort(out)
-	return out
-}
-
-func capped(ss []string) []string {
-	if len(ss) > graphstore.MaxDescriptions {
-		return ss[:graphstore.MaxDescriptions:graphstore.MaxDescriptions]
-	}
-	return ss
-}
-
-// descFingerprint identifies the full set of mention descriptions a summary was
-// written from; a summary is current while the set is unchanged.
-func descFingerprint(descs map[string]int) uint64 {
-	h := fnv.New64a()
-	for _, d := range sortedKeys(descs) {
-		h.Write([]byte(d))
-		h.Write([]byte{0})
-	}
-	return h.Sum64() | 1 // never 0, which means "no summary"
-}
-
 // entity builds the public view of a stored entity.
 func entity(c *corpusTx, key string, r *entRec) (graphstore.Entity, error) {
-	descs := sortedKeys(r.Descs)
 	e := graphstore.Entity{
 		Key:          key,
 		Name:         graphstore.MostFrequent(r.Names),
 		Type:         graphstore.MostFrequent(r.Types),
-		Descriptions: capped(descs),
+		Descriptions: firstDescs(c.entDescs, keyPrefix(key)),
 		MentionCount: r.Mentions,
 		PageRank:     r.PageRank,
+		Description:  r.Descs.Longest,
 	}
 	if e.Name == "" {
 		e.Name = key // only ever implied by relationships
 	}
-	if r.SummaryFP != 0 && r.SummaryFP == descFingerprint(r.Descs) {
+	if r.Summary != "" && r.SummaryFP == r.Descs.fingerprint() {
 		e.Description = r.Summary
-	} else {
-		e.Description = graphstore.Longest(descs)
 	}
 	e.ChunkIDs = make([]string, 0, r.Mentions)
 	if err := scanPrefix(c.entChunks, lp(nil, key), func(rest, _ []byte) error {
@@ -208,16 +272,16 @@ func entity(c *corpusTx, key string, r *entRec) (graphstore.Entity, error) {
 }
 
 func relationship(c *corpusTx, src, dst string, r *relRec) graphstore.Relationship {
-	descs := sortedKeys(r.Descs)
 	rel := graphstore.Relationship{
 		SourceKey: src, TargetKey: dst,
 		Type:         graphstore.MostFrequent(r.Types),
-		Description:  graphstore.Longest(descs),
-		Descriptions: capped(descs),
+		Description:  r.Descs.Longest,
+		Descriptions: firstDescs(c.relDescs, pairPrefix(src, dst)),
 		Weight:       r.Weight,
 		ChunkIDs:     make([]string, 0, r.Chunks),
 	}
-	_ = scanPrefix(c.relChunks, lp(lp(nil, src), dst), func(rest, _ []byte) error {
+	// The callback cannot fail, so neither can the scan.
+	_ = scanPrefix(c.relChunks, pairPrefix(src, dst), func(rest, _ []byte) error {
 		rel.ChunkIDs = append(rel.ChunkIDs, string(rest))
 		return nil
 	})

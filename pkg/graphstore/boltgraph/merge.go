@@ -91,7 +91,9 @@ func (m *mergeTx) apply(ct *graphstore.Contribution, sign int) error {
 		r.Mentions += sign
 		count(&r.Names, e.Names, sign)
 		count(&r.Types, e.Types, sign)
-		count(&r.Descs, e.Descriptions, sign)
+		if err := countDescs(m.c.entDescs, keyPrefix(e.Key), &r.Descs, e.Descriptions, sign); err != nil {
+			return err
+		}
 		k := append(lp(nil, e.Key), ct.ChunkID...)
 		if sign > 0 {
 			err = m.c.entChunks.Put(k, nil)
@@ -110,7 +112,9 @@ func (m *mergeTx) apply(ct *graphstore.Contribution, sign int) error {
 		}
 		r.Chunks += sign
 		count(&r.Types, rc.Types, sign)
-		count(&r.Descs, rc.Descriptions, sign)
+		if err := countDescs(m.c.relDescs, pairPrefix(p.src, p.dst), &r.Descs, rc.Descriptions, sign); err != nil {
+			return err
+		}
 		k := append(lp(lp(nil, p.src), p.dst), ct.ChunkID...)
 		if sign > 0 {
 			err = m.c.relChunks.Put(k, putFloat(rc.Strength))
@@ -133,6 +137,9 @@ func (m *mergeTx) flush() error {
 				return fmt.Errorf("deleting entity: %w", err)
 			}
 			continue
+		}
+		if err := refreshLongest(m.c.entDescs, keyPrefix(key), &r.Descs); err != nil {
+			return err
 		}
 		v, err := encode(r)
 		if err != nil {
@@ -157,6 +164,9 @@ func (m *mergeTx) flush() error {
 			r.Weight += s
 			return err
 		}); err != nil {
+			return err
+		}
+		if err := refreshLongest(m.c.relDescs, pairPrefix(p.src, p.dst), &r.Descs); err != nil {
 			return err
 		}
 		v, err := encode(r)
@@ -345,7 +355,7 @@ func (s *Store) SetDescriptions(ctx context.Context, corpus string, descs map[st
 		r.Summary = descs[k]
 		r.SummaryFP = 0
 		if r.Summary != "" {
-			r.SummaryFP = descFingerprint(r.Descs)
+			r.SummaryFP = r.Descs.fingerprint()
 		}
 	})
 }

@@ -333,6 +333,20 @@ func testReplaceSemantics(t *testing.T, s graphstore.Store) {
 		t.Fatal(err)
 	}
 	eq(t, "snapshot", snap, graphstore.Snapshot{Keys: []string{"a"}})
+	// Replacing the chunk that gave the longest description falls back to the next.
+	merge(t, s, "d",
+		chunk("c1", []graphstore.EntityMention{em("x", "X", "", "the longest description")}, graphstore.RelationMention{SourceKey: "x", TargetKey: "y", Description: "long relation text"}),
+		chunk("c2", []graphstore.EntityMention{em("x", "X", "", "short")}, graphstore.RelationMention{SourceKey: "x", TargetKey: "y", Description: "brief"}))
+	merge(t, s, "d", chunk("c1", []graphstore.EntityMention{em("x", "X", "", "mid")}, graphstore.RelationMention{SourceKey: "x", TargetKey: "y", Description: "tiny"}))
+	x := entity(t, s, "d", "x")
+	eq(t, "x.Description", x.Description, "short")
+	eq(t, "x.Descriptions", x.Descriptions, []string{"mid", "short"})
+	xr, err := s.RelationshipsOf(t.Context(), "d", []string{"x"}, 0)
+	if err != nil || len(xr) != 1 {
+		t.Fatalf("RelationshipsOf(x) = %v, %v", xr, err)
+	}
+	eq(t, "x>y.Description", xr[0].Description, "brief")
+	eq(t, "x>y.Descriptions", xr[0].Descriptions, []string{"brief", "tiny"})
 }
 
 func testRemoveChunks(t *testing.T, s graphstore.Store) {

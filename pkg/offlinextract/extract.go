@@ -218,7 +218,7 @@ func (x *extractor) gapJoins(s sentence, k int) bool {
 	case "&":
 		return true
 	case ".":
-		return utf8.RuneCountInString(prev.text) == 1 && prev.cap
+		return prev.cap && (utf8.RuneCountInString(prev.text) == 1 || titleAbbreviations[prev.lower])
 	}
 	return false
 }
@@ -297,6 +297,11 @@ func (x *extractor) properNouns(i int) {
 			if start == end {
 				continue
 			}
+			// "Starring Rajendra Prasad", "Located in …": a participle that
+			// opens a sentence is no part of a name.
+			if start < end-1 && (isParticiple(s.toks[start].lower) || strings.HasSuffix(s.toks[start].lower, "ing")) && !x.capsMid[s.toks[start].lower] {
+				start++
+			}
 			// A capital after a dropped word is real evidence again.
 			initial = start == orig
 		}
@@ -309,7 +314,7 @@ func (x *extractor) properNouns(i int) {
 		if shouting && end-start == 1 {
 			continue
 		}
-		if end-start == 1 && x.attributiveDemonym(s, start) {
+		if x.attributiveDemonym(s, start, end) {
 			continue
 		}
 		x.addMention(i, start, end, true)
@@ -329,7 +334,7 @@ func (x *extractor) addMention(i, ts, te int, proper bool) {
 	}
 	surface = strings.Join(strings.Fields(surface), " ")
 	key := normalize.Name(surface)
-	if utf8.RuneCountInString(key) < 2 || commonWords[key] {
+	if utf8.RuneCountInString(key) < 2 || commonWords[key] || notNames[key] {
 		return
 	}
 	x.mentions = append(x.mentions, mention{key: key, surface: surface, sent: i, ts: ts, te: te, start: from, proper: proper})
@@ -405,25 +410,31 @@ func allDigits(s string) bool {
 // "Akkadian", "Sinhalese").
 var demonymSuffixes = []string{"an", "ish", "ese", "ic", "i"}
 
-// attributiveDemonym reports a one-word name that is an adjective here: it
+// attributiveDemonym reports a name of one word (or a direction and one
+// word: "South Korean") that is an adjective here: it
 // ends like a demonym and a lower-case word follows it ("British comedy
 // film", "Sinhalese folklore"). Such words would link every document about
 // anything British; the noun they qualify is the entity, if any.
-func (x *extractor) attributiveDemonym(s sentence, k int) bool {
-	if k+1 >= len(s.toks) || !x.gapJoins(s, k+1) {
+func (x *extractor) attributiveDemonym(s sentence, start, end int) bool {
+	if end-start > 2 || end >= len(s.toks) || !x.gapJoins(s, end) {
 		return false
 	}
-	next := s.toks[k+1]
+	if end-start == 2 && !directionWords[s.toks[start].lower] {
+		return false // only "South Korean", "West German"
+	}
+	next := s.toks[end]
 	if next.cap || commonWords[next.lower] || auxiliaries[next.lower] || verbs[next.lower] {
 		return false
 	}
 	for _, suf := range demonymSuffixes {
-		if strings.HasSuffix(s.toks[k].lower, suf) {
+		if strings.HasSuffix(s.toks[end-1].lower, suf) {
 			return true
 		}
 	}
 	return false
 }
+
+var directionWords = set(`north south east west northern southern eastern western central`)
 
 // hasOrgCue reports whether tokens [from, to) of s contain an organization cue word.
 func (x *extractor) hasOrgCue(s sentence, from, to int) bool {

@@ -268,7 +268,9 @@ func (x *extractor) vote(e *entity, m mention) {
 		e.votes[TypePerson] += 2
 	}
 	x.typeFromName(e, words)
-	if m.te-m.ts == 1 && s.toks[m.ts].allCaps {
+	if places[m.key] {
+		e.votes[TypePlace] += 3
+	} else if m.te-m.ts == 1 && s.toks[m.ts].allCaps {
 		e.votes[TypeOrganization]++ // most acronyms in prose name organizations
 	}
 	if m.ts > 0 {

@@ -33,7 +33,7 @@ towards two three four five under unlike until up upon us very was we well were 
 whenever where whereas wherever whether which while who whoever whole whom whose why will with within
 without would yes yet you your yours yourself originally additionally eventually finally currently
 previously formerly generally usually typically later early according following note see born its
-part member list type kind form home name number version although unfortunately fortunately oddly interestingly notably today tomorrow yesterday here`)
+part member list type kind form home name number version starring featuring directed written produced located based known called named founded although unfortunately fortunately oddly interestingly notably today tomorrow yesterday here`)
 
 // months and weekdays are capitalized without being named entities.
 var months = set(`january february march april may june july august september october november december`)
@@ -58,7 +58,7 @@ congress court commission authority trust charity movement order tribe`)
 state district region valley bay sea ocean street road avenue park bridge airport station castle
 palace square kingdom republic empire peninsula desert forest gmina canton prefecture country capital
 suburb municipality borough neighborhood neighbourhood area territory colony continent hill hills
-coast beach harbor harbour port building tower cathedral temple stadium arena metropolitan census`)
+coast beach harbor harbour port building tower cathedral temple stadium arena metropolitan`)
 	eventCues = set(`war battle revolution olympics championship championships cup festival election
 treaty conference tournament expedition crisis massacre siege campaign outbreak hurricane storm
 earthquake season`)
@@ -115,3 +115,13 @@ several various new old called named known`)
 // made of 13 dice").
 var irregularParticiples = set(`made done known given taken seen built held written found sold told
 brought bought thought run set put shown grown drawn born worn`)
+
+// notNames are words that look like names (capitalized, or acronyms) but
+// name no entity: abbreviations left alone by punctuation ("Inc", "Jr") and
+// common-noun acronyms.
+var notNames = set(`dr mr mrs ms st jr sr inc co ltd corp prof mt ft no vol tv dvd ep lp cd dj mc pc ceo
+cfo ufo am pm ad bc`)
+
+// titleAbbreviations join the next name across their period ("Dr. Smith",
+// "St. Louis").
+var titleAbbreviations = set(`dr mr mrs ms st prof mt ft gen col lt sgt capt rev hon gov sen rep`)

@@ -106,3 +106,63 @@ func ringOfCliques() []wgraph.Edge {
 	edges = append(edges, wgraph.Edge{U: 30, V: 31, W: 2}, wgraph.Edge{U: 31, V: 32, W: 1}, wgraph.Edge{U: 32, V: 32, W: 1}, wgraph.Edge{U: 33, V: 0, W: 0.5})
 	return edges
 }
+
+// TestRawChainConnected checks the algorithm itself, before the safety-net
+// split in buildLevels: every refined level and the final partition of every
+// iteration must already be connected on noisy graphs, over many seeds.
+func TestRawChainConnected(t *testing.T) {
+	g := noisyGraph(t, 600, 2400, 11)
+	for seed := range uint64(15) {
+		for _, gamma := range []float64{0.3, 1, 3} {
+			s := &solver{cfg: defaultConfig(), rng: rand.New(rand.NewPCG(seed, pcgStream))}
+			w := make([]float64, g.N())
+			part := make([]int, g.N())
+			for u := range w {
+				w[u] = g.Degree(u)
+				part[u] = u
+			}
+			r := gamma / (2 * g.TotalWeight())
+			for it := 0; it < 4; it++ {
+				chain, final, gain, err := s.iterate(context.Background(), g, w, r, part)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for l, m := range chain {
+					if err := wgraph.CheckConnected(g, m); err != nil {
+						t.Fatalf("seed %d γ=%v iteration %d level %d: %v", seed, gamma, it, l, err)
+					}
+				}
+				if err := wgraph.CheckConnected(g, final); err != nil {
+					t.Fatalf("seed %d γ=%v iteration %d final: %v", seed, gamma, it, err)
+				}
+				if gain <= 0 {
+					break
+				}
+				part = final
+			}
+		}
+	}
+}
+
+// noisyGraph draws m random edges with weights 1..3 on n nodes, biased to
+// nearby ids so that there is some structure to find.
+func noisyGraph(t *testing.T, n, m int, seed uint64) *wgraph.Graph {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 0))
+	b := wgraph.NewBuilder(n)
+	for range m {
+		u := rng.IntN(n)
+		v := (u + 1 + rng.IntN(20)) % n
+		if rng.IntN(4) == 0 {
+			v = rng.IntN(n)
+		}
+		if err := b.AddEdge(u, v, float64(1+rng.IntN(3))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}

@@ -1,10 +1,13 @@
 package boltgraph
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
+	berrors "go.etcd.io/bbolt/errors"
 	"go.uber.org/goleak"
 
 	"github.com/graphrag/graphrag/pkg/graphstore"
@@ -52,4 +55,47 @@ func TestConformance(t *testing.T) {
 			return re
 		},
 	}, func(t *testing.T) graphstore.Store { return openTemp(t) })
+}
+
+func TestOpenOptions(t *testing.T) {
+	t.Run("file mode", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "mode.db")
+		s, err := Open(path, WithFileMode(0o640))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fi.Mode().Perm(); got != 0o640 {
+			t.Errorf("file mode = %o, want 640", got)
+		}
+	})
+	t.Run("lock held elsewhere", func(t *testing.T) {
+		s := openTemp(t)
+		// The file lock is per open file, so a second Open conflicts even here.
+		s2, err := Open(s.Path(), WithLockTimeout(20*time.Millisecond))
+		if err == nil {
+			s2.Close()
+			t.Fatal("second Open of a locked file succeeded")
+		}
+		if !errors.Is(err, berrors.ErrTimeout) {
+			t.Errorf("second Open error = %v, want a lock timeout", err)
+		}
+		if err := s.Ping(t.Context()); err != nil {
+			t.Errorf("first store after failed second Open: %v", err)
+		}
+	})
+	t.Run("not a store file", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "junk.db")
+		if err := os.WriteFile(path, []byte("definitely not a bbolt file, but long enough to be read as one"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if s, err := Open(path); err == nil {
+			s.Close()
+			t.Fatal("Open of a junk file succeeded")
+		}
+	})
 }

@@ -6,19 +6,24 @@
 //     write is an fsynced transaction and gets a per-collection sequence
 //     number (bbolt's bucket sequence), so an acknowledged Upsert survives
 //     kill -9;
-//   - dense search uses an in-memory HNSW graph (github.com/coder/hnsw) keyed
-//     by record sequence, not by ID: a replaced or deleted record leaves a dead
-//     node that is skipped at search time, because coder/hnsw's in-place
-//     Delete can leave empty layers that panic on search. The graph is
-//     compacted when dead nodes outnumber live ones. Small collections and
-//     selective filters use an exact scan instead (see WithExactThreshold);
-//   - the graph is snapshotted to coll/<name>/hnsw.snap (Close, Checkpoint,
-//     WithSnapshotEvery). On open the snapshot is loaded if intact, and
-//     reconciled with bbolt: nodes whose sequence is no longer live become
-//     dead, live records missing from it are added. A torn or stale snapshot
-//     is ignored and the graph rebuilt, so no crash can lose or corrupt data;
-//   - lexical collections have a bleve index (coll/<name>/text.bleve) with the
-//     BM25 scoring model and the English analyzer. It stores the sequence it
-//     covers in the same batch as the documents; on open, records and
-//     deletion markers newer than that are replayed from bbolt.
+//   - dense search scans exactly by default (normalized vectors in memory,
+//     SIMD dot products, split across cores for large collections). An HNSW
+//     graph (github.com/coder/hnsw) is kept only above WithExactThreshold; it
+//     is keyed by record sequence, not ID, so a replaced or deleted record
+//     leaves a dead node that searches skip (coder/hnsw's in-place Delete can
+//     leave empty layers that panic on search), and it is rebuilt when dead
+//     nodes outnumber live ones;
+//   - the graph is snapshotted to collections/<name>/hnsw.snap (Close,
+//     Checkpoint, WithSnapshotEvery) with a checksum, the collection's
+//     incarnation and the sequence it covers. On open an intact snapshot is
+//     reconciled with bbolt (nodes no longer live become dead, live records it
+//     lacks are added); a damaged or foreign one is ignored and the graph
+//     rebuilt, so no crash can lose or corrupt anything;
+//   - lexical collections keep a bleve index (collections/<name>/text.bleve,
+//     English analyzer, attributes as keyword fields). Each batch is durable
+//     when bleve returns and carries the sequence it covers; on open, records
+//     and deletion markers newer than that are replayed from bbolt, and a
+//     damaged index is rebuilt. Ranking is Okapi BM25 (k1 1.2, b 0.75)
+//     computed from bleve's postings, because bleve's own "bm25" model
+//     distorts term-frequency saturation (see searchBM25).
 package embedded

@@ -22,9 +22,14 @@
 //     is capitalized inside some sentence of the chunk, is a word of the
 //     title, or is an acronym. Multiword names are kept.
 //   - Not names: "I", weekdays, months (unless WithDates), hyphenated
-//     adjectives ("Los Angeles-based"), and a one-word demonym used as an
-//     adjective ("British comedy film", "Sinhalese folklore"), which would
-//     otherwise link everything British.
+//     adjectives ("Los Angeles-based"), a demonym used as an adjective
+//     ("British comedy film", "South Korean singer"), which would otherwise
+//     link everything British, abbreviations cut off by punctuation ("Inc",
+//     "Jr") and common-noun acronyms ("TV", "DVD"). A participle opening a
+//     sentence is dropped ("Starring Rajendra Prasad" → "Rajendra Prasad").
+//     The period of a title abbreviation joins ("Dr. August Francke"), and
+//     an honorific before two or more name words is dropped ("Mayor George
+//     Moscone" → "George Moscone", typed PERSON; "King George" stays).
 //   - Acronyms: all-capital words of 2–6 letters (not in all-capital
 //     sentences).
 //   - CONCEPT noun phrases (WithNounPhrases, default on): after a determiner,
@@ -49,7 +54,8 @@
 // WORK; "a town" → PLACE; "a method" → CONCEPT), also for the title and its
 // parenthetical ("The Prestige (film)" → WORK); a preceding honorific ("Dr.",
 // "King") or role ("actor", "starring", "directed by", also for later items
-// of the same list) → PERSON; "X (born …" → PERSON; "born in X" and "in X,
+// of the same list) → PERSON; a small gazetteer of countries, continents,
+// states and large cities (gazetteer.go) → PLACE; "X (born …" → PERSON; "born in X" and "in X,
 // Y" → PLACE; "the film X" or a quoted name → WORK; an acronym →
 // ORGANIZATION (weakly); years and months → DATE; noun phrases → CONCEPT.
 //

@@ -317,6 +317,11 @@ func (x *extractor) properNouns(i int) {
 		if x.attributiveDemonym(s, start, end) {
 			continue
 		}
+		// "Mayor George Moscone" → "George Moscone": the office is a type cue
+		// (see vote), not part of the name.
+		if end-start >= 3 && personTitles[s.toks[start].lower] && x.isNameWord(s.toks[start+1]) && !connectors[s.toks[start+1].lower] {
+			start++
+		}
 		x.addMention(i, start, end, true)
 	}
 }

@@ -258,6 +258,17 @@ func TestExtractRules(t *testing.T) {
 			absent: []string{"british"},
 		},
 		{
+			name:   "honorific dropped before a full name",
+			text:   "The city was led by Mayor George Moscone and King George had no say.",
+			want:   map[string]string{"george moscone": TypePerson, "king george": TypePerson},
+			absent: []string{"mayor george moscone"},
+		},
+		{
+			name:   "noun phrase ends before a verb",
+			text:   "In the end the band consists of four players, and the song went gold.",
+			absent: []string{"band consists", "song went"},
+		},
+		{
 			name:   "hyphenated adjective",
 			text:   "They formed a Los Angeles-based band with Billy Idol.",
 			want:   map[string]string{"billy idol": ""},

@@ -109,7 +109,11 @@ var prepositions = set(`in at by of for with from to on into as`)
 
 // nounPhraseStop ends a noun phrase: words that cannot be part of one.
 var nounPhraseStop = set(`more most less least very much many such same other own only first last
-several various new old called named known`)
+several various new old called named known
+consists occurs stands used includes contains becomes remains refers means lies features follows
+serves takes makes gives comes goes runs plays lives seems appears tells shows says uses needs
+went came took gave became began grew saw won lost left held wrote sang ran told got kept stood fell
+rose spent sent thought felt met paid said heard`)
 
 // irregularParticiples end noun phrases like participles in -ed do ("a demon
 // made of 13 dice").

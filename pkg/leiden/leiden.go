@@ -122,6 +122,36 @@ func Run(ctx context.Context, g *wgraph.Graph, opts ...Option) (Result, error) {
 type solver struct {
 	cfg config
 	rng *rand.Rand
+	buf buffers
+}
+
+// buffers are scratch slices reused by every pass and iteration; aggregate
+// graphs are never larger than the input, so the first allocation serves all.
+type buffers struct {
+	clusterW, edgeW, ext, commW []float64
+	clusterN, unused, order     []int
+	refined, next               []int
+	flag, seen                  []bool
+}
+
+// scratch returns (*buf)[:n] zeroed, growing *buf when it is too small.
+func scratch[T any](buf *[]T, n int) []T {
+	if cap(*buf) < n {
+		*buf = make([]T, n)
+	}
+	out := (*buf)[:n]
+	clear(out)
+	return out
+}
+
+// perm is rand.Perm(n) into a reused buffer; it draws the same numbers.
+func (s *solver) perm(n int) []int {
+	p := scratch(&s.buf.order, n)
+	for i := range p {
+		p[i] = i
+	}
+	s.rng.Shuffle(n, func(i, j int) { p[i], p[j] = p[j], p[i] })
+	return p
 }
 
 // iterate runs one full Leiden iteration from the partition part of g. It
@@ -131,7 +161,7 @@ type solver struct {
 func (s *solver) iterate(ctx context.Context, g0 *wgraph.Graph, w0 []float64, r float64, part0 []int) ([][]int, []int, float64, error) {
 	n := g0.N()
 	g, w := g0, w0
-	part, _ := compact(part0, n)
+	part, _ := s.compact(part0, n)
 	toAgg := make([]int, n) // original node -> node of the current aggregate graph
 	for u := range toAgg {
 		toAgg[u] = u
@@ -144,7 +174,7 @@ func (s *solver) iterate(ctx context.Context, g0 *wgraph.Graph, w0 []float64, r 
 		}
 		total += s.moveNodes(g, w, r, part)
 		var k int
-		part, k = compact(part, g.N())
+		part, k = s.compact(part, g.N())
 		if k == g.N() {
 			break // every aggregate node is its own community: done
 		}
@@ -182,7 +212,7 @@ func (s *solver) iterate(ctx context.Context, g0 *wgraph.Graph, w0 []float64, r 
 	for u := range final {
 		final[u] = part[toAgg[u]]
 	}
-	final, k := compact(final, n)
+	final, k := s.compact(final, n)
 	if len(chain) == 0 || countOf(chain[len(chain)-1]) != k {
 		chain = append(chain, final)
 	}
@@ -197,23 +227,23 @@ func (s *solver) iterate(ctx context.Context, g0 *wgraph.Graph, w0 []float64, r 
 // moves, which is positive iff a node moved.
 func (s *solver) moveNodes(g *wgraph.Graph, w []float64, r float64, part []int) float64 {
 	n := g.N()
-	clusterW := make([]float64, n)
-	clusterN := make([]int, n)
+	clusterW := scratch(&s.buf.clusterW, n)
+	clusterN := scratch(&s.buf.clusterN, n)
 	for u, c := range part {
 		clusterW[c] += w[u]
 		clusterN[c]++
 	}
-	unused := make([]int, 0, n)
+	unused := scratch(&s.buf.unused, n)[:0]
 	for c := n - 1; c >= 0; c-- {
 		if clusterN[c] == 0 {
 			unused = append(unused, c)
 		}
 	}
-	queue := s.rng.Perm(n) // a ring buffer holding every unstable node once
+	queue := s.perm(n) // a ring buffer holding every unstable node once
 	head, size := 0, n
-	stable := make([]bool, n)
-	edgeW := make([]float64, n)
-	seen := make([]bool, n)
+	stable := scratch(&s.buf.flag, n)
+	edgeW := scratch(&s.buf.edgeW, n)
+	seen := scratch(&s.buf.seen, n)
 	neigh := make([]int, 0, 64)
 	var gained float64
 	for size > 0 {
@@ -281,10 +311,10 @@ func (s *solver) moveNodes(g *wgraph.Graph, w []float64, r float64, part []int) 
 // membership (ids numbered by smallest node) and the subset count.
 func (s *solver) refine(g *wgraph.Graph, w []float64, r float64, part []int) ([]int, int) {
 	n := g.N()
-	refined := make([]int, n)
-	clusterW := make([]float64, n) // weight of each subset
-	ext := make([]float64, n)      // weight from each subset to the rest of its community
-	commW := make([]float64, n)    // weight of each community of part
+	refined := scratch(&s.buf.refined, n)
+	clusterW := scratch(&s.buf.clusterW, n) // weight of each subset
+	ext := scratch(&s.buf.ext, n)           // weight from each subset to the rest of its community
+	commW := scratch(&s.buf.commW, n)       // weight of each community of part
 	for u := range n {
 		refined[u] = u
 		clusterW[u] = w[u]
@@ -296,14 +326,14 @@ func (s *solver) refine(g *wgraph.Graph, w []float64, r float64, part []int) ([]
 			}
 		}
 	}
-	nonSingleton := make([]bool, n)
-	edgeW := make([]float64, n)
-	seen := make([]bool, n)
+	nonSingleton := scratch(&s.buf.flag, n)
+	edgeW := scratch(&s.buf.edgeW, n)
+	seen := scratch(&s.buf.seen, n)
 	neigh := make([]int, 0, 64)
 	gains := make([]float64, 0, 64)
 	cands := make([]int, 0, 64)
 	theta := s.cfg.randomness
-	for _, j := range s.rng.Perm(n) {
+	for _, j := range s.perm(n) {
 		c := part[j]
 		total := commW[c]
 		if nonSingleton[j] || ext[j] < clusterW[j]*(total-clusterW[j])*r {
@@ -360,7 +390,7 @@ func (s *solver) refine(g *wgraph.Graph, w []float64, r float64, part []int) ([]
 			nonSingleton[chosen] = true
 		}
 	}
-	return compact(refined, n)
+	return s.compact(refined, n)
 }
 
 // pick draws a candidate with probability ∝ exp((gain−maxGain)/θ); shifting by
@@ -386,8 +416,8 @@ func pick(rng *rand.Rand, cands []int, gains []float64, maxGain, theta float64) 
 
 // compact renumbers ids (all below bound) to 0..k-1 in order of first
 // appearance, i.e. of each community's smallest node.
-func compact(ids []int, bound int) ([]int, int) {
-	next := make([]int, bound)
+func (s *solver) compact(ids []int, bound int) ([]int, int) {
+	next := scratch(&s.buf.next, bound)
 	for i := range next {
 		next[i] = -1
 	}

@@ -25,13 +25,37 @@ const (
 var (
 	// ErrEmpty: the text is empty or white space only.
 	ErrEmpty = errors.New("chunking: empty text")
-	// ErrInvalidUTF8: the text is not valid UTF-8.
+	// ErrInvalidUTF8: the text is not valid UTF-8 (Split returns an
+	// *InvalidUTF8Error, which matches it with errors.Is).
 	ErrInvalidUTF8 = errors.New("chunking: invalid UTF-8")
 	// ErrNoDocumentID: the document id is empty, so chunk ids would not be unique.
 	ErrNoDocumentID = errors.New("chunking: empty document id")
 	// ErrInvalidOption: an option is out of range.
 	ErrInvalidOption = errors.New("chunking: invalid option")
 )
+
+// InvalidUTF8Error reports where a text stops being valid UTF-8.
+type InvalidUTF8Error struct {
+	Offset int // byte offset of the first invalid sequence
+}
+
+func (e *InvalidUTF8Error) Error() string {
+	return fmt.Sprintf("chunking: invalid UTF-8 at byte %d", e.Offset)
+}
+
+// Is makes errors.Is(err, ErrInvalidUTF8) true.
+func (e *InvalidUTF8Error) Is(target error) bool { return target == ErrInvalidUTF8 }
+
+func invalidOffset(s string) int {
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
+				return i
+			}
+		}
+	}
+	return len(s)
+}
 
 // Chunk is one piece of a document. Text is exactly source[Start:End].
 type Chunk struct {
@@ -101,7 +125,7 @@ func Split(documentID, text string, opts ...Option) ([]Chunk, error) {
 	case cfg.minTokens < 0 || cfg.minTokens > cfg.size:
 		return nil, fmt.Errorf("%w: min tokens %d not in [0, size %d]", ErrInvalidOption, cfg.minTokens, cfg.size)
 	case !utf8.ValidString(text):
-		return nil, ErrInvalidUTF8
+		return nil, &InvalidUTF8Error{Offset: invalidOffset(text)}
 	case strings.TrimSpace(text) == "":
 		return nil, ErrEmpty
 	}

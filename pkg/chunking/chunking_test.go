@@ -95,6 +95,42 @@ func TestSplitErrors(t *testing.T) {
 	}
 }
 
+func TestSplitMinTokens(t *testing.T) {
+	body := "# Main\n\n" + strings.Repeat("The committee met again and argued about the budget for the new bridge. ", 5) + "\n\n## Tail\n\nTiny note."
+	tests := []struct {
+		name         string
+		min          int
+		wantSections []string
+	}{
+		{"small tail merges into the previous chunk", 16, []string{"Main"}},
+		{"merging off", 0, []string{"Main", "Main > Tail"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cs, err := Split("d", body, WithSize(200), WithMinTokens(tt.min))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkInvariants(t, "d", body, cs, 200)
+			var got []string
+			for _, c := range cs {
+				got = append(got, c.Section)
+			}
+			if strings.Join(got, "|") != strings.Join(tt.wantSections, "|") {
+				t.Errorf("sections %q, want %q", got, tt.wantSections)
+			}
+		})
+	}
+}
+
+func TestSplitInvalidUTF8Offset(t *testing.T) {
+	_, err := Split("d", "héllo \xff world")
+	var ue *InvalidUTF8Error
+	if !errors.As(err, &ue) || ue.Offset != 7 {
+		t.Fatalf("err = %v, want *InvalidUTF8Error at offset 7", err)
+	}
+}
+
 func TestSplitSections(t *testing.T) {
 	text := "# Guide\n\n## Install\n\nRun the installer. It takes a minute to finish on most machines.\n\n" +
 		"## Configure\n\nEdit the file config.toml and restart the service afterwards.\n\n" +

@@ -154,7 +154,6 @@ func build(n int, edges []Edge, nodeWeight []float64) *Graph {
 		nb[pos[e.V]], wt[pos[e.V]] = int32(e.U), e.W
 		pos[e.V]++
 	}
-	pos = nil
 	return compress(n, len(nb), loops, nodeWeight, func(u int, add func(v int32, w float64)) {
 		for k := offsets[u]; k < offsets[u+1]; k++ {
 			add(nb[k], wt[k])

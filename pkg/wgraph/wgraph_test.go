@@ -68,6 +68,22 @@ func TestBuild(t *testing.T) {
 	}
 }
 
+func TestZeroGraph(t *testing.T) {
+	var g wgraph.Graph
+	if g.N() != 0 || g.EdgeCount() != 0 || g.TotalWeight() != 0 {
+		t.Fatalf("zero graph: N=%d edges=%d m=%v", g.N(), g.EdgeCount(), g.TotalWeight())
+	}
+	if q := wgraph.Modularity(&g, nil, 1); q != 0 {
+		t.Errorf("modularity %v", q)
+	}
+	if _, k := wgraph.ConnectedComponents(&g); k != 0 {
+		t.Errorf("%d components", k)
+	}
+	if err := wgraph.CheckConnected(&g, nil); err != nil {
+		t.Errorf("CheckConnected: %v", err)
+	}
+}
+
 func TestBuildErrors(t *testing.T) {
 	tests := []struct {
 		name  string

@@ -52,6 +52,13 @@ const (
 	// whose message iterator failed (consumer deleted, say).
 	reopenMin = 100 * time.Millisecond
 	reopenMax = 10 * time.Second
+	// nextPoll bounds each wait for a message. nats.go (v1.55) decides to
+	// send the next pull request only when Next is entered, and skips it if
+	// the previous request is still being sent; a Next that then blocks
+	// waits for the pull to expire (30s) with messages pending. Returning
+	// and re-entering Next re-runs that check, so a stall lasts at most
+	// this long.
+	nextPoll = 200 * time.Millisecond
 )
 
 // ConsumerSpec describes a durable pull consumer. Processes calling Consume
@@ -274,7 +281,11 @@ func (c *Consumer) run() {
 			c.nakRest(iter)
 			return
 		}
-		jm, err := iter.Next()
+		jm, err := iter.Next(jetstream.NextMaxWait(nextPoll))
+		if errors.Is(err, nats.ErrTimeout) {
+			<-slots
+			continue
+		}
 		if err != nil {
 			<-slots
 			if c.isStopping() {

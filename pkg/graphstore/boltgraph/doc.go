@@ -38,7 +38,8 @@
 //
 // The aggregates are derived state: a Merge subtracts a chunk's previous
 // contribution (read from chunks) and adds the new one, which gives the replace
-// semantics graphstore documents. Weights are re-summed from relchunks in chunk id
+// semantics graphstore documents. A chunk whose stored contribution is byte for
+// byte the new one (a redelivered message) is skipped without touching anything. Weights are re-summed from relchunks in chunk id
 // order after every change, so they do not drift through float additions and
 // subtractions and do not depend on the order chunks arrived in.
 //

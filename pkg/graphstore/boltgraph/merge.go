@@ -1,6 +1,7 @@
 package boltgraph
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -242,20 +243,24 @@ func (s *Store) Merge(ctx context.Context, corpus string, batch []graphstore.Chu
 					return err
 				}
 			}
-			old, err := loadContribution(c, cts[i].ChunkID)
+			v, err := encode(&cts[i])
 			if err != nil {
 				return err
 			}
-			if old != nil {
+			stored := c.chunks.Get([]byte(cts[i].ChunkID))
+			if bytes.Equal(stored, v) {
+				continue // a replay (redelivered message): nothing to change
+			}
+			if stored != nil {
+				old := new(graphstore.Contribution)
+				if err := decode(stored, old); err != nil {
+					return err
+				}
 				if err := m.apply(old, -1); err != nil {
 					return err
 				}
 			}
 			if err := m.apply(&cts[i], 1); err != nil {
-				return err
-			}
-			v, err := encode(&cts[i])
-			if err != nil {
 				return err
 			}
 			if err := c.chunks.Put([]byte(cts[i].ChunkID), v); err != nil {

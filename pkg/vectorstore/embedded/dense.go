@@ -4,23 +4,11 @@ import (
 	"container/heap"
 	"context"
 	"math"
-	"math/rand"
 	"runtime"
 	"sync"
-	"time"
 
-	"github.com/coder/hnsw"
 	"github.com/viterin/vek/vek32"
 )
-
-// distanceName registers the graph's distance for coder/hnsw Export/Import.
-const distanceName = "graphrag_unit_cosine"
-
-// unitCosineDistance is the cosine distance of normalized vectors: cheaper
-// than hnsw.CosineDistance, which recomputes both norms on every call.
-func unitCosineDistance(a, b []float32) float32 { return 1 - vek32.Dot(a, b) }
-
-func init() { hnsw.RegisterDistanceFunc(distanceName, unitCosineDistance) }
 
 // doc is the in-memory part of a live record: enough to rank and filter.
 type doc struct {
@@ -46,14 +34,7 @@ func normalize(v []float32) []float32 {
 }
 
 // newGraph returns an empty graph with the configured parameters.
-func newGraph(cfg config) *hnsw.Graph[uint64] {
-	g := hnsw.NewGraph[uint64]()
-	g.M = cfg.hnswM
-	g.EfSearch = cfg.efSearch
-	g.Distance = unitCosineDistance
-	g.Rng = rand.New(rand.NewSource(time.Now().UnixNano()))
-	return g
-}
+func newGraph(cfg config) *annGraph { return newANNGraph(cfg.hnswM, cfg.efConstruction) }
 
 // scored is a ranking candidate.
 type scored struct {
@@ -173,7 +154,7 @@ type denseIndex struct {
 	docs map[string]*doc // live records by ID
 	all  []*doc          // the same, for scans; doc.pos indexes it
 	// graph is nil while exact scans suffice.
-	graph *hnsw.Graph[uint64]
+	graph *annGraph
 	// nodes maps graph keys of live docs to them; graph keys missing here are
 	// dead nodes (replaced or deleted records).
 	nodes     map[uint64]*doc
@@ -199,7 +180,7 @@ func (x *denseIndex) put(d *doc) {
 	x.docs[d.id] = d
 	x.maxSeq = max(x.maxSeq, d.seq)
 	if x.graph != nil {
-		x.graph.Add(hnsw.MakeNode(d.seq, d.vec))
+		x.graph.insert(d.seq, d.vec)
 		x.nodes[d.seq] = d
 		x.sinceSnap++
 	}
@@ -235,11 +216,11 @@ func (x *denseIndex) graphWanted() bool {
 
 // buildGraph builds a graph of the live records only. It reads x without
 // changing it so that searches can keep using x meanwhile.
-func (x *denseIndex) buildGraph() (*hnsw.Graph[uint64], map[uint64]*doc) {
+func (x *denseIndex) buildGraph() (*annGraph, map[uint64]*doc) {
 	g := newGraph(x.cfg)
 	nodes := make(map[uint64]*doc, len(x.docs))
 	for _, d := range x.all {
-		g.Add(hnsw.MakeNode(d.seq, d.vec))
+		g.insert(d.seq, d.vec)
 		nodes[d.seq] = d
 	}
 	return g, nodes
@@ -283,19 +264,19 @@ func (x *denseIndex) search(ctx context.Context, q []float32, k int, ids []strin
 		return exactSearch(ctx, q, k, cands)
 	}
 	// Over-fetch by the share of graph nodes that are live and match.
-	ratio := float64(x.graph.Len()) / float64(len(cands))
+	ratio := float64(x.graph.len()) / float64(len(cands))
 	fetch := int(math.Ceil(float64(max(k, x.cfg.efSearch)) * ratio * 1.2))
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if fetch >= x.graph.Len()/2 {
+		if fetch >= x.graph.len()/2 {
 			// The graph would be walked nearly whole: scan instead.
 			return exactSearch(ctx, q, k, cands)
 		}
 		t := &topK{k: k, items: make([]scored, 0, k)}
-		for _, n := range x.graph.Search(q, fetch) {
-			d := x.nodes[n.Key]
+		for _, n := range x.graph.search(q, fetch, x.cfg.efSearch) {
+			d := x.nodes[x.graph.keys[n.id]]
 			if d == nil || !match(d) {
 				continue
 			}

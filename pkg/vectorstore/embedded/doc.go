@@ -6,13 +6,13 @@
 //     write is an fsynced transaction and gets a per-collection sequence
 //     number (bbolt's bucket sequence), so an acknowledged Upsert survives
 //     kill -9;
-//   - dense search scans exactly by default (normalized vectors in memory,
-//     SIMD dot products, split across cores for large collections). An HNSW
-//     graph (github.com/coder/hnsw) is kept only above WithExactThreshold; it
-//     is keyed by record sequence, not ID, so a replaced or deleted record
-//     leaves a dead node that searches skip (coder/hnsw's in-place Delete can
-//     leave empty layers that panic on search), and it is rebuilt when dead
-//     nodes outnumber live ones;
+//   - dense search scans exactly (normalized vectors in memory, SIMD dot
+//     products, split across cores for large collections) up to
+//     WithExactThreshold live records, and above it walks an in-memory HNSW
+//     graph (annGraph; github.com/coder/hnsw was measured first and rejected,
+//     see annGraph). Graph nodes are keyed by record sequence, not ID: a
+//     replaced or deleted record leaves a dead node that searches skip, and
+//     the graph is rebuilt when dead nodes outnumber live ones;
 //   - the graph is snapshotted to collections/<name>/hnsw.snap (Close,
 //     Checkpoint, WithSnapshotEvery) with a checksum, the collection's
 //     incarnation and the sequence it covers. On open an intact snapshot is

@@ -119,12 +119,12 @@ func checkGraph(t *testing.T, s *Store, coll string, wantDead int) {
 		t.Fatalf("nodes=%d all=%d docs=%d, want equal", len(x.nodes), len(x.all), len(x.docs))
 	}
 	for id, d := range x.docs {
-		if v, ok := x.graph.Lookup(d.seq); !ok || !slices.Equal(v, d.vec) || x.nodes[d.seq] != d {
+		if v, ok := x.graph.lookup(d.seq); !ok || !slices.Equal(v, d.vec) || x.nodes[d.seq] != d {
 			t.Fatalf("live record %s (seq %d) missing from the graph", id, d.seq)
 		}
 	}
-	if x.dead != wantDead || x.graph.Len() != len(x.docs)+x.dead {
-		t.Fatalf("dead=%d graph=%d live=%d, want dead %d", x.dead, x.graph.Len(), len(x.docs), wantDead)
+	if x.dead != wantDead || x.graph.len() != len(x.docs)+x.dead {
+		t.Fatalf("dead=%d graph=%d live=%d, want dead %d", x.dead, x.graph.len(), len(x.docs), wantDead)
 	}
 }
 

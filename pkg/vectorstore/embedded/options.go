@@ -6,6 +6,7 @@ import "math"
 type config struct {
 	exactThreshold int
 	hnswM          int
+	efConstruction int
 	efSearch       int
 	snapshotEvery  int
 }
@@ -14,6 +15,7 @@ func defaultConfig() config {
 	return config{
 		exactThreshold: math.MaxInt,
 		hnswM:          16,
+		efConstruction: 100,
 		efSearch:       64,
 		snapshotEvery:  0,
 	}
@@ -28,13 +30,9 @@ func (f optionFunc) apply(c *config) { f(c) }
 
 // WithExactThreshold sets the number of live records above which a
 // collection keeps an HNSW graph and answers unfiltered (and weakly filtered)
-// dense searches from it instead of an exact scan. The default is never:
-// measured on 384-dimensional vectors, coder/hnsw v0.6.1 reaches a recall@10
-// of only 0.01-0.15 (its search stops at the first expansion that does not
-// improve the best distance, and it lacks the neighbour-selection heuristic),
-// while an exact scan of 100k vectors takes a few ms on two cores (see
-// BenchmarkSearch). Set a threshold only for collections too large to scan
-// where approximate results are acceptable.
+// dense searches from it instead of an exact scan. Exact scans return the
+// true top k; the graph is approximate (see BenchmarkSearch for recall and
+// latency) but much faster on large collections.
 func WithExactThreshold(n int) Option {
 	return optionFunc(func(c *config) {
 		if n >= 0 {
@@ -43,13 +41,17 @@ func WithExactThreshold(n int) Option {
 	})
 }
 
-// WithHNSW sets the HNSW parameters: m neighbours per node (default 16) and
-// the candidate list size used when building and searching (default 64).
-// Higher values raise recall and cost.
-func WithHNSW(m, efSearch int) Option {
+// WithHNSW sets the HNSW parameters: m links per node and layer (2·m on
+// layer 0; default 16), the candidate list size while inserting (default 100)
+// and while searching (default 64; a search uses at least k). Higher values
+// raise recall and cost.
+func WithHNSW(m, efConstruction, efSearch int) Option {
 	return optionFunc(func(c *config) {
 		if m > 1 {
 			c.hnswM = m
+		}
+		if efConstruction > 0 {
+			c.efConstruction = efConstruction
 		}
 		if efSearch > 0 {
 			c.efSearch = efSearch

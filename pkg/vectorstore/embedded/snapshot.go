@@ -7,15 +7,14 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
-
-	"github.com/coder/hnsw"
 )
 
 // snapshotMagic starts an HNSW snapshot file; the trailing 4 bytes are the
 // CRC-32 (Castagnoli) of everything before them.
-const snapshotMagic = "GRVSHNS1"
+const snapshotMagic = "GRVSHNS2"
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
@@ -28,11 +27,22 @@ type snapshotHeader struct {
 	Incarnation uint64
 	Seq         uint64 // highest record sequence the graph covers
 	Dim         uint64
+	Nodes       uint64
+	Entry       int64
+	Top         uint64
 }
 
+// Limits that a valid snapshot never exceeds; they keep a damaged file that
+// slipped past the checksum from allocating absurd amounts.
+const (
+	maxSnapshotLevels = 64
+	maxSnapshotLinks  = 4096
+)
+
 // writeSnapshot writes the graph atomically: temp file, fsync, rename,
-// fsync of the directory.
-func writeSnapshot(path string, h snapshotHeader, g *hnsw.Graph[uint64]) (err error) {
+// fsync of the directory. Layout after the magic and header, per node: key,
+// number of layers, vector, then per layer the neighbour count and ids.
+func writeSnapshot(path string, h snapshotHeader, g *annGraph) (err error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".hnsw-*.tmp")
 	if err != nil {
 		return fmt.Errorf("creating snapshot file: %w", err)
@@ -46,14 +56,29 @@ func writeSnapshot(path string, h snapshotHeader, g *hnsw.Graph[uint64]) (err er
 	crc := crc32.New(crcTable)
 	bw := bufio.NewWriterSize(tmp, 1<<20)
 	w := io.MultiWriter(bw, crc)
+	h.Nodes, h.Entry, h.Top = uint64(g.len()), int64(g.entry), uint64(g.top)
 	if _, err := io.WriteString(w, snapshotMagic); err != nil {
 		return fmt.Errorf("writing snapshot header: %w", err)
 	}
 	if err := binary.Write(w, binary.LittleEndian, h); err != nil {
 		return fmt.Errorf("writing snapshot header: %w", err)
 	}
-	if err := g.Export(w); err != nil {
-		return fmt.Errorf("exporting hnsw graph: %w", err)
+	var buf []byte
+	for i, key := range g.keys {
+		buf = binary.LittleEndian.AppendUint64(buf[:0], key)
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(len(g.links[i])))
+		for _, x := range g.vecs[i] {
+			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(x))
+		}
+		for _, nb := range g.links[i] {
+			buf = binary.LittleEndian.AppendUint32(buf, uint32(len(nb)))
+			for _, n := range nb {
+				buf = binary.LittleEndian.AppendUint32(buf, uint32(n))
+			}
+		}
+		if _, err := w.Write(buf); err != nil {
+			return fmt.Errorf("writing snapshot: %w", err)
+		}
 	}
 	if err := binary.Write(bw, binary.LittleEndian, crc.Sum32()); err != nil {
 		return fmt.Errorf("writing snapshot checksum: %w", err)
@@ -87,8 +112,8 @@ func syncDir(dir string) error {
 }
 
 // readSnapshot loads a snapshot after verifying its checksum, so that a
-// damaged file is never decoded.
-func readSnapshot(path string, cfg config) (h snapshotHeader, g *hnsw.Graph[uint64], err error) {
+// damaged file is never decoded, and validates every count and link.
+func readSnapshot(path string, cfg config) (h snapshotHeader, g *annGraph, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return h, nil, err
@@ -99,7 +124,8 @@ func readSnapshot(path string, cfg config) (h snapshotHeader, g *hnsw.Graph[uint
 		return h, nil, fmt.Errorf("reading snapshot: %w", err)
 	}
 	size := st.Size()
-	if size < int64(len(snapshotMagic))+24+4 {
+	hdrSize := int64(len(snapshotMagic) + binary.Size(h))
+	if size < hdrSize+4 {
 		return h, nil, fmt.Errorf("%w: %d bytes is too short", errBadSnapshot, size)
 	}
 	crc := crc32.New(crcTable)
@@ -121,22 +147,76 @@ func readSnapshot(path string, cfg config) (h snapshotHeader, g *hnsw.Graph[uint
 	if err := binary.Read(r, binary.LittleEndian, &h); err != nil {
 		return h, nil, fmt.Errorf("%w: header: %v", errBadSnapshot, err)
 	}
-	g = newGraph(cfg)
-	if err := importGraph(g, r); err != nil {
-		return h, nil, fmt.Errorf("%w: %v", errBadSnapshot, err)
+	minNode := int64(8 + 4 + 4*h.Dim)
+	if h.Dim == 0 || h.Nodes > uint64((size-hdrSize)/minNode) || h.Top >= maxSnapshotLevels ||
+		h.Entry < -1 || h.Entry >= int64(h.Nodes) || (h.Nodes > 0) != (h.Entry >= 0) {
+		return h, nil, fmt.Errorf("%w: implausible header %+v", errBadSnapshot, h)
 	}
-	// Import restores the saved parameters; use the configured ones.
-	g.M, g.EfSearch, g.Distance = cfg.hnswM, cfg.efSearch, unitCosineDistance
-	return h, g, nil
-}
-
-// importGraph guards against panics in the decoder of a checksummed but
-// otherwise unexpected file (e.g. written by another library version).
-func importGraph(g *hnsw.Graph[uint64], r io.Reader) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("importing hnsw graph panicked: %v", p)
+	g = newANNGraph(cfg.hnswM, cfg.efConstruction)
+	n := int(h.Nodes)
+	g.keys = make([]uint64, n)
+	g.vecs = make([][]float32, n)
+	g.links = make([][][]int32, n)
+	g.entry, g.top = int32(h.Entry), int(h.Top)
+	var b4 [4]byte
+	u32 := func() (uint32, error) {
+		if _, err := io.ReadFull(r, b4[:]); err != nil {
+			return 0, err
 		}
-	}()
-	return g.Import(r)
+		return binary.LittleEndian.Uint32(b4[:]), nil
+	}
+	raw := make([]byte, 4*h.Dim)
+	for i := range n {
+		var b8 [8]byte
+		if _, err := io.ReadFull(r, b8[:]); err != nil {
+			return h, nil, fmt.Errorf("%w: node %d: %v", errBadSnapshot, i, err)
+		}
+		g.keys[i] = binary.LittleEndian.Uint64(b8[:])
+		levels, err := u32()
+		if err != nil || levels == 0 || levels > uint32(h.Top)+1 {
+			return h, nil, fmt.Errorf("%w: node %d: bad layer count", errBadSnapshot, i)
+		}
+		if _, err := io.ReadFull(r, raw); err != nil {
+			return h, nil, fmt.Errorf("%w: node %d vector: %v", errBadSnapshot, i, err)
+		}
+		v := make([]float32, h.Dim)
+		for j := range v {
+			v[j] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*j:]))
+		}
+		g.vecs[i] = v
+		g.links[i] = make([][]int32, levels)
+		for l := range g.links[i] {
+			cnt, err := u32()
+			if err != nil || cnt > maxSnapshotLinks {
+				return h, nil, fmt.Errorf("%w: node %d: bad link count", errBadSnapshot, i)
+			}
+			nb := make([]int32, cnt)
+			for j := range nb {
+				x, err := u32()
+				if err != nil || x >= uint32(n) {
+					return h, nil, fmt.Errorf("%w: node %d: bad link", errBadSnapshot, i)
+				}
+				nb[j] = int32(x)
+			}
+			g.links[i][l] = nb
+		}
+		if _, dup := g.byKey[g.keys[i]]; dup {
+			return h, nil, fmt.Errorf("%w: duplicate key %d", errBadSnapshot, g.keys[i])
+		}
+		g.byKey[g.keys[i]] = int32(i)
+	}
+	// A link to a layer its target does not have would panic in a search.
+	for i := range g.links {
+		for l, nb := range g.links[i] {
+			for _, x := range nb {
+				if len(g.links[x]) <= l {
+					return h, nil, fmt.Errorf("%w: link to a missing layer", errBadSnapshot)
+				}
+			}
+		}
+	}
+	if n > 0 && len(g.links[g.entry]) != g.top+1 {
+		return h, nil, fmt.Errorf("%w: entry point not on the top layer", errBadSnapshot)
+	}
+	return h, g, nil
 }

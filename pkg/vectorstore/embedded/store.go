@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
-	"github.com/coder/hnsw"
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/graphrag/graphrag/pkg/vectorstore"
@@ -187,7 +186,7 @@ func (s *Store) loadCollection(name string) (*collection, error) {
 	}
 	var snapKeys int
 	if x.graph != nil {
-		snapKeys = x.graph.Len()
+		snapKeys = x.graph.len()
 	}
 
 	var (
@@ -217,7 +216,7 @@ func (s *Store) loadCollection(name string) (*collection, error) {
 				ops = append(ops, lexOp{id: string(k), text: r.text, attrs: r.attrs})
 			}
 			d := &doc{id: string(k), seq: r.seq, attrs: r.attrs}
-			if v, ok := lookup(x.graph, r.seq); ok && len(v) == c.spec.Dim {
+			if v, ok := x.graph.lookup(r.seq); ok && len(v) == c.spec.Dim {
 				d.vec = v // share the snapshot's normalized copy
 				x.nodes[d.seq] = d
 				found++
@@ -245,7 +244,7 @@ func (s *Store) loadCollection(name string) (*collection, error) {
 		// live records it lacks are added.
 		x.dead = snapKeys - found
 		for _, d := range missing {
-			x.graph.Add(hnsw.MakeNode(d.seq, d.vec))
+			x.graph.insert(d.seq, d.vec)
 			x.nodes[d.seq] = d
 		}
 		x.sinceSnap = len(missing)
@@ -849,14 +848,6 @@ func (s *Store) Close() error {
 		errs = append(errs, fmt.Errorf("closing record database: %w", err))
 	}
 	return errors.Join(errs...)
-}
-
-// lookup finds a graph node's vector; a nil graph has none.
-func lookup(g *hnsw.Graph[uint64], key uint64) ([]float32, bool) {
-	if g == nil {
-		return nil, false
-	}
-	return g.Lookup(key)
 }
 
 func cloneAttrs(a map[string]string) map[string]string {

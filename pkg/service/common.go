@@ -1,0 +1,100 @@
+package service
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/graphrag/graphrag/pkg/telemetry"
+)
+
+// Defaults of the common flags.
+const (
+	DefaultHTTPAddr        = ":8080"
+	DefaultShutdownTimeout = 30 * time.Second
+	DefaultDataDir         = "data"
+)
+
+// ErrInvalidFlags is wrapped by CommonFlags.Validate.
+var ErrInvalidFlags = errors.New("service: invalid flags")
+
+// CommonFlags are the flags every service shares. Register them on the
+// service's FlagSet, then ParseFlags; embed the struct in the service's own
+// config struct so LogConfig logs them without a prefix.
+//
+// The NATS fields stay plain strings (paths and a URL): the bus package does
+// the connecting and decides what they mean.
+type CommonFlags struct {
+	HTTPAddr         string        `config:"http-addr"`
+	LogLevel         slog.Level    `config:"log-level"`
+	LogFormat        string        `config:"log-format"`
+	OTLPEndpoint     string        `config:"otlp-endpoint"`
+	OTLPInsecure     bool          `config:"otlp-insecure"`
+	TraceSampleRatio float64       `config:"trace-sample-ratio"`
+	ShutdownTimeout  time.Duration `config:"shutdown-timeout"`
+	DataDir          string        `config:"data-dir"`
+	NATSURL          string        `config:"nats-url"`
+	NATSCreds        string        `config:"nats-creds"`
+	NATSNKey         string        `config:"nats-nkey"`
+	NATSTLSCA        string        `config:"nats-tls-ca"`
+	NATSTLSCert      string        `config:"nats-tls-cert"`
+	NATSTLSKey       string        `config:"nats-tls-key"`
+}
+
+// Register defines the common flags on fs with their documented defaults.
+func (c *CommonFlags) Register(fs *flag.FlagSet) {
+	fs.StringVar(&c.HTTPAddr, "http-addr", DefaultHTTPAddr, "listen address for HTTP (the API in query; health and metrics everywhere)")
+	fs.TextVar(&c.LogLevel, "log-level", slog.LevelInfo, "minimum log level: debug, info, warn or error")
+	fs.StringVar(&c.LogFormat, "log-format", "json", "log format: json or text")
+	fs.StringVar(&c.OTLPEndpoint, "otlp-endpoint", "", "OTLP/gRPC collector as host:port or URL; empty = no trace or metric export")
+	fs.BoolVar(&c.OTLPInsecure, "otlp-insecure", false, "connect to a host:port OTLP endpoint without TLS")
+	fs.Float64Var(&c.TraceSampleRatio, "trace-sample-ratio", 1, "fraction of new traces sampled, in (0, 1]")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", DefaultShutdownTimeout, "time allowed to drain in-flight work on shutdown")
+	fs.StringVar(&c.DataDir, "data-dir", DefaultDataDir, "directory for embedded stores and the embedded NATS server")
+	fs.StringVar(&c.NATSURL, "nats-url", "", "NATS server URL(s); empty = embedded server in the data dir")
+	fs.StringVar(&c.NATSCreds, "nats-creds", "", "path to a NATS user credentials file")
+	fs.StringVar(&c.NATSNKey, "nats-nkey", "", "path to a NATS nkey seed file")
+	fs.StringVar(&c.NATSTLSCA, "nats-tls-ca", "", "path to a CA certificate bundle for NATS TLS")
+	fs.StringVar(&c.NATSTLSCert, "nats-tls-cert", "", "path to a client certificate for NATS TLS")
+	fs.StringVar(&c.NATSTLSKey, "nats-tls-key", "", "path to the client certificate's key for NATS TLS")
+}
+
+// Validate reports every inconsistent common flag at once.
+func (c *CommonFlags) Validate() error {
+	var errs []error
+	if c.LogFormat != "json" && c.LogFormat != "text" {
+		errs = append(errs, fmt.Errorf("%w: -log-format %q is not json or text", ErrInvalidFlags, c.LogFormat))
+	}
+	if c.ShutdownTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("%w: -shutdown-timeout %s must be positive", ErrInvalidFlags, c.ShutdownTimeout))
+	}
+	if c.TraceSampleRatio <= 0 || c.TraceSampleRatio > 1 {
+		errs = append(errs, fmt.Errorf("%w: -trace-sample-ratio %v is outside (0, 1]", ErrInvalidFlags, c.TraceSampleRatio))
+	}
+	if (c.NATSTLSCert == "") != (c.NATSTLSKey == "") {
+		errs = append(errs, fmt.Errorf("%w: -nats-tls-cert and -nats-tls-key go together", ErrInvalidFlags))
+	}
+	if c.NATSCreds != "" && c.NATSNKey != "" {
+		errs = append(errs, fmt.Errorf("%w: -nats-creds and -nats-nkey are alternatives", ErrInvalidFlags))
+	}
+	return errors.Join(errs...)
+}
+
+// Logger builds the process logger the flags describe, writing to w.
+func (c *CommonFlags) Logger(w io.Writer) *slog.Logger {
+	return telemetry.NewLogger(w, c.LogLevel, c.LogFormat)
+}
+
+// TelemetryConfig is the telemetry.Config the flags describe for a service.
+func (c *CommonFlags) TelemetryConfig(serviceName, serviceVersion string) telemetry.Config {
+	return telemetry.Config{
+		ServiceName:    serviceName,
+		ServiceVersion: serviceVersion,
+		OTLPEndpoint:   c.OTLPEndpoint,
+		OTLPInsecure:   c.OTLPInsecure,
+		SampleRatio:    c.TraceSampleRatio,
+	}
+}

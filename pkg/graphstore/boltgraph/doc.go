@@ -9,7 +9,9 @@
 //
 // # Layout
 //
-// A top-level bucket "corpora" holds one bucket per corpus, which holds:
+// A top-level bucket "info" holds the layout version ("format" = "1"; Open refuses
+// other versions with ErrFormat). A top-level bucket "corpora" holds one bucket per
+// corpus, which holds:
 //
 //	chunks     chunkID                    -> the chunk's graphstore.Contribution (JSON)
 //	ents       key                        -> entity aggregate: chunk counts per name

@@ -50,7 +50,18 @@ type Store struct {
 	closed bool
 }
 
-var bucketCorpora = []byte("corpora")
+var (
+	bucketCorpora = []byte("corpora")
+	bucketInfo    = []byte("info")
+	keyFormat     = []byte("format")
+)
+
+// formatVersion names the layout described in the package documentation; a file
+// written with another layout is refused rather than misread.
+const formatVersion = "1"
+
+// ErrFormat is returned by Open for a file written with another layout version.
+var ErrFormat = errors.New("boltgraph: unsupported file layout")
 
 // Open opens or creates the store file at path.
 func Open(path string, opts ...Option) (*Store, error) {
@@ -70,8 +81,20 @@ func Open(path string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("opening graph store %s: %w", path, err)
 	}
 	if err := db.Update(func(tx *bolt.Tx) error {
-		_, err := tx.CreateBucketIfNotExists(bucketCorpora)
-		return err
+		if _, err := tx.CreateBucketIfNotExists(bucketCorpora); err != nil {
+			return err
+		}
+		info, err := tx.CreateBucketIfNotExists(bucketInfo)
+		if err != nil {
+			return err
+		}
+		switch v := info.Get(keyFormat); {
+		case v == nil:
+			return info.Put(keyFormat, []byte(formatVersion))
+		case string(v) != formatVersion:
+			return fmt.Errorf("file has layout version %q, this build reads %q: %w", v, formatVersion, ErrFormat)
+		}
+		return nil
 	}); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("initializing graph store %s: %w", path, err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 	"go.uber.org/goleak"
 
@@ -86,6 +87,25 @@ func TestOpenOptions(t *testing.T) {
 		}
 		if err := s.Ping(t.Context()); err != nil {
 			t.Errorf("first store after failed second Open: %v", err)
+		}
+	})
+	t.Run("other layout version", func(t *testing.T) {
+		s := openTemp(t)
+		if err := s.db.Update(func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketInfo).Put(keyFormat, []byte("99"))
+		}); err != nil {
+			t.Fatal(err)
+		}
+		path := s.Path()
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		s2, err := Open(path)
+		if err == nil {
+			s2.Close()
+		}
+		if !errors.Is(err, ErrFormat) {
+			t.Fatalf("Open of a version 99 file = %v, want ErrFormat", err)
 		}
 	})
 	t.Run("not a store file", func(t *testing.T) {

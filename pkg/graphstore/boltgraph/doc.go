@@ -41,15 +41,18 @@
 // The aggregates are derived state: a Merge subtracts a chunk's previous
 // contribution (read from chunks) and adds the new one, which gives the replace
 // semantics graphstore documents. A chunk whose stored contribution is byte for
-// byte the new one (a redelivered message) is skipped without touching anything. Weights are re-summed from relchunks in chunk id
-// order after every change, so they do not drift through float additions and
-// subtractions and do not depend on the order chunks arrived in.
+// byte the new one (a redelivered message) is skipped without touching anything.
+// Weights are re-summed from relchunks in chunk id order after every change, so
+// they do not drift through float additions and subtractions and do not depend on
+// the order chunks arrived in. Check recomputes all derived state from chunks and
+// compares (an fsck).
 //
 // Values are JSON. BenchmarkCodec measured an entity record round trip at about 4µs
 // with JSON and 16µs with encoding/gob (gob pays its type header per record); a CPU
 // profile of BenchmarkMerge puts encoding under 10% of a Merge, which is dominated by
-// bbolt dirtying and writing B+tree pages for the randomly spread keys, so a
-// hand-rolled binary format would not pay for itself yet.
+// bbolt dirtying and writing B+tree pages for the randomly spread keys (about 75
+// keys in 8 buckets per chunk of 10 entities), so a hand-rolled binary format would
+// not pay for itself yet; co-locating an entity's keys would.
 //
 // bbolt runs with NoFreelistSync and the map freelist, as etcd does: the freelist is
 // rebuilt at open rather than written on every commit; data pages are still fsync'ed.

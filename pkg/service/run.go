@@ -67,6 +67,11 @@ func Run(ctx context.Context, logger *slog.Logger, shutdownTimeout time.Duration
 // run is Run with the signal source injected, so tests need not signal the
 // test binary.
 func run(ctx context.Context, logger *slog.Logger, shutdownTimeout time.Duration, sig <-chan os.Signal, components []Component) error {
+	for i, c := range components {
+		if c == nil {
+			return fmt.Errorf("running service: component %d is nil", i)
+		}
+	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -120,6 +121,17 @@ func TestRunOrder(t *testing.T) {
 				t.Errorf("events = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestRunNilComponent(t *testing.T) {
+	j := &journal{}
+	err := run(t.Context(), nil, time.Second, nil, []Component{&recorder{name: "a", j: j}, nil})
+	if err == nil || !strings.Contains(err.Error(), "component 1 is nil") {
+		t.Errorf("run = %v, want a nil component error", err)
+	}
+	if len(j.get()) != 0 {
+		t.Errorf("events = %v, want nothing started", j.get())
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"strings"
 	"testing"
@@ -115,5 +116,30 @@ func TestLoggerTextHasTraceID(t *testing.T) {
 	want := "trace_id=" + span.SpanContext().TraceID().String()
 	if !strings.Contains(buf.String(), want) {
 		t.Errorf("text line %q lacks %q", buf.String(), want)
+	}
+}
+
+// BenchmarkLogger measures what the trace handler adds per record.
+func BenchmarkLogger(b *testing.B) {
+	tp := sdktrace.NewTracerProvider()
+	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	spanCtx, span := tp.Tracer("bench").Start(b.Context(), "op")
+	defer span.End()
+	for _, bc := range []struct {
+		name    string
+		handler slog.Handler
+		ctx     context.Context
+	}{
+		{"plain json", slog.NewJSONHandler(io.Discard, nil), spanCtx},
+		{"trace json no span", NewTraceHandler(slog.NewJSONHandler(io.Discard, nil)), b.Context()},
+		{"trace json in span", NewTraceHandler(slog.NewJSONHandler(io.Discard, nil)), spanCtx},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			logger := slog.New(bc.handler)
+			b.ReportAllocs()
+			for b.Loop() {
+				logger.InfoContext(bc.ctx, "message", "key", "value", "n", 42)
+			}
+		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
@@ -86,16 +87,28 @@ func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
 		interval = DefaultMetricInterval
 	}
 
+	attrs := []attribute.KeyValue{semconv.ServiceName(cfg.ServiceName)}
+	if cfg.ServiceVersion != "" {
+		attrs = append(attrs, semconv.ServiceVersion(cfg.ServiceVersion))
+	}
+	// Explicit attributes come last so they win over OTEL_RESOURCE_ATTRIBUTES.
 	res, err := resource.New(ctx,
 		resource.WithFromEnv(),
 		resource.WithTelemetrySDK(),
-		resource.WithAttributes(
-			semconv.ServiceName(cfg.ServiceName),
-			semconv.ServiceVersion(cfg.ServiceVersion),
-		),
+		resource.WithAttributes(attrs...),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("building telemetry resource: %w", err)
+	}
+
+	// Exporters hold gRPC connections: release those already made if a
+	// later step fails.
+	var cleanups []func(context.Context) error
+	fail := func(err error) (*Telemetry, error) {
+		for _, c := range cleanups {
+			err = errors.Join(err, c(ctx))
+		}
+		return nil, err
 	}
 
 	traceOpts := []sdktrace.TracerProviderOption{
@@ -105,8 +118,9 @@ func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
 	if cfg.OTLPEndpoint != "" {
 		exp, err := otlptracegrpc.New(ctx, traceExporterOptions(cfg)...)
 		if err != nil {
-			return nil, fmt.Errorf("creating OTLP trace exporter for %s: %w", cfg.OTLPEndpoint, err)
+			return fail(fmt.Errorf("creating OTLP trace exporter for %s: %w", cfg.OTLPEndpoint, err))
 		}
+		cleanups = append(cleanups, exp.Shutdown)
 		traceOpts = append(traceOpts, sdktrace.WithBatcher(exp))
 	}
 
@@ -114,14 +128,14 @@ func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
 	// the global one, and /metrics shows exactly what this process records.
 	reg := prometheus.NewRegistry()
 	if err := reg.Register(collectors.NewGoCollector()); err != nil {
-		return nil, fmt.Errorf("registering Go runtime collector: %w", err)
+		return fail(fmt.Errorf("registering Go runtime collector: %w", err))
 	}
 	if err := reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})); err != nil {
-		return nil, fmt.Errorf("registering process collector: %w", err)
+		return fail(fmt.Errorf("registering process collector: %w", err))
 	}
 	promExp, err := otelprom.New(otelprom.WithRegisterer(reg))
 	if err != nil {
-		return nil, fmt.Errorf("creating Prometheus exporter: %w", err)
+		return fail(fmt.Errorf("creating Prometheus exporter: %w", err))
 	}
 	meterOpts := []sdkmetric.Option{
 		sdkmetric.WithResource(res),
@@ -130,7 +144,7 @@ func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
 	if cfg.OTLPEndpoint != "" {
 		exp, err := otlpmetricgrpc.New(ctx, metricExporterOptions(cfg)...)
 		if err != nil {
-			return nil, fmt.Errorf("creating OTLP metric exporter for %s: %w", cfg.OTLPEndpoint, err)
+			return fail(fmt.Errorf("creating OTLP metric exporter for %s: %w", cfg.OTLPEndpoint, err))
 		}
 		meterOpts = append(meterOpts, sdkmetric.WithReader(
 			sdkmetric.NewPeriodicReader(exp, sdkmetric.WithInterval(interval))))

@@ -93,7 +93,7 @@ func TestSetupInstallsGlobals(t *testing.T) {
 }
 
 func TestMetricsHandlerServesGlobalCounter(t *testing.T) {
-	tel := setup(t, Config{ServiceName: "metrics-test"})
+	tel := setup(t, Config{ServiceName: "metrics-test", ServiceVersion: "v9"})
 
 	counter, err := otel.Meter("github.com/graphrag/graphrag/pkg/telemetry/test").
 		Int64Counter("graphrag_test_documents")
@@ -121,6 +121,7 @@ func TestMetricsHandlerServesGlobalCounter(t *testing.T) {
 		"} 3\n",
 		"go_goroutines ", // Go runtime metrics from the private registry
 		`service_name="metrics-test"`,
+		`service_version="v9"`,
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %q:\n%s", want, body)

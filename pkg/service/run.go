@@ -55,7 +55,8 @@ func (e SignalError) Error() string { return "received signal " + e.Signal.Strin
 // (DefaultShutdownTimeout when <= 0), and returns the start or run failure
 // joined with every stop error: nil after a clean shutdown by signal or
 // cancellation. A component whose Stop overruns the deadline is abandoned and
-// reported. A second signal makes Run return ErrForcedShutdown at once,
+// reported; the ones after it are still told to stop, with the expired
+// context, but Run no longer waits for them. A second signal makes Run return ErrForcedShutdown at once,
 // leaving whatever is still stopping behind, for main to exit.
 func Run(ctx context.Context, logger *slog.Logger, shutdownTimeout time.Duration, components ...Component) error {
 	sig := make(chan os.Signal, 2)

@@ -43,12 +43,16 @@ type Config struct {
 	// (http:// implies an insecure connection). Empty disables OTLP export:
 	// spans are still created and sampled, so logs carry trace ids.
 	OTLPEndpoint string
-	// OTLPInsecure disables TLS for a host:port OTLPEndpoint.
+	// OTLPInsecure disables TLS (an http:// endpoint URL implies it).
 	OTLPInsecure bool
 	// SampleRatio is the fraction of new root traces sampled, in [0, 1].
 	// Zero means 1 (sample everything): an unset field must not silently
 	// drop every trace. Child spans follow their parent's decision.
 	SampleRatio float64
+	// ExportTimeout bounds each OTLP export, retries included; zero keeps
+	// the exporters' default (10s). Shutdown returns when its context ends,
+	// but an export already under way runs on until this timeout.
+	ExportTimeout time.Duration
 	// MetricInterval is the OTLP metric push period; zero means
 	// DefaultMetricInterval. Prometheus scrapes are pulled and unaffected.
 	MetricInterval time.Duration
@@ -171,23 +175,33 @@ func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
 func isURL(endpoint string) bool { return strings.Contains(endpoint, "://") }
 
 func traceExporterOptions(cfg Config) []otlptracegrpc.Option {
+	var opts []otlptracegrpc.Option
 	if isURL(cfg.OTLPEndpoint) {
-		return []otlptracegrpc.Option{otlptracegrpc.WithEndpointURL(cfg.OTLPEndpoint)}
+		opts = append(opts, otlptracegrpc.WithEndpointURL(cfg.OTLPEndpoint))
+	} else {
+		opts = append(opts, otlptracegrpc.WithEndpoint(cfg.OTLPEndpoint))
 	}
-	opts := []otlptracegrpc.Option{otlptracegrpc.WithEndpoint(cfg.OTLPEndpoint)}
 	if cfg.OTLPInsecure {
 		opts = append(opts, otlptracegrpc.WithInsecure())
+	}
+	if cfg.ExportTimeout > 0 {
+		opts = append(opts, otlptracegrpc.WithTimeout(cfg.ExportTimeout))
 	}
 	return opts
 }
 
 func metricExporterOptions(cfg Config) []otlpmetricgrpc.Option {
+	var opts []otlpmetricgrpc.Option
 	if isURL(cfg.OTLPEndpoint) {
-		return []otlpmetricgrpc.Option{otlpmetricgrpc.WithEndpointURL(cfg.OTLPEndpoint)}
+		opts = append(opts, otlpmetricgrpc.WithEndpointURL(cfg.OTLPEndpoint))
+	} else {
+		opts = append(opts, otlpmetricgrpc.WithEndpoint(cfg.OTLPEndpoint))
 	}
-	opts := []otlpmetricgrpc.Option{otlpmetricgrpc.WithEndpoint(cfg.OTLPEndpoint)}
 	if cfg.OTLPInsecure {
 		opts = append(opts, otlpmetricgrpc.WithInsecure())
+	}
+	if cfg.ExportTimeout > 0 {
+		opts = append(opts, otlpmetricgrpc.WithTimeout(cfg.ExportTimeout))
 	}
 	return opts
 }

@@ -271,3 +271,33 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// TestShutdownUnreachableCollector: with nowhere to flush to, Shutdown gives
+// up when its context ends instead of hanging, and reports it.
+func TestShutdownUnreachableCollector(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listening: %v", err)
+	}
+	addr := lis.Addr().String()
+	_ = lis.Close() // nothing listens there any more
+
+	tel, err := Setup(t.Context(), Config{
+		ServiceName: "unreachable", OTLPEndpoint: addr, OTLPInsecure: true,
+		ExportTimeout: 100 * time.Millisecond, // so the abandoned export ends before goleak looks
+	})
+	if err != nil {
+		t.Fatalf("Setup: %v", err)
+	}
+	_, span := otel.Tracer("test").Start(t.Context(), "lost-span")
+	span.End()
+
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	if err := tel.Shutdown(ctx); err == nil {
+		t.Error("Shutdown reported success with an unreachable collector")
+	}
+	if err := tel.Shutdown(t.Context()); err == nil {
+		t.Error("second Shutdown should repeat the first result")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -21,6 +22,8 @@ const (
 	crashColl  = "crash_chunks"
 	crashDim   = 8
 	crashBatch = 10
+	// crashGraphAt is the exact-scan threshold used by child and verifier.
+	crashGraphAt = 50
 )
 
 // crashVec is the vector of record i, recomputable by the parent.
@@ -43,7 +46,9 @@ func crashChild() bool {
 		return false
 	}
 	ctx := context.Background()
-	s, err := embedded.Open(dir, embedded.WithSnapshotEvery(25))
+	// A low threshold puts the collection on the HNSW path, with snapshots
+	// written while the child runs, so recovery covers graph reconciliation.
+	s, err := embedded.Open(dir, embedded.WithExactThreshold(crashGraphAt), embedded.WithSnapshotEvery(25))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "open:", err)
 		os.Exit(2)
@@ -108,7 +113,11 @@ func TestCrashRecovery(t *testing.T) {
 func verifyCrash(t *testing.T, dir string, acked int) {
 	t.Helper()
 	ctx := context.Background()
-	s, err := embedded.Open(dir)
+	// The child wrote HNSW snapshots: recovery loads one and reconciles it.
+	if _, err := os.Stat(filepath.Join(dir, "collections", crashColl, "hnsw.snap")); err != nil {
+		t.Fatalf("the child left no HNSW snapshot: %v", err)
+	}
+	s, err := embedded.Open(dir, embedded.WithExactThreshold(crashGraphAt))
 	if err != nil {
 		t.Fatalf("reopening after kill -9: %v", err)
 	}

@@ -211,9 +211,9 @@ func NormalizeCommunities(cs []Community) ([]Community, error) {
 			continue
 		}
 		p, ok := byID[c.ParentID]
-		if !ok || out[p].Level != c.Level-1 {
+		if !ok || out[p].Level != c.Level+1 {
 			return nil, fmt.Errorf("community %q: parent %q is not a community at level %d: %w",
-				c.ID, c.ParentID, c.Level-1, ErrInvalid)
+				c.ID, c.ParentID, c.Level+1, ErrInvalid)
 		}
 		out[p].ChildIDs = append(out[p].ChildIDs, out[i].ID)
 	}

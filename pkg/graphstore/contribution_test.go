@@ -101,15 +101,15 @@ func TestMostFrequentAndLongest(t *testing.T) {
 
 func TestNormalizeCommunities(t *testing.T) {
 	got, err := NormalizeCommunities([]Community{
-		{ID: "c1", Level: 1, ParentID: "root", Members: []string{"b", "a", "b"}, RelationshipCount: 99},
-		{ID: "root", Level: 0, Members: []string{"b", "a"}, ChildIDs: []string{"c1"}},
+		{ID: "c1", Level: 0, ParentID: "root", Members: []string{"b", "a", "b"}, RelationshipCount: 99},
+		{ID: "root", Level: 1, Members: []string{"b", "a"}, ChildIDs: []string{"c1"}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []Community{
-		{ID: "root", Level: 0, ChildIDs: []string{"c1"}, Members: []string{"a", "b"}},
-		{ID: "c1", Level: 1, ParentID: "root", Members: []string{"a", "b"}},
+		{ID: "c1", Level: 0, ParentID: "root", Members: []string{"a", "b"}},
+		{ID: "root", Level: 1, ChildIDs: []string{"c1"}, Members: []string{"a", "b"}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)

@@ -93,8 +93,8 @@ type Snapshot struct {
 	Edges []Edge
 }
 
-// Community is one node of the community hierarchy. Level 0 is the top level; a
-// community's parent is at Level-1.
+// Community is one node of the community hierarchy. Level 0 is the finest level (C0,
+// the smallest communities); a community's parent is at Level+1, one level coarser.
 type Community struct {
 	ID       string
 	Level    int

@@ -48,7 +48,7 @@ func (s *Service) handleDocument(ctx context.Context, corpus string, m *bus.Mess
 	}
 	text := d.Text
 	if d.Object != nil {
-		b, err := s.deps.Bus.GetObject(ctx, bus.ObjectRef{Bucket: d.Object.Bucket, Name: d.Object.Name, Size: d.Object.Size, Digest: d.Object.Digest})
+		b, err := s.deps.Bus.GetObject(ctx, bus.ObjectRef{Bucket: d.Object.Bucket, Name: d.Object.Name, Size: uint64(d.Object.Size), Digest: d.Object.Digest})
 		if errors.Is(err, bus.ErrNotFound) {
 			return bus.Permanent(fmt.Errorf("document %s: object %s/%s not found", d.ID, d.Object.Bucket, d.Object.Name))
 		}

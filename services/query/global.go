@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 	"strconv"
@@ -89,8 +90,11 @@ func (e *Engine) global(ctx context.Context, req Request, t *timer, onDelta func
 	} else if level, err = e.pickLevel(ctx, req.Corpus, max(2, e.cfg.MapTopK)); err != nil {
 		return nil, err
 	}
+	// With an LLM every mapped community costs a call, so MapTopK bounds the map phase
+	// (0 = all at the level, pruned). Offline the map phase is free: map them all and let
+	// the scores choose.
 	k := e.cfg.MapTopK
-	all := k == 0
+	all := k == 0 || e.deps.LLM == nil
 	if all {
 		k = 10000
 	}
@@ -101,8 +105,8 @@ func (e *Engine) global(ctx context.Context, req Request, t *timer, onDelta func
 	}
 	comms := make([]Community, 0, len(hits))
 	for _, h := range hits {
-		// "All at a level" prunes reports far less relevant than the best one.
-		if all && len(hits) > 0 && h.Score < 0.5*hits[0].Score {
+		// "All at a level" with an LLM prunes reports far less relevant than the best one.
+		if all && e.deps.LLM != nil && h.Score < 0.5*hits[0].Score {
 			continue
 		}
 		comms = append(comms, communityOf(h.Record, h.Score))
@@ -159,7 +163,10 @@ func (e *Engine) mapPhase(ctx context.Context, q string, comms []Community) ([]P
 	errs := make([]error, len(comms))
 	sem := make(chan struct{}, e.cfg.MapConcurrency)
 	var wg sync.WaitGroup
-	terms := contentTerms(q)
+	terms := contentTerms(globalCue.ReplaceAllString(q, " "))
+	for _, w := range genericWords {
+		delete(terms, w)
+	}
 	for i, c := range comms {
 		wg.Add(1)
 		go func() {
@@ -207,9 +214,22 @@ func (e *Engine) mapPhase(ctx context.Context, q string, comms []Community) ([]P
 	return kept, nil
 }
 
-// extractiveMap scores a report offline: its similarity to the question plus the share of
-// question terms it contains; the partial answer is its most relevant sentences.
+// genericWords say that a question is about the corpus, not what it is about.
+var genericWords = strings.Fields("theme themes topic topics corpus documents document collection overall main major key across all")
+
+// extractiveMap scores a report offline. A question with content terms scores a report by
+// its similarity to the question and the share of those terms it contains; a question
+// without any ("what are the main themes?") scores it by its importance rating, so the
+// answer surveys the largest, densest communities. The partial answer is the report's
+// title and its most relevant sentences.
 func extractiveMap(terms map[string]float64, c Community) PartialAnswer {
+	if len(terms) == 0 {
+		ss := sentences(c.Summary)
+		if len(ss) > 2 {
+			ss = ss[:2]
+		}
+		return PartialAnswer{CommunityID: c.ID, Answer: c.Title + ": " + strings.Join(ss, " "), Score: math.Round(c.Rating*100) / 10}
+	}
 	ss := sentences(c.Summary)
 	type sc struct {
 		s string

@@ -10,6 +10,7 @@ import (
 
 	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/llm"
+	"github.com/graphrag/graphrag/pkg/textseg"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
 
@@ -198,7 +199,8 @@ func Extractive(cc CommunityContext) Report {
 	for _, e := range top {
 		names = append(names, e.Name)
 	}
-	rep := Report{Title: strings.Join(names, ", ")}
+	// Names may hold commas ("Two Scientists, One Estuary"), so they are joined with "; ".
+	rep := Report{Title: strings.Join(names, "; ")}
 	if len(cc.Members) > len(top) {
 		rep.Title += fmt.Sprintf(" and %d more", len(cc.Members)-len(top))
 	}
@@ -253,10 +255,8 @@ func joinAnd(xs []string) string {
 
 func firstSentence(s string) string {
 	s = strings.TrimSpace(s)
-	for i := 0; i+1 < len(s); i++ {
-		if (s[i] == '.' || s[i] == '!' || s[i] == '?') && s[i+1] == ' ' {
-			return s[:i+1]
-		}
+	if spans := textseg.Sentences(s); len(spans) > 0 {
+		return clip(spans[0].Text(s), 300)
 	}
 	return clip(s, 300)
 }

@@ -635,19 +635,19 @@ func testPageRankAndCommunities(t *testing.T, s graphstore.Store) {
 	mustAbsent(t, s, "k", "ghost")
 
 	in := []graphstore.Community{
-		{ID: "L1-ab", Level: 1, ParentID: "L0", Members: []string{"b", "a"}},
-		{ID: "L0", Level: 0, Members: []string{"d", "c", "b", "a"}},
-		{ID: "L1-cd", Level: 1, ParentID: "L0", Members: []string{"c", "d"}},
-		{ID: "L0-g", Level: 0, Members: []string{"g"}},
+		{ID: "C0-ab", Level: 0, ParentID: "C1", Members: []string{"b", "a"}},
+		{ID: "C1", Level: 1, Members: []string{"d", "c", "b", "a"}},
+		{ID: "C0-cd", Level: 0, ParentID: "C1", Members: []string{"c", "d"}},
+		{ID: "C1-g", Level: 1, Members: []string{"g"}},
 	}
 	if err := s.ReplaceCommunities(ctx, "k", in); err != nil {
 		t.Fatalf("ReplaceCommunities: %v", err)
 	}
 	want := []graphstore.Community{
-		{ID: "L0", Level: 0, ChildIDs: []string{"L1-ab", "L1-cd"}, Members: []string{"a", "b", "c", "d"}, RelationshipCount: 4},
-		{ID: "L0-g", Level: 0, Members: []string{"g"}},
-		{ID: "L1-ab", Level: 1, ParentID: "L0", Members: []string{"a", "b"}, RelationshipCount: 1},
-		{ID: "L1-cd", Level: 1, ParentID: "L0", Members: []string{"c", "d"}, RelationshipCount: 1},
+		{ID: "C0-ab", Level: 0, ParentID: "C1", Members: []string{"a", "b"}, RelationshipCount: 1},
+		{ID: "C0-cd", Level: 0, ParentID: "C1", Members: []string{"c", "d"}, RelationshipCount: 1},
+		{ID: "C1", Level: 1, ChildIDs: []string{"C0-ab", "C0-cd"}, Members: []string{"a", "b", "c", "d"}, RelationshipCount: 4},
+		{ID: "C1-g", Level: 1, Members: []string{"g"}},
 	}
 	all, err := s.Communities(ctx, "k", -1)
 	if err != nil {
@@ -659,13 +659,13 @@ func testPageRankAndCommunities(t *testing.T, s graphstore.Store) {
 		t.Fatal(err)
 	}
 	eq(t, "level 1", lvl1, want[2:])
-	one, err := s.Community(ctx, "k", "L0")
+	one, err := s.Community(ctx, "k", "C1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	eq(t, "Community(L0)", one, want[0])
-	eq(t, "a.Communities", entity(t, s, "k", "a").Communities, []string{"L0", "L1-ab"})
-	eq(t, "g.Communities", entity(t, s, "k", "g").Communities, []string{"L0-g"})
+	eq(t, "Community(C1)", one, want[2])
+	eq(t, "a.Communities", entity(t, s, "k", "a").Communities, []string{"C0-ab", "C1"})
+	eq(t, "g.Communities", entity(t, s, "k", "g").Communities, []string{"", "C1-g"})
 	eq(t, "e.Communities", entity(t, s, "k", "e").Communities, []string(nil))
 	st := stats(t, s, "k")
 	if st.Communities != 4 || st.Levels != 2 {
@@ -676,7 +676,7 @@ func testPageRankAndCommunities(t *testing.T, s graphstore.Store) {
 	if err := s.ReplaceCommunities(ctx, "k", []graphstore.Community{{ID: "only", Members: []string{"e", "d"}}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Community(ctx, "k", "L0"); !errors.Is(err, graphstore.ErrNotFound) {
+	if _, err := s.Community(ctx, "k", "C1"); !errors.Is(err, graphstore.ErrNotFound) {
 		t.Errorf("old community after replace: %v, want ErrNotFound", err)
 	}
 	eq(t, "a.Communities after replace", entity(t, s, "k", "a").Communities, []string(nil))

@@ -1,0 +1,56 @@
+# GraphRAG platform. `make help` lists the targets.
+SHELL := /bin/bash
+MODULES := pkg services/extractor services/grapher services/summarizer services/query cmd/graphrag
+GO ?= go
+DATA ?= .data/demo
+BIN := bin
+
+.PHONY: help
+help: ## list the targets
+	@grep -hE '^[a-z][a-z0-9-]*:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
+
+.PHONY: build
+build: ## build the CLI and the four service binaries into bin/
+	@mkdir -p $(BIN)
+	$(GO) build -o $(BIN)/graphrag ./cmd/graphrag
+	$(GO) build -o $(BIN)/extractor ./services/extractor/cmd/extractor
+	$(GO) build -o $(BIN)/grapher ./services/grapher/cmd/grapher
+	$(GO) build -o $(BIN)/summarizer ./services/summarizer/cmd/summarizer
+	$(GO) build -o $(BIN)/query ./services/query/cmd/query
+
+.PHONY: run
+run: ## the whole platform in one process on embedded defaults: index examples/, answer two sample questions, serve until Ctrl-C
+	@mkdir -p $(BIN)
+	$(GO) build -o $(BIN)/graphrag ./cmd/graphrag
+	$(BIN)/graphrag up -demo -data-dir $(DATA) -log-level warn
+
+.PHONY: test
+test: ## unit and in-process integration tests of every module, with the race detector
+	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(GO) test -race -count=1 ./...); done
+
+.PHONY: test-short
+test-short: ## the tests without the race detector (faster)
+	@set -e; for m in $(MODULES); do (cd $$m && $(GO) test -count=1 ./...); done
+
+.PHONY: vet
+vet: ## go vet and gofmt on every module
+	@set -e; for m in $(MODULES); do (cd $$m && $(GO) vet ./...); done
+	@test -z "$$(gofmt -l $(MODULES))" || (gofmt -l $(MODULES); echo "gofmt needed"; exit 1)
+
+.PHONY: tidy
+tidy: ## go mod tidy every module
+	@set -e; for m in $(MODULES); do (cd $$m && $(GO) mod tidy); done
+
+.PHONY: check-tidy
+check-tidy: tidy ## fail when go mod tidy changes anything
+	@git diff --exit-code -- '*/go.mod' '*/go.sum' 'go.mod' 'go.sum' || (echo "go.mod/go.sum not tidy"; exit 1)
+
+.PHONY: fuzz
+fuzz: ## run every fuzz test for 20s each
+	@set -e; for m in $(MODULES); do (cd $$m && for p in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$p | grep '^Fuzz' || true); do \
+	    echo "== $$p $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime 20s $$p; done; done); done
+
+.PHONY: clean
+clean: ## remove binaries and the demo data
+	rm -rf $(BIN) .data

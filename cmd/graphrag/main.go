@@ -1,0 +1,69 @@
+// Command graphrag is the operator CLI of the GraphRAG platform: run the whole platform in
+// one process, publish documents, watch indexing, ask questions, serve MCP over stdio,
+// evaluate retrieval and run benchmarks. It holds no business logic: every command calls
+// the packages the services use.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+type command struct {
+	name, summary string
+	run           func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+func commands() []command {
+	return []command{
+		{"up", "run the whole platform in one process on embedded defaults (NATS, stores, the four services, the query API)", runUp},
+		{"publish", "publish files or directories (Markdown, text, HTML, PDF) to a corpus", runPublish},
+		{"status", "show a corpus's indexing progress per stage", runStatus},
+		{"query", "ask a question through the query API", runQuery},
+		{"mcp", "serve the MCP tools over stdio on the configured stores", runMCP},
+	}
+}
+
+func main() {
+	// The first SIGINT/SIGTERM cancels ctx for commands without their own handling;
+	// services (up) handle signals themselves for graceful shutdown.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "graphrag:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return flag.ErrHelp
+		}
+		return nil
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(ctx, args[1:], stdout, stderr)
+		}
+	}
+	usage(stderr)
+	return fmt.Errorf("unknown command %q", args[0])
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: graphrag <command> [flags]   (graphrag <command> -h for its flags)")
+	fmt.Fprintln(w)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+}

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"io"
+	"log/slog"
+	"net/http"
+
+	"github.com/graphrag/graphrag/pkg/platform"
+	"github.com/graphrag/graphrag/pkg/service"
+	"github.com/graphrag/graphrag/services/query"
+)
+
+// runMCP serves the MCP tools over stdio. It opens the stores itself; with the embedded
+// stores the data directory must not be in use by another process (use the /mcp endpoint
+// of the running query service instead).
+func runMCP(ctx context.Context, args []string, _, stderr io.Writer) error {
+	cfg := query.DefaultConfig()
+	// The client closing stdin ends the session and the process.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	return platform.Main(ctx, args, stderr, platform.Spec{
+		Name:   "mcp",
+		Needs:  platform.Needs{Graph: true, Vectors: true},
+		Flags:  func(fs *flag.FlagSet) { cfg.RegisterFlags(fs) },
+		Config: &cfg,
+		Tune: func(c *service.CommonFlags, _ *platform.BackendFlags) {
+			if c.HTTPAddr == service.DefaultHTTPAddr {
+				c.HTTPAddr = "127.0.0.1:0" // health and metrics only; stdout belongs to the protocol
+			}
+		},
+		Build: func(_ context.Context, p *platform.Platform, _ *http.ServeMux, log *slog.Logger) ([]service.Component, error) {
+			e, err := query.New(cfg, query.Deps{Graph: p.Graph, Vectors: p.Vectors, Embedder: p.Embedder, LLM: p.LLM, Logger: log})
+			if err != nil {
+				return nil, err
+			}
+			srv := query.NewMCPServer(e, platform.Version)
+			return []service.Component{service.Loop("mcp-stdio", func(ctx context.Context) error {
+				defer cancel()
+				return query.ServeMCPStdio(ctx, srv)
+			})}, nil
+		},
+	})
+}

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/graphrag/graphrag/pkg/bus"
+	"github.com/graphrag/graphrag/pkg/events"
+	"github.com/graphrag/graphrag/pkg/pipeline"
+	"github.com/graphrag/graphrag/pkg/platform"
+	"github.com/graphrag/graphrag/pkg/service"
+)
+
+// natsFlags are the connection flags of the commands that talk to a running platform.
+type natsFlags struct {
+	URL, Creds, NKey, CA, Cert, Key string
+}
+
+func (n *natsFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&n.URL, "nats-url", "nats://127.0.0.1:4222", "NATS server of the platform (graphrag up listens on 127.0.0.1:4222)")
+	fs.StringVar(&n.Creds, "nats-creds", "", "NATS credentials file")
+	fs.StringVar(&n.NKey, "nats-nkey", "", "NATS NKey seed file")
+	fs.StringVar(&n.CA, "nats-tls-ca", "", "TLS CA file")
+	fs.StringVar(&n.Cert, "nats-tls-cert", "", "TLS client certificate file")
+	fs.StringVar(&n.Key, "nats-tls-key", "", "TLS client key file")
+}
+
+func (n *natsFlags) connect(ctx context.Context) (*bus.Bus, func(), error) {
+	nc, err := bus.Connect(ctx, bus.ConnConfig{URL: n.URL, Name: "graphrag-cli", CredsFile: n.Creds, NKeySeedFile: n.NKey,
+		TLS: bus.TLSFiles{CAFile: n.CA, CertFile: n.Cert, KeyFile: n.Key}})
+	if err != nil {
+		return nil, nil, fmt.Errorf("connecting to %s: %w", n.URL, err)
+	}
+	b, err := bus.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	if err := pipeline.Provision(ctx, b, pipeline.DefaultTopology()); err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	return b, nc.Close, nil
+}
+
+func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("publish", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var nf natsFlags
+	nf.register(fs)
+	corpus := fs.String("corpus", "", "corpus name (required)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: graphrag publish -corpus NAME [flags] PATH...")
+		fs.PrintDefaults()
+	}
+	if err := service.ParseFlags(fs, args, platform.EnvPrefix); err != nil {
+		return err
+	}
+	if err := events.ValidateCorpus(*corpus); err != nil {
+		return fmt.Errorf("-corpus: %w", err)
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return errors.New("no PATH given")
+	}
+	b, closeFn, err := nf.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	sum, err := publishPaths(ctx, b, *corpus, fs.Args(), stderr)
+	fmt.Fprintf(stdout, "published %d, unchanged %d, skipped %d, failed %d\n", sum.Published, sum.Duplicate, len(sum.Skipped), sum.Failed)
+	for _, s := range sum.Skipped {
+		fmt.Fprintf(stdout, "  skipped %s: %v\n", s.Path, s.Err)
+	}
+	if err != nil {
+		return err
+	}
+	if sum.Failed > 0 {
+		return fmt.Errorf("%d documents failed to publish", sum.Failed)
+	}
+	return nil
+}
+
+type skipped struct {
+	Path string
+	Err  error
+}
+
+type publishSummary struct {
+	Published, Duplicate, Failed int
+	Skipped                      []skipped
+}
+
+type fileRef struct{ path, rel string }
+
+// collect expands the arguments into files; a directory contributes every regular file
+// below it (ids relative to the directory), a file its base name.
+func collect(paths []string) ([]fileRef, []skipped) {
+	var files []fileRef
+	var skips []skipped
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			skips = append(skips, skipped{p, err})
+			continue
+		}
+		if !st.IsDir() {
+			files = append(files, fileRef{p, filepath.Base(p)})
+			continue
+		}
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				skips = append(skips, skipped{path, err})
+				return nil
+			}
+			if d.IsDir() {
+				if path != p && len(d.Name()) > 0 && d.Name()[0] == '.' {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !d.Type().IsRegular() {
+				skips = append(skips, skipped{path, errors.New("not a regular file")})
+				return nil
+			}
+			rel, _ := filepath.Rel(p, path)
+			files = append(files, fileRef{path, rel})
+			return nil
+		})
+		if err != nil {
+			skips = append(skips, skipped{p, err})
+		}
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].rel < files[j].rel })
+	return files, skips
+}
+
+// publishPaths publishes every readable, supported file, reporting the others.
+func publishPaths(ctx context.Context, b *bus.Bus, corpus string, paths []string, progress io.Writer) (publishSummary, error) {
+	files, skips := collect(paths)
+	sum := publishSummary{Skipped: skips}
+	bar := progressbar.NewOptions(len(files), progressbar.OptionSetWriter(progress), progressbar.OptionSetDescription("publishing"),
+		progressbar.OptionShowCount(), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+	defer func() { _ = bar.Finish() }()
+	for _, f := range files {
+		if err := ctx.Err(); err != nil {
+			return sum, err
+		}
+		title, text, ctype, err := readDocument(f.path)
+		if err != nil {
+			sum.Skipped = append(sum.Skipped, skipped{f.path, err})
+			_ = bar.Add(1)
+			continue
+		}
+		ack, err := pipeline.PublishDocument(ctx, b, events.Document{Corpus: corpus, ID: documentID(f.rel), Title: title,
+			Source: f.path, ContentType: ctype, Text: text})
+		switch {
+		case err != nil:
+			sum.Failed++
+			sum.Skipped = append(sum.Skipped, skipped{f.path, err})
+		case ack.Duplicate:
+			sum.Duplicate++
+		default:
+			sum.Published++
+		}
+		_ = bar.Add(1)
+	}
+	return sum, nil
+}

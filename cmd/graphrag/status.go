@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/graphrag/graphrag/pkg/events"
+	"github.com/graphrag/graphrag/pkg/pipeline"
+	"github.com/graphrag/graphrag/pkg/platform"
+	"github.com/graphrag/graphrag/pkg/service"
+)
+
+func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var nf natsFlags
+	nf.register(fs)
+	corpus := fs.String("corpus", "", "corpus name (required)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	wait := fs.Duration("wait", 0, "wait up to this long for indexing to complete (exit status 1 if it does not)")
+	if err := service.ParseFlags(fs, args, platform.EnvPrefix); err != nil {
+		return err
+	}
+	if err := events.ValidateCorpus(*corpus); err != nil {
+		return fmt.Errorf("-corpus: %w", err)
+	}
+	b, closeFn, err := nf.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	var st pipeline.Status
+	if *wait > 0 {
+		wctx, cancel := context.WithTimeout(ctx, *wait)
+		defer cancel()
+		st, err = pipeline.WaitComplete(wctx, b, *corpus, 500*time.Millisecond, nil)
+	} else {
+		st, err = pipeline.GetStatus(ctx, b, *corpus)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(st)
+	} else {
+		printStatus(stdout, st)
+	}
+	return err
+}
+
+func printStatus(w io.Writer, st pipeline.Status) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "stage\ttotal\tpending\tin flight\tdone\tdead-lettered\t")
+	for _, s := range st.Stages {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t\n", s.Stage, s.Total, s.Pending, s.InFlight, s.Done, s.DeadLettered)
+	}
+	_ = tw.Flush()
+	g := st.Graph
+	state := "communities current"
+	if g.Dirty {
+		state = fmt.Sprintf("community detection pending (%d merges since the last run)", g.Changes)
+	}
+	fmt.Fprintf(w, "graph: %s; %d detection runs, %d levels, last run %s\n", state, g.Detections, g.Levels, g.LastRun)
+	if st.Complete {
+		fmt.Fprintf(w, "corpus %s: indexing complete\n", st.Corpus)
+	} else {
+		fmt.Fprintf(w, "corpus %s: indexing in progress\n", st.Corpus)
+	}
+}

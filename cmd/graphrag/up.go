@@ -1,0 +1,189 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/graphrag/graphrag/pkg/pipeline"
+	"github.com/graphrag/graphrag/pkg/platform"
+	"github.com/graphrag/graphrag/pkg/service"
+	"github.com/graphrag/graphrag/services/extractor"
+	"github.com/graphrag/graphrag/services/grapher"
+	"github.com/graphrag/graphrag/services/query"
+	"github.com/graphrag/graphrag/services/summarizer"
+)
+
+// upConfig is everything `graphrag up` runs.
+type upConfig struct {
+	Extractor  extractor.Config
+	Grapher    grapher.Config
+	Summarizer summarizer.Config
+	Query      query.Config
+	HTTP       query.HTTPFlags
+	Demo       bool
+	Examples   string
+	Corpus     string
+}
+
+func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg := defaultUpConfig()
+	return platform.Main(ctx, args, stderr, platform.Spec{
+		Name:  "up",
+		Needs: platform.Needs{Bus: true, Graph: true, Vectors: true},
+		Flags: func(fs *flag.FlagSet) {
+			cfg.Extractor.RegisterFlags(fs)
+			cfg.Grapher.RegisterFlags(fs)
+			cfg.Summarizer.RegisterFlags(fs)
+			cfg.Query.RegisterFlags(fs)
+			cfg.HTTP.RegisterFlags(fs)
+			fs.BoolVar(&cfg.Demo, "demo", false, "index the sample corpus and answer its first local and global question, then keep serving")
+			fs.StringVar(&cfg.Examples, "examples", cfg.Examples, "directory with corpus/ and questions.jsonl for -demo")
+			fs.StringVar(&cfg.Corpus, "corpus", cfg.Corpus, "corpus name for -demo")
+		},
+		Config: &cfg,
+		Build: func(_ context.Context, p *platform.Platform, mux *http.ServeMux, log *slog.Logger) ([]service.Component, error) {
+			st, err := newStack(p, cfg, log)
+			if err != nil {
+				return nil, err
+			}
+			hc, err := cfg.HTTP.Load()
+			if err != nil {
+				return nil, err
+			}
+			api := query.NewAPI(st.Engine, hc, log)
+			api.Mount(mux)
+			mux.Handle("/mcp", api.Guard(query.MCPHTTPHandler(query.NewMCPServer(st.Engine, platform.Version))))
+			comps := st.Components()
+			if cfg.Demo {
+				comps = append(comps, service.Loop("demo", func(ctx context.Context) error {
+					return demo(ctx, p, st.Engine, cfg.Examples, cfg.Corpus, stdout, stderr)
+				}))
+			}
+			return comps, nil
+		},
+	})
+}
+
+// stack is the four services wired on one platform.
+type stack struct {
+	Extractor  *extractor.Service
+	Grapher    *grapher.Service
+	Summarizer *summarizer.Service
+	Engine     *query.Engine
+}
+
+func newStack(p *platform.Platform, cfg upConfig, log *slog.Logger) (*stack, error) {
+	var st stack
+	var err error
+	if st.Extractor, err = extractor.New(cfg.Extractor, extractor.Deps{Bus: p.Bus, Vectors: p.Vectors, Embedder: p.Embedder, LLM: p.LLM, Logger: log}); err != nil {
+		return nil, err
+	}
+	if st.Grapher, err = grapher.New(cfg.Grapher, grapher.Deps{Bus: p.Bus, Graph: p.Graph, Vectors: p.Vectors, Embedder: p.Embedder, LLM: p.LLM, Logger: log}); err != nil {
+		return nil, err
+	}
+	if st.Summarizer, err = summarizer.New(cfg.Summarizer, summarizer.Deps{Bus: p.Bus, Graph: p.Graph, Vectors: p.Vectors, Embedder: p.Embedder, LLM: p.LLM, Logger: log}); err != nil {
+		return nil, err
+	}
+	if st.Engine, err = query.New(cfg.Query, query.Deps{Graph: p.Graph, Vectors: p.Vectors, Embedder: p.Embedder, LLM: p.LLM, Logger: log}); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+// Components are the pipeline stages in start order.
+func (s *stack) Components() []service.Component {
+	return []service.Component{s.Extractor, s.Grapher, s.Summarizer}
+}
+
+func defaultUpConfig() upConfig {
+	return upConfig{
+		Extractor: extractor.DefaultConfig(), Grapher: grapher.DefaultConfig(), Summarizer: summarizer.DefaultConfig(),
+		Query: query.DefaultConfig(), HTTP: query.HTTPFlags{HTTPConfig: query.DefaultHTTPConfig()},
+		Examples: "examples", Corpus: "demo",
+	}
+}
+
+// demo indexes the sample corpus and answers its first local and first global question.
+func demo(ctx context.Context, p *platform.Platform, eng *query.Engine, dir, corpus string, stdout, stderr io.Writer) error {
+	start := time.Now()
+	sum, err := publishPaths(ctx, p.Bus, corpus, []string{filepath.Join(dir, "corpus")}, stderr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "published %d documents to corpus %q; indexing...\n", sum.Published, corpus)
+	st, err := pipeline.WaitComplete(ctx, p.Bus, corpus, 500*time.Millisecond, nil)
+	if err != nil {
+		return err
+	}
+	printStatus(stderr, st)
+	fmt.Fprintf(stderr, "indexed in %s\n\n", time.Since(start).Round(time.Millisecond))
+	qs, err := readQuestions(filepath.Join(dir, "questions.jsonl"))
+	if err != nil {
+		return err
+	}
+	for _, mode := range []string{query.ModeLocal, query.ModeGlobal} {
+		for _, q := range qs {
+			if q.Mode != mode {
+				continue
+			}
+			resp, err := eng.Query(ctx, query.Request{Corpus: corpus, Query: q.Question, Mode: mode}, nil)
+			if err != nil {
+				return fmt.Errorf("answering %q: %w", q.Question, err)
+			}
+			printAnswer(stdout, q.Question, resp)
+			break
+		}
+	}
+	fmt.Fprintf(stderr, "serving the query API; try: graphrag query -corpus %s \"...\"   (Ctrl-C to stop)\n", corpus)
+	return nil
+}
+
+type sampleQuestion struct {
+	Question string   `json:"question"`
+	Mode     string   `json:"mode"`
+	Expect   []string `json:"expect"`
+}
+
+func readQuestions(path string) ([]sampleQuestion, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading sample questions: %w", err)
+	}
+	defer f.Close()
+	var out []sampleQuestion
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var q sampleQuestion
+		if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		out = append(out, q)
+	}
+	return out, sc.Err()
+}
+
+func printAnswer(w io.Writer, q string, r *query.Response) {
+	fmt.Fprintf(w, "Q (%s): %s\n", r.Mode, q)
+	fmt.Fprintf(w, "A: %s\n", r.Answer)
+	for _, c := range r.Citations {
+		if c.ChunkID != "" {
+			fmt.Fprintf(w, "   [%s] %s\n", c.Marker, c.ChunkID)
+		} else {
+			fmt.Fprintf(w, "   [%s] community %s\n", c.Marker, c.Community)
+		}
+	}
+	fmt.Fprintf(w, "   (%.0f ms)\n\n", r.Timings["total"])
+}

@@ -378,3 +378,72 @@ func TestLazyGraph(t *testing.T) {
 	s = mustOpen(t, dir, WithExactThreshold(50))
 	checkGraph(t, s, "c", 0)
 }
+
+// TestANNSearchPath drives denseIndex.search through the graph (not the
+// exact fallbacks): dead nodes are skipped, attribute filters over-fetch, and
+// k results come back when enough records match.
+func TestANNSearchPath(t *testing.T) {
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(7, 7))
+	s := mustOpen(t, t.TempDir(), WithExactThreshold(0), WithHNSW(16, 100, 16))
+	if err := s.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: "c", Dim: 16}); err != nil {
+		t.Fatal(err)
+	}
+	vecs := clustered(r, 2000, 16)
+	all := make([]vectorstore.Record, len(vecs))
+	for i, v := range vecs {
+		all[i] = vectorstore.Record{ID: fmt.Sprintf("n%04d", i), Vector: v, Attrs: map[string]string{"half": fmt.Sprint(i % 2)}}
+	}
+	if err := s.Upsert(ctx, "c", all); err != nil {
+		t.Fatal(err)
+	}
+	var deleted []string
+	for i := 0; i < len(all); i += 4 {
+		deleted = append(deleted, all[i].ID)
+	}
+	if err := s.Delete(ctx, "c", deleted); err != nil {
+		t.Fatal(err)
+	}
+	checkGraph(t, s, "c", len(deleted))
+	tests := []struct {
+		name  string
+		f     vectorstore.Filter
+		allow func(i int) bool
+	}{
+		{"unfiltered", vectorstore.Filter{}, func(i int) bool { return i%4 != 0 }},
+		{"half", vectorstore.Filter{Attrs: map[string]string{"half": "0"}}, func(i int) bool { return i%2 == 0 && i%4 != 0 }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			self, live := 0, 0
+			for q := 0; q < len(all); q += 37 {
+				hits, err := s.Search(ctx, "c", vecs[q], 10, tc.f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(hits) != 10 {
+					t.Fatalf("query %d: %d hits, want 10", q, len(hits))
+				}
+				for j, h := range hits {
+					var i int
+					fmt.Sscanf(h.ID, "n%d", &i)
+					if !tc.allow(i) {
+						t.Fatalf("query %d: hit %s is deleted or filtered out", q, h.ID)
+					}
+					if j > 0 && vectorstore.CompareHits(hits[j-1], h) > 0 {
+						t.Fatalf("query %d: hits out of order", q)
+					}
+				}
+				if tc.allow(q) {
+					live++
+					if hits[0].ID == all[q].ID {
+						self++
+					}
+				}
+			}
+			if float64(self) < 0.9*float64(live) {
+				t.Fatalf("only %d of %d live query vectors found themselves first", self, live)
+			}
+		})
+	}
+}

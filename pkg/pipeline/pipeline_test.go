@@ -1,0 +1,192 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/graphrag/graphrag/pkg/bus"
+	"github.com/graphrag/graphrag/pkg/bus/bustest"
+	"github.com/graphrag/graphrag/pkg/events"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func newBus(t *testing.T) *bus.Bus {
+	t.Helper()
+	srv := bustest.StartServer(t)
+	b, err := bus.New(bustest.Connect(t, srv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Provision(t.Context(), b, DefaultTopology()); err != nil {
+		t.Fatal(err)
+	}
+	// Provisioning twice is harmless.
+	if err := Provision(t.Context(), b, DefaultTopology()); err != nil {
+		t.Fatalf("second Provision: %v", err)
+	}
+	return b
+}
+
+func publishDoc(t *testing.T, b *bus.Bus, corpus, id, text string) bus.PubAck {
+	t.Helper()
+	ack, err := PublishDocument(t.Context(), b, events.Document{Corpus: corpus, ID: id, Text: text})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ack
+}
+
+func fastStage() StageConfig {
+	c := DefaultStageConfig()
+	c.Discovery = 20 * time.Millisecond
+	c.Backoff = []time.Duration{10 * time.Millisecond}
+	c.MaxDeliver = 2
+	return c
+}
+
+// TestRunnerPerCorpusAndStatus: the runner discovers corpora as documents arrive, keeps a
+// consumer per corpus, and status counts done and dead-lettered messages per corpus.
+func TestRunnerPerCorpusAndStatus(t *testing.T) {
+	b := newBus(t)
+	var mu sync.Mutex
+	seen := map[string][]string{}
+	h := func(_ context.Context, corpus string, m *bus.Message) error {
+		var d events.Document
+		if err := events.Decode(m.Data, &d); err != nil {
+			return bus.Permanent(err)
+		}
+		if strings.Contains(d.Text, "fail") {
+			return errors.New("transient failure that never heals")
+		}
+		mu.Lock()
+		seen[corpus] = append(seen[corpus], d.ID)
+		mu.Unlock()
+		return nil
+	}
+	r := NewRunner(b, StageChunker, events.KindDocuments, fastStage(), h, nil)
+	if err := r.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := r.Stop(context.Background()); err != nil {
+			t.Error(err)
+		}
+	}()
+
+	publishDoc(t, b, "alpha", "a1", "one")
+	publishDoc(t, b, "alpha", "a2", "two")
+	publishDoc(t, b, "beta", "b1", "please fail")
+	if _, err := b.Publish(t.Context(), events.Subject(events.KindDocuments, "beta"), []byte("{not json")); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	for {
+		a, err := GetStatus(ctx, b, "alpha")
+		if err != nil {
+			t.Fatal(err)
+		}
+		bb, err := GetStatus(ctx, b, "beta")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Stages[0].Done == 2 && bb.Stages[0].Done == 2 {
+			if bb.Stages[0].DeadLettered != 2 || a.Stages[0].DeadLettered != 0 {
+				t.Fatalf("dead letters: alpha %+v beta %+v", a.Stages[0], bb.Stages[0])
+			}
+			if a.Stages[0].Total != 2 || a.Stages[0].Pending != 0 || a.Stages[0].InFlight != 0 {
+				t.Fatalf("alpha status %+v", a.Stages[0])
+			}
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("timed out: alpha %+v beta %+v", a.Stages[0], bb.Stages[0])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := r.Corpora(); len(got) != 2 || got[0] != "alpha" || got[1] != "beta" {
+		t.Fatalf("Corpora = %v", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen["alpha"]) != 2 || len(seen["beta"]) != 0 {
+		t.Fatalf("handled %v", seen)
+	}
+}
+
+func TestStatusCompleteness(t *testing.T) {
+	b := newBus(t)
+	st, err := GetStatus(t.Context(), b, "empty")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Complete {
+		t.Fatal("a corpus with nothing published is not complete")
+	}
+	publishDoc(t, b, "gamma", "g1", "text")
+	st, err = GetStatus(t.Context(), b, "gamma")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Complete || st.Stages[0].Pending != 1 {
+		t.Fatalf("unconsumed document: %+v", st)
+	}
+	kv, err := b.EnsureKV(t.Context(), StateBucket, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := SaveGraphState(t.Context(), kv, "gamma", GraphState{Dirty: true, Changes: 3}); err != nil {
+		t.Fatal(err)
+	}
+	gs, err := LoadGraphState(t.Context(), kv, "gamma")
+	if err != nil || !gs.Dirty || gs.Changes != 3 {
+		t.Fatalf("graph state %+v %v", gs, err)
+	}
+	if _, err := GetStatus(t.Context(), b, "Bad Name"); !errors.Is(err, events.ErrInvalid) {
+		t.Fatalf("bad corpus: %v", err)
+	}
+}
+
+// TestPublishLargeDocument: a document over the message limit travels through the object
+// store; a republished identical document is a duplicate.
+func TestPublishLargeDocument(t *testing.T) {
+	b := newBus(t)
+	big := strings.Repeat("The quick brown fox jumps over the lazy dog. ", b.MaxPayload()/40)
+	ack := publishDoc(t, b, "big", "huge", big)
+	if ack.Duplicate {
+		t.Fatal("first publish reported as duplicate")
+	}
+	if again := publishDoc(t, b, "big", "huge", big); !again.Duplicate {
+		t.Fatal("identical republish not de-duplicated")
+	}
+	stream, err := b.JetStream().Stream(t.Context(), StreamName(events.KindDocuments))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := stream.GetLastMsgForSubject(t.Context(), events.Subject(events.KindDocuments, "big"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d events.Document
+	if err := events.Decode(msg.Data, &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Object == nil || d.Text != "" {
+		t.Fatalf("large document not moved to the object store: %+v", d.Object)
+	}
+	got, err := b.GetObject(t.Context(), bus.ObjectRef{Bucket: d.Object.Bucket, Name: d.Object.Name, Size: uint64(d.Object.Size), Digest: d.Object.Digest})
+	if err != nil || string(got) != big {
+		t.Fatalf("object round trip: %d bytes, %v", len(got), err)
+	}
+	if _, err := PublishDocument(t.Context(), b, events.Document{Corpus: "big", ID: "x", Text: ""}); !errors.Is(err, events.ErrInvalid) {
+		t.Fatalf("empty document accepted: %v", err)
+	}
+}

@@ -1,0 +1,130 @@
+package query
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/graphrag/graphrag/pkg/hashembed"
+	"github.com/graphrag/graphrag/pkg/normalize"
+	"github.com/graphrag/graphrag/pkg/vectorstore"
+)
+
+// Regression for defect 2 of seeds/002: a chunk that only the graph finds is fetched by
+// id and returned with its text, not logged and dropped.
+func TestGraphOnlyChunkIsFetched(t *testing.T) {
+	base := newMCPTestEngine(t)
+	ctx := t.Context()
+	// Filler passages that match the question's words better than c3 does, so the dense
+	// and lexical lists (5 deep) are full of them and never reach c3.
+	emb := hashembed.New(384)
+	var recs []vectorstore.Record
+	for i := range 12 {
+		text := fmt.Sprintf("Ada Lovelace Ada Lovelace biography note %d about Ada Lovelace.", i)
+		v, _ := emb.Embed(ctx, []string{text})
+		recs = append(recs, vectorstore.Record{ID: fmt.Sprintf("filler%02d", i), Vector: v[0], Text: text, Attrs: map[string]string{"document_id": "filler"}})
+	}
+	if err := base.deps.Vectors.Upsert(ctx, vectorstore.CollectionName("demo", kindChunks), recs); err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(Config{Pool: 5, Weights: Weights{Dense: 1, Lexical: 1, Graph: 3}}, Deps{Graph: base.deps.Graph, Vectors: base.deps.Vectors, Embedder: emb,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := e.Retrieve(ctx, Request{Corpus: "demo", Query: "Ada Lovelace", TopK: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(c.Chunks, func(ch Chunk) bool { return ch.ID == "c3" })
+	if i < 0 {
+		t.Fatalf("graph-only chunk c3 missing from %d chunks", len(c.Chunks))
+	}
+	got := c.Chunks[i]
+	if len(got.Lists) != 1 || got.Lists[0].List != "graph" {
+		t.Fatalf("c3 found by %+v, want the graph list only (the test must exercise the graph-only path)", got.Lists)
+	}
+	if !strings.Contains(got.Text, "Babbage designed the Analytical Engine") || got.DocumentID != "d2" {
+		t.Fatalf("c3 returned without its record: %+v", got)
+	}
+	if len(got.GraphPath) == 0 {
+		t.Fatalf("c3 has no graph path")
+	}
+}
+
+// Regression for defect 3: the query side normalizes names with THE normalization the
+// grapher writes with, so "The Analytical Engine," finds "analytical engine".
+func TestQueryNormalizationMatchesWriteSide(t *testing.T) {
+	e := newMCPTestEngine(t)
+	for _, name := range []string{"The Analytical Engine", "the analytical engine,", "ANALYTICAL  ENGINE", "Ｔｈｅ Analytical Engine"} {
+		if normalizeName(name) != normalize.Name(name) {
+			t.Fatalf("query normalization differs from pkg/normalize on %q", name)
+		}
+		nb, err := e.Explore(t.Context(), "demo", name, 1)
+		if err != nil {
+			t.Fatalf("Explore(%q): %v", name, err)
+		}
+		if nb.Entity.Key != "analytical engine" {
+			t.Fatalf("Explore(%q) found %q", name, nb.Entity.Key)
+		}
+	}
+	// Linking from a question uses it too.
+	c, _, err := e.Retrieve(t.Context(), Request{Corpus: "demo", Query: "What did the Analytical Engine compute?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(c.Entities, func(en Entity) bool { return en.Key == "analytical engine" && en.Distance == 0 }) {
+		t.Fatalf("analytical engine not linked: %+v", c.Entities)
+	}
+}
+
+// Regression for defect 6: community context reaches the generation prompt.
+func TestCommunityContextInPrompt(t *testing.T) {
+	c := Context{
+		Chunks:        []Chunk{{ID: "c1", Text: "Passage one."}},
+		Communities:   []Community{{ID: "k1", Title: "Computing pioneers", Summary: "Lovelace and Babbage built the foundations."}},
+		Relationships: []Relationship{{Source: "ada lovelace", Target: "charles babbage", Type: "WORKED_WITH", Description: "They corresponded."}},
+	}
+	p := LocalPrompt("Who worked with Babbage?", c)
+	for _, want := range []string{"## Themes", "Computing pioneers", "Lovelace and Babbage built the foundations.",
+		"## Relationships", "WORKED_WITH", "## Passages", "[1] (c1) Passage one.", "## Question", "Who worked with Babbage?"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, p)
+		}
+	}
+}
+
+func TestRequestValidation(t *testing.T) {
+	lvl := 40
+	for _, r := range []Request{
+		{Corpus: "demo", Query: ""},
+		{Corpus: "demo", Query: "   "},
+		{Corpus: "Demo", Query: "x"},
+		{Corpus: "demo", Query: strings.Repeat("x", MaxQueryBytes+1)},
+		{Corpus: "demo", Query: "x", Mode: "sideways"},
+		{Corpus: "demo", Query: "x", TopK: -1},
+		{Corpus: "demo", Query: "x", Level: &lvl},
+		{Corpus: "demo", Query: "\xff"},
+	} {
+		if err := r.Validate(); err == nil {
+			t.Errorf("accepted %+v", r)
+		}
+	}
+}
+
+func TestClassifierHeuristic(t *testing.T) {
+	for q, want := range map[string]bool{
+		"What are the main themes across the corpus?":       true,
+		"Summarize the documents":                           true,
+		"What are the recurring topics in these documents?": true,
+		"Who designed the Analytical Engine?":               false,
+		"When did Storm Hester hit Marrow Bay?":             false,
+	} {
+		if got := IsGlobalHeuristic(q); got != want {
+			t.Errorf("IsGlobalHeuristic(%q) = %v, want %v", q, got, want)
+		}
+	}
+}

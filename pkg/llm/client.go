@@ -17,10 +17,11 @@ import (
 // concurrency and rate limits, with retries, a response cache and metrics.
 // It is safe for concurrent use.
 type Client struct {
-	cfg Config
-	o   options
-	api *openai.Client
-	hc  *http.Client
+	cfg      Config
+	o        options
+	api      *openai.Client
+	embedAPI *openai.Client // api unless Config.EmbedBaseURL names another server
+	hc       *http.Client
 
 	sem      chan struct{}
 	rpm, tpm *rate.Limiter // nil when unlimited
@@ -83,6 +84,14 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 		hc:  &hc,
 		sem: make(chan struct{}, cfg.MaxConcurrency),
 		ins: ins,
+	}
+	c.embedAPI = c.api
+	if cfg.EmbedBaseURL != "" && cfg.EmbedBaseURL != cfg.BaseURL {
+		// Same HTTP client, so limits, Retry-After handling and idle
+		// connection cleanup cover both servers.
+		eoc := oc
+		eoc.BaseURL = cfg.EmbedBaseURL
+		c.embedAPI = openai.NewClientWithConfig(eoc)
 	}
 	if cfg.RequestsPerMinute > 0 {
 		// Burst of one second's worth: smooth pacing rather than a minute's

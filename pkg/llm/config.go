@@ -13,10 +13,15 @@ import (
 // Config holds what differs between deployments. Zero values take the
 // defaults documented per field.
 type Config struct {
-	BaseURL    string // e.g. https://api.openai.com/v1 or http://localhost:8000/v1; required
-	APIKey     string // may be empty for local servers; masked by String
-	ChatModel  string // required for Chat
-	EmbedModel string // required for Embed
+	BaseURL string // e.g. https://api.openai.com/v1 or http://localhost:8000/v1; required
+	// EmbedBaseURL, when set, is where embeddings requests go instead of
+	// BaseURL: many deployments serve chat and embeddings from two servers
+	// (e.g. llama.cpp or vLLM for chat, a separate embeddings server). The
+	// same APIKey is sent to both.
+	EmbedBaseURL string
+	APIKey       string // may be empty for local servers; masked by String
+	ChatModel    string // required for Chat
+	EmbedModel   string // required for Embed
 
 	// Timeout bounds one attempt (for ChatStream: the whole stream). Default 60s.
 	Timeout time.Duration
@@ -90,8 +95,8 @@ func (c Config) validate() error {
 // String prints the effective config with the API key masked, so it can be
 // logged once at start.
 func (c Config) String() string {
-	return fmt.Sprintf("llm.Config{BaseURL:%s APIKey:%s ChatModel:%s EmbedModel:%s Timeout:%s MaxConcurrency:%d RequestsPerMinute:%d TokensPerMinute:%d MaxRetries:%d JSONRetries:%d EmbedBatchSize:%d}",
-		c.BaseURL, maskKey(c.APIKey), c.ChatModel, c.EmbedModel, c.Timeout, c.MaxConcurrency,
+	return fmt.Sprintf("llm.Config{BaseURL:%s EmbedBaseURL:%s APIKey:%s ChatModel:%s EmbedModel:%s Timeout:%s MaxConcurrency:%d RequestsPerMinute:%d TokensPerMinute:%d MaxRetries:%d JSONRetries:%d EmbedBatchSize:%d}",
+		c.BaseURL, c.EmbedBaseURL, maskKey(c.APIKey), c.ChatModel, c.EmbedModel, c.Timeout, c.MaxConcurrency,
 		c.RequestsPerMinute, c.TokensPerMinute, c.MaxRetries, c.JSONRetries, c.EmbedBatchSize)
 }
 

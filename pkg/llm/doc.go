@@ -25,5 +25,7 @@
 //     (chat|embed) and stage (extractor|grapher|summarizer|query, from
 //     ChatRequest.Stage or ContextWithStage), and in-process Usage counters.
 //
+// Config.EmbedBaseURL sends embeddings to a server other than BaseURL.
+//
 // Package llmtest provides a fake endpoint for tests and benchmarks.
 package llm

@@ -124,7 +124,7 @@ func (c *Client) embedBatch(ctx context.Context, stage string, batch []string) (
 	var vecs [][]float32
 	var usage openai.Usage
 	_, err := c.do(ctx, "embed", stage, est, nil, func(actx context.Context) error {
-		resp, err := c.api.CreateEmbeddings(actx, openai.EmbeddingRequestStrings{
+		resp, err := c.embedAPI.CreateEmbeddings(actx, openai.EmbeddingRequestStrings{
 			Input: batch, Model: openai.EmbeddingModel(c.cfg.EmbedModel),
 		})
 		if err != nil {

@@ -115,3 +115,45 @@ func TestDimension(t *testing.T) {
 		t.Errorf("fake saw %d embed calls, want 2 (failed probe, then one probe)", got)
 	}
 }
+
+func TestEmbedBaseURL(t *testing.T) {
+	tests := []struct {
+		name string
+		// embedOnOther says whether embeddings go to the second server.
+		embedOnOther bool
+		cfg          func(c *llm.Config, chat, embed *llmtest.Server)
+	}{
+		{name: "unset: one server", cfg: func(*llm.Config, *llmtest.Server, *llmtest.Server) {}},
+		{name: "same as BaseURL", cfg: func(c *llm.Config, chat, _ *llmtest.Server) { c.EmbedBaseURL = chat.URL() }},
+		{name: "separate server", embedOnOther: true, cfg: func(c *llm.Config, _, embed *llmtest.Server) { c.EmbedBaseURL = embed.URL() }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			chatSrv := newFake(t, llmtest.WithDimension(8))
+			embedSrv := newFake(t, llmtest.WithDimension(8))
+			c := newClient(t, chatSrv, func(c *llm.Config) { tt.cfg(c, chatSrv, embedSrv) })
+			if _, err := c.Chat(t.Context(), chatReq("hello")); err != nil {
+				t.Fatalf("Chat: %v", err)
+			}
+			if _, err := c.Embed(t.Context(), []string{"a", "b"}); err != nil {
+				t.Fatalf("Embed: %v", err)
+			}
+			wantEmbedOnChat, wantEmbedOnOther := int64(1), int64(0)
+			if tt.embedOnOther {
+				wantEmbedOnChat, wantEmbedOnOther = 0, 1
+			}
+			if got := chatSrv.ChatCalls(); got != 1 {
+				t.Errorf("chat calls at BaseURL = %d, want 1", got)
+			}
+			if got := embedSrv.ChatCalls(); got != 0 {
+				t.Errorf("chat calls at the embeddings server = %d, want 0", got)
+			}
+			if got := chatSrv.EmbedCalls(); got != wantEmbedOnChat {
+				t.Errorf("embed calls at BaseURL = %d, want %d", got, wantEmbedOnChat)
+			}
+			if got := embedSrv.EmbedCalls(); got != wantEmbedOnOther {
+				t.Errorf("embed calls at EmbedBaseURL = %d, want %d", got, wantEmbedOnOther)
+			}
+		})
+	}
+}

@@ -1,0 +1,309 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// benchConfig is what `graphrag bench` runs.
+type benchConfig struct {
+	out       string
+	quick     bool
+	only      []string
+	extractor string // prebuilt extractor binary; empty: go build it
+	workDir   string
+	log       io.Writer // progress lines
+}
+
+// benchSection is one part of docs/benchmarks.md.
+type benchSection struct {
+	name  string
+	title string
+	run   func(ctx context.Context, cfg *benchConfig, r *benchReport) error
+}
+
+func benchSections() []benchSection {
+	return []benchSection{
+		{"retrieval", "Retrieval latency without the LLM", benchRetrieval},
+		{"pipeline", "Pipeline throughput by extractor replicas", benchPipeline},
+		{"map", "Global search: map phase wall time", benchMapPhase},
+		{"graph", "Leiden and PageRank by graph size", benchGraphAlgorithms},
+		{"events", "Event codec and bus throughput", benchEvents},
+	}
+}
+
+// runBench measures the platform and writes docs/benchmarks.md. Every figure is measured
+// in this run on this machine; ratios compare figures of the same run, never a stored
+// expectation.
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg := benchConfig{log: stderr}
+	var only string
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.out, "out", "docs/benchmarks.md", "Markdown file to write (- for stdout)")
+	fs.BoolVar(&cfg.quick, "quick", false, "small sizes only (a smoke test of every section, about a minute)")
+	fs.StringVar(&only, "only", "", "comma-separated sections to run: retrieval, pipeline, map, graph, events (default all)")
+	fs.StringVar(&cfg.extractor, "extractor-bin", "", "extractor binary for the pipeline section (default: go build ./services/extractor/cmd/extractor)")
+	fs.StringVar(&cfg.workDir, "work-dir", "", "directory for stores and binaries (default: a temporary directory, removed at the end)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: graphrag bench [-out docs/benchmarks.md] [-quick] [-only sections]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("bench: unexpected arguments %q", fs.Args())
+	}
+	sections := benchSections()
+	if only != "" {
+		for _, name := range strings.Split(only, ",") {
+			name = strings.TrimSpace(name)
+			if !slices.ContainsFunc(sections, func(s benchSection) bool { return s.name == name }) {
+				return fmt.Errorf("bench: unknown section %q", name)
+			}
+			cfg.only = append(cfg.only, name)
+		}
+	}
+	if cfg.workDir == "" {
+		dir, err := os.MkdirTemp("", "graphrag-bench-")
+		if err != nil {
+			return fmt.Errorf("bench: creating a work directory: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		cfg.workDir = dir
+	} else if err := os.MkdirAll(cfg.workDir, 0o750); err != nil {
+		return fmt.Errorf("bench: creating the work directory: %w", err)
+	}
+
+	r := newBenchReport(cfg.quick, cfg.only)
+	start := time.Now()
+	for _, s := range sections {
+		if len(cfg.only) > 0 && !slices.Contains(cfg.only, s.name) {
+			continue
+		}
+		fmt.Fprintf(stderr, "bench: %s...\n", s.name)
+		t0 := time.Now()
+		r.section(s)
+		if err := s.run(ctx, &cfg, r); err != nil {
+			return fmt.Errorf("bench %s: %w", s.name, err)
+		}
+		fmt.Fprintf(stderr, "bench: %s done in %s\n", s.name, time.Since(t0).Round(time.Second))
+	}
+	r.footer(time.Since(start))
+	if cfg.out == "-" {
+		_, err := io.WriteString(stdout, r.String())
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(cfg.out), 0o750); err != nil {
+		return fmt.Errorf("bench: creating %s: %w", filepath.Dir(cfg.out), err)
+	}
+	if err := os.WriteFile(cfg.out, []byte(r.String()), 0o644); err != nil {
+		return fmt.Errorf("bench: writing %s: %w", cfg.out, err)
+	}
+	fmt.Fprintf(stderr, "bench: wrote %s in %s\n", cfg.out, time.Since(start).Round(time.Second))
+	return nil
+}
+
+// progress prints a progress line.
+func (c *benchConfig) progress(format string, args ...any) {
+	if c.log != nil {
+		fmt.Fprintf(c.log, "  "+format+"\n", args...)
+	}
+}
+
+// command is the command line that reproduces one section.
+func (c *benchConfig) command(section string) string {
+	cmd := "go run ./cmd/graphrag bench -only " + section
+	if c.quick {
+		cmd += " -quick"
+	}
+	return cmd + " -out -"
+}
+
+// machine describes where the figures were measured.
+type machine struct {
+	CPUs       int
+	GOMAXPROCS int
+	CPUModel   string
+	MemTotal   string
+	GoVersion  string
+	OSArch     string
+	Commit     string
+}
+
+func readMachine() machine {
+	m := machine{CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), GoVersion: runtime.Version(),
+		OSArch: runtime.GOOS + "/" + runtime.GOARCH, CPUModel: "unknown", MemTotal: "unknown", Commit: "unknown"}
+	if v, ok := procField("/proc/cpuinfo", "model name"); ok {
+		m.CPUModel = v
+	}
+	if v, ok := procField("/proc/meminfo", "MemTotal"); ok {
+		var kb int64
+		if _, err := fmt.Sscanf(v, "%d", &kb); err == nil {
+			m.MemTotal = fmt.Sprintf("%.1f GiB", float64(kb)/(1<<20))
+		}
+	}
+	// Best effort: the figures belong to a revision, when there is one.
+	if out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output(); err == nil {
+		m.Commit = strings.TrimSpace(string(out))
+	}
+	return m
+}
+
+// procField returns the value of the first "key : value" line of a /proc file.
+func procField(path, key string) (string, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if ok && strings.TrimSpace(k) == key {
+			return strings.TrimSpace(v), true
+		}
+	}
+	return "", false
+}
+
+// benchReport accumulates the Markdown document.
+type benchReport struct {
+	b     strings.Builder
+	quick bool
+}
+
+func newBenchReport(quick bool, only []string) *benchReport {
+	r := &benchReport{quick: quick}
+	m := readMachine()
+	r.line("# Benchmarks")
+	r.line("")
+	r.line("Generated by `graphrag bench` (`make bench`); do not edit by hand. Every figure below was measured in")
+	r.line("one run on the machine described here; ratios compare figures of that same run. Targets come from")
+	r.line("the issue that asked for them; a peer is another implementation measured in the same run.")
+	r.line("")
+	r.table([]string{"", ""}, [][]string{
+		{"date", time.Now().UTC().Format("2006-01-02 15:04 UTC")},
+		{"command", "`" + benchCommandLine(quick, only) + "`"},
+		{"commit", m.Commit},
+		{"CPU", fmt.Sprintf("%s, `nproc` = %d, GOMAXPROCS = %d", m.CPUModel, m.CPUs, m.GOMAXPROCS)},
+		{"memory", m.MemTotal},
+		{"Go", m.GoVersion + " " + m.OSArch},
+		{"mode", map[bool]string{true: "quick (small sizes: a smoke test, not the reference figures)", false: "full"}[quick]},
+	})
+	r.line("")
+	r.line("The machine is shared and noisy; expect a spread of 10-20% between runs.")
+	return r
+}
+
+func benchCommandLine(quick bool, only []string) string {
+	cmd := "go run ./cmd/graphrag bench"
+	if quick {
+		cmd += " -quick"
+	}
+	if len(only) > 0 {
+		cmd += " -only " + strings.Join(only, ",")
+	}
+	return cmd
+}
+
+func (r *benchReport) line(s string) {
+	r.b.WriteString(s)
+	r.b.WriteByte('\n')
+}
+
+func (r *benchReport) linef(format string, args ...any) { r.line(fmt.Sprintf(format, args...)) }
+
+func (r *benchReport) section(s benchSection) {
+	r.line("")
+	r.linef("<a id=\"%s\"></a>", s.name)
+	r.linef("## %s", s.title)
+	r.line("")
+}
+
+// command writes the command that reproduces the section.
+func (r *benchReport) command(cmd string) {
+	r.linef("Command: `%s`", cmd)
+	r.line("")
+}
+
+func (r *benchReport) table(header []string, rows [][]string) {
+	r.line("| " + strings.Join(header, " | ") + " |")
+	seps := make([]string, len(header))
+	for i := range seps {
+		seps[i] = "---"
+	}
+	r.line("|" + strings.Join(seps, "|") + "|")
+	for _, row := range rows {
+		r.line("| " + strings.Join(row, " | ") + " |")
+	}
+}
+
+func (r *benchReport) footer(took time.Duration) {
+	r.line("")
+	r.linef("_The whole run took %s._", took.Round(time.Second))
+}
+
+func (r *benchReport) String() string { return r.b.String() }
+
+// errBenchCheck reports a measurement that went wrong (not a slow one: a wrong one, such
+// as a pipeline that lost messages).
+var errBenchCheck = errors.New("benchmark check failed")
+
+// Formatting helpers.
+
+func fmtMs(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
+
+func fmtFloat(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
+
+func fmtBytes(b int64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", b)
+}
+
+func fmtCount(n int) string {
+	switch {
+	case n >= 1_000_000 && n%1_000_000 == 0:
+		return fmt.Sprintf("%dM", n/1_000_000)
+	case n >= 1000 && n%1000 == 0:
+		return fmt.Sprintf("%dk", n/1000)
+	}
+	return fmt.Sprint(n)
+}
+
+// percentile returns the p-th percentile (0..100) of sorted durations, nearest rank.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(float64(len(sorted))*p/100+0.999999) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}

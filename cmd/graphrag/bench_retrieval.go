@@ -1,0 +1,443 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/graphrag/graphrag/pkg/events"
+	"github.com/graphrag/graphrag/pkg/graphstore"
+	"github.com/graphrag/graphrag/pkg/graphstore/boltgraph"
+	"github.com/graphrag/graphrag/pkg/hashembed"
+	"github.com/graphrag/graphrag/pkg/leiden"
+	"github.com/graphrag/graphrag/pkg/pagerank"
+	"github.com/graphrag/graphrag/pkg/vectorstore"
+	"github.com/graphrag/graphrag/pkg/vectorstore/embedded"
+	"github.com/graphrag/graphrag/pkg/wgraph"
+	"github.com/graphrag/graphrag/services/grapher"
+	"github.com/graphrag/graphrag/services/query"
+	"github.com/graphrag/graphrag/services/summarizer"
+)
+
+const (
+	benchCorpus   = "bench"
+	benchEmbedDim = 384 // the offline embedder's default dimension
+	writeBatch    = 500
+)
+
+// benchStores are the embedded stores holding one synthetic corpus.
+type benchStores struct {
+	graph    *boltgraph.Store
+	vectors  *embedded.Store
+	embedder *hashembed.Embedder
+	stats    graphstore.Stats
+	reports  int
+	build    []phaseTime
+}
+
+type phaseTime struct {
+	name string
+	d    time.Duration
+}
+
+func (s *benchStores) Close() error {
+	return errors.Join(s.vectors.Close(), s.graph.Close())
+}
+
+// buildBenchStores writes a synthetic corpus into fresh embedded stores under dir, as the
+// pipeline would: chunks (hashembed vectors + BM25) into the vector store, extractions
+// merged into the graph store, Leiden + PageRank as the grapher's Detect runs them,
+// entity records, and extractive community reports as the summarizer writes them.
+func buildBenchStores(ctx context.Context, dir string, c *synthCorpus, cfg *benchConfig) (_ *benchStores, err error) {
+	st := &benchStores{embedder: hashembed.New(benchEmbedDim)}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", dir, err)
+	}
+	if st.graph, err = boltgraph.Open(filepath.Join(dir, "graph.db")); err != nil {
+		return nil, fmt.Errorf("opening the graph store: %w", err)
+	}
+	if st.vectors, err = embedded.Open(filepath.Join(dir, "vectors")); err != nil {
+		_ = st.graph.Close()
+		return nil, fmt.Errorf("opening the vector store: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = st.Close()
+		}
+	}()
+	phase := func(name string, fn func() error) error {
+		t0 := time.Now()
+		if err := fn(); err != nil {
+			return err
+		}
+		st.build = append(st.build, phaseTime{name, time.Since(t0)})
+		cfg.progress("%s: %s", name, time.Since(t0).Round(time.Millisecond))
+		return nil
+	}
+	if err := phase("chunks: embed + vector store (dense + BM25)", func() error { return st.writeChunks(ctx, c) }); err != nil {
+		return nil, err
+	}
+	if err := phase("graph store: merge extractions", func() error { return st.mergeGraph(ctx, c) }); err != nil {
+		return nil, err
+	}
+	var comms []graphstore.Community
+	if err := phase("Leiden + PageRank (grapher defaults) and writing them", func() error {
+		var err error
+		comms, err = st.detect(ctx)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := phase("entity records: embed + vector store", func() error { return st.writeEntities(ctx) }); err != nil {
+		return nil, err
+	}
+	if err := phase("community reports (extractive) + vector store", func() error { return st.writeReports(ctx, comms) }); err != nil {
+		return nil, err
+	}
+	if st.stats, err = st.graph.Stats(ctx, benchCorpus); err != nil {
+		return nil, fmt.Errorf("reading graph stats: %w", err)
+	}
+	return st, nil
+}
+
+func (s *benchStores) writeChunks(ctx context.Context, c *synthCorpus) error {
+	coll := vectorstore.CollectionName(benchCorpus, vectorstore.KindChunks)
+	if err := s.vectors.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: benchEmbedDim, Lexical: true}); err != nil {
+		return fmt.Errorf("creating the chunk collection: %w", err)
+	}
+	for lo := 0; lo < len(c.chunks); lo += writeBatch {
+		part := c.chunks[lo:min(lo+writeBatch, len(c.chunks))]
+		texts := make([]string, len(part))
+		for i, ch := range part {
+			texts[i] = ch.text
+		}
+		vecs, err := s.embedder.Embed(ctx, texts)
+		if err != nil {
+			return fmt.Errorf("embedding chunks: %w", err)
+		}
+		recs := make([]vectorstore.Record, len(part))
+		for i, ch := range part {
+			recs[i] = vectorstore.Record{ID: ch.id, Vector: vecs[i], Text: ch.text, Attrs: map[string]string{
+				"document_id": ch.docID, "title": ch.title, "position": strconv.Itoa(lo + i)}}
+		}
+		if err := s.vectors.Upsert(ctx, coll, recs); err != nil {
+			return fmt.Errorf("writing chunks: %w", err)
+		}
+	}
+	return nil
+}
+
+func (s *benchStores) mergeGraph(ctx context.Context, c *synthCorpus) error {
+	for lo := 0; lo < len(c.chunks); lo += writeBatch {
+		batch := make([]graphstore.ChunkExtraction, 0, writeBatch)
+		for i := lo; i < min(lo+writeBatch, len(c.chunks)); i++ {
+			batch = append(batch, grapher.ToChunkExtraction(c.extraction(benchCorpus, i)))
+		}
+		if err := s.graph.Merge(ctx, benchCorpus, batch); err != nil {
+			return fmt.Errorf("merging extractions: %w", err)
+		}
+	}
+	return nil
+}
+
+// detect does what the grapher's Detect does through the stores (without the bus).
+func (s *benchStores) detect(ctx context.Context) ([]graphstore.Community, error) {
+	gc := grapher.DefaultConfig()
+	snap, err := s.graph.Snapshot(ctx, benchCorpus)
+	if err != nil {
+		return nil, fmt.Errorf("reading the graph snapshot: %w", err)
+	}
+	edges := make([]wgraph.Edge, len(snap.Edges))
+	for i, e := range snap.Edges {
+		edges[i] = wgraph.Edge{U: e.Source, V: e.Target, W: e.Weight}
+	}
+	g, err := wgraph.FromEdges(len(snap.Keys), edges)
+	if err != nil {
+		return nil, fmt.Errorf("building the graph: %w", err)
+	}
+	pr, err := pagerank.Run(g, pagerank.WithDamping(gc.Damping))
+	if err != nil {
+		return nil, fmt.Errorf("pagerank: %w", err)
+	}
+	scores := make(map[string]float64, len(snap.Keys))
+	for i, k := range snap.Keys {
+		scores[k] = pr.Scores[i]
+	}
+	res, err := leiden.Run(ctx, g, leiden.WithResolution(gc.Resolution), leiden.WithSeed(gc.Seed), leiden.WithMaxLevels(gc.MaxLevels))
+	if err != nil {
+		return nil, fmt.Errorf("leiden: %w", err)
+	}
+	memberships := make([][]int, len(res.Levels))
+	for i, l := range res.Levels {
+		memberships[i] = l.Membership
+	}
+	comms := grapher.BuildHierarchy(snap, memberships, gc.MinCommunitySize)
+	if err := s.graph.SetPageRank(ctx, benchCorpus, scores); err != nil {
+		return nil, fmt.Errorf("writing pagerank: %w", err)
+	}
+	if err := s.graph.ReplaceCommunities(ctx, benchCorpus, comms); err != nil {
+		return nil, fmt.Errorf("writing communities: %w", err)
+	}
+	return comms, nil
+}
+
+func (s *benchStores) writeEntities(ctx context.Context) error {
+	coll := vectorstore.CollectionName(benchCorpus, grapher.KindEntities)
+	if err := s.vectors.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: benchEmbedDim, Lexical: true}); err != nil {
+		return fmt.Errorf("creating the entity collection: %w", err)
+	}
+	snap, err := s.graph.Snapshot(ctx, benchCorpus)
+	if err != nil {
+		return fmt.Errorf("listing entities: %w", err)
+	}
+	for lo := 0; lo < len(snap.Keys); lo += writeBatch {
+		ents, err := s.graph.Entities(ctx, benchCorpus, snap.Keys[lo:min(lo+writeBatch, len(snap.Keys))])
+		if err != nil {
+			return fmt.Errorf("reading entities: %w", err)
+		}
+		texts := make([]string, len(ents))
+		for i, e := range ents {
+			texts[i] = grapher.EntityText(e)
+		}
+		vecs, err := s.embedder.Embed(ctx, texts)
+		if err != nil {
+			return fmt.Errorf("embedding entities: %w", err)
+		}
+		recs := make([]vectorstore.Record, len(ents))
+		for i, e := range ents {
+			recs[i] = vectorstore.Record{ID: e.Key, Vector: vecs[i], Text: texts[i], Attrs: map[string]string{
+				grapher.AttrName: e.Name, grapher.AttrType: e.Type, grapher.AttrDescHash: events.Hash(texts[i])[:16]}}
+		}
+		if err := s.vectors.Upsert(ctx, coll, recs); err != nil {
+			return fmt.Errorf("writing entity records: %w", err)
+		}
+	}
+	return nil
+}
+
+// writeReports writes the summarizer's extractive report of every community, finest
+// level first (coarser reports read their children's).
+func (s *benchStores) writeReports(ctx context.Context, comms []graphstore.Community) error {
+	coll := vectorstore.CollectionName(benchCorpus, grapher.KindCommunities)
+	if err := s.vectors.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: benchEmbedDim, Lexical: true}); err != nil {
+		return fmt.Errorf("creating the community collection: %w", err)
+	}
+	var recs []vectorstore.Record
+	for _, com := range comms {
+		ents, err := s.graph.Entities(ctx, benchCorpus, com.Members)
+		if err != nil {
+			return fmt.Errorf("reading members of %s: %w", com.ID, err)
+		}
+		sort.SliceStable(ents, func(i, j int) bool { return ents[i].PageRank > ents[j].PageRank })
+		rels, err := s.graph.RelationshipsAmong(ctx, benchCorpus, com.Members)
+		if err != nil {
+			return fmt.Errorf("reading relationships of %s: %w", com.ID, err)
+		}
+		sort.SliceStable(rels, func(i, j int) bool { return rels[i].Weight > rels[j].Weight })
+		rep := summarizer.Extractive(summarizer.CommunityContext{Community: com, Members: ents, Relationships: rels})
+		text := rep.Text()
+		vecs, err := s.embedder.Embed(ctx, []string{text})
+		if err != nil {
+			return fmt.Errorf("embedding a report: %w", err)
+		}
+		rj, err := json.Marshal(rep)
+		if err != nil {
+			return fmt.Errorf("encoding a report: %w", err)
+		}
+		recs = append(recs, vectorstore.Record{ID: com.ID, Vector: vecs[0], Text: text, Attrs: map[string]string{
+			summarizer.AttrLevel: strconv.Itoa(com.Level), summarizer.AttrParent: com.ParentID, summarizer.AttrTitle: rep.Title,
+			summarizer.AttrRating: strconv.FormatFloat(rep.Rating, 'f', 1, 64), summarizer.AttrMembers: strconv.Itoa(len(com.Members)),
+			summarizer.AttrRelationships: strconv.Itoa(com.RelationshipCount), summarizer.AttrReport: string(rj),
+			summarizer.AttrMethod: "extractive/v1"}})
+		if len(recs) == writeBatch {
+			if err := s.vectors.Upsert(ctx, coll, recs); err != nil {
+				return fmt.Errorf("writing reports: %w", err)
+			}
+			recs = recs[:0]
+		}
+	}
+	if len(recs) > 0 {
+		if err := s.vectors.Upsert(ctx, coll, recs); err != nil {
+			return fmt.Errorf("writing reports: %w", err)
+		}
+	}
+	s.reports = len(comms)
+	return nil
+}
+
+// retrievalResult is the latency of Retrieve over the questions.
+type retrievalResult struct {
+	chunks      int
+	stats       graphstore.Stats
+	reports     int
+	build       []phaseTime
+	questions   int
+	p50, p90    time.Duration
+	p99, max    time.Duration
+	phases      map[string][]float64 // phase -> sorted ms
+	meanChunks  float64
+	withGraph   float64 // share of answers with at least one graph-list chunk
+	linkedShare float64 // share of questions with at least one linked entity
+}
+
+// measureRetrieval times query.Engine.Retrieve over the questions, one at a time, after a
+// warm-up pass over a few of them.
+func measureRetrieval(ctx context.Context, st *benchStores, qs []string) (retrievalResult, error) {
+	eng, err := query.New(query.DefaultConfig(), query.Deps{Graph: st.graph, Vectors: st.vectors, Embedder: st.embedder,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		return retrievalResult{}, fmt.Errorf("building the query engine: %w", err)
+	}
+	for _, q := range qs[:min(10, len(qs))] {
+		if _, _, err := eng.Retrieve(ctx, query.Request{Corpus: benchCorpus, Query: q}); err != nil {
+			return retrievalResult{}, fmt.Errorf("warm-up query %q: %w", q, err)
+		}
+	}
+	res := retrievalResult{questions: len(qs), phases: map[string][]float64{}}
+	lat := make([]time.Duration, 0, len(qs))
+	nChunks, withGraph, linked := 0, 0, 0
+	for _, q := range qs {
+		t0 := time.Now()
+		rc, timings, err := eng.Retrieve(ctx, query.Request{Corpus: benchCorpus, Query: q})
+		if err != nil {
+			return res, fmt.Errorf("query %q: %w", q, err)
+		}
+		lat = append(lat, time.Since(t0))
+		for k, v := range timings {
+			res.phases[k] = append(res.phases[k], v)
+		}
+		nChunks += len(rc.Chunks)
+		if slices.ContainsFunc(rc.Chunks, func(c query.Chunk) bool {
+			return slices.ContainsFunc(c.Lists, func(l query.ListHit) bool { return l.List == "graph" })
+		}) {
+			withGraph++
+		}
+		if slices.ContainsFunc(rc.Entities, func(e query.Entity) bool { return e.Distance == 0 }) {
+			linked++
+		}
+	}
+	slices.Sort(lat)
+	for k := range res.phases {
+		sort.Float64s(res.phases[k])
+	}
+	res.p50, res.p90, res.p99, res.max = percentile(lat, 50), percentile(lat, 90), percentile(lat, 99), lat[len(lat)-1]
+	res.meanChunks = float64(nChunks) / float64(len(qs))
+	res.withGraph = float64(withGraph) / float64(len(qs))
+	res.linkedShare = float64(linked) / float64(len(qs))
+	return res, nil
+}
+
+func percentileF(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(float64(len(sorted))*p/100+0.999999) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// retrievalSizes are the corpus sizes in chunks.
+func retrievalSizes(quick bool) []int {
+	if quick {
+		return []int{1000}
+	}
+	return []int{1000, 10_000, 100_000}
+}
+
+const benchQuestions = 200
+
+func benchRetrieval(ctx context.Context, cfg *benchConfig, r *benchReport) error {
+	r.command(cfg.command("retrieval"))
+	r.line("`query.Engine.Retrieve` (local search: embed, dense, BM25, entity linking, graph list by personalized")
+	r.line("PageRank, RRF, evidence, relationships, community reports) on the embedded stores, no LLM, offline")
+	r.linef("embedder (hashembed, %d-d). The corpus is synthetic: sentences over a Zipf vocabulary of %d", benchEmbedDim, vocabularySize)
+	r.linef("generated words, one entity planted per sentence, %d entities per topic, one entity per %d chunks,", topicSize, chunksPerEntity)
+	r.linef("~10%% of chunks naming an entity of another topic. %d generated questions (half name two entities,", benchQuestions)
+	r.line("30% one entity and topic words, 20% topic words only) run one at a time after 10 warm-up queries.")
+	r.line("Latency is wall time around `Retrieve`; the phases come from its timings map.")
+	r.line("")
+	var results []retrievalResult
+	for _, n := range retrievalSizes(cfg.quick) {
+		cfg.progress("corpus of %d chunks", n)
+		c := newSynthCorpus(n, 2026)
+		dir := filepath.Join(cfg.workDir, fmt.Sprintf("retrieval-%d", n))
+		st, err := buildBenchStores(ctx, dir, c, cfg)
+		if err != nil {
+			return err
+		}
+		res, err := measureRetrieval(ctx, st, c.questions(benchQuestions, 99))
+		res.chunks, res.stats, res.reports, res.build = n, st.stats, st.reports, st.build
+		if cerr := st.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("closing the stores: %w", cerr)
+		}
+		if err != nil {
+			return err
+		}
+		cfg.progress("%d chunks: p50 %s p99 %s", n, fmtMs(res.p50), fmtMs(res.p99))
+		results = append(results, res)
+	}
+	rows := [][]string{}
+	for _, res := range results {
+		target := "-"
+		if res.chunks == 100_000 {
+			target = verdict(res.p50 <= 20*time.Millisecond && res.p99 <= 100*time.Millisecond, "p50 ≤ 20 ms, p99 ≤ 100 ms")
+		}
+		rows = append(rows, []string{fmtCount(res.chunks), strconv.Itoa(res.stats.Entities), strconv.Itoa(res.stats.Relationships),
+			fmt.Sprintf("%d / %d", res.stats.Communities, res.stats.Levels), fmtMs(res.p50), fmtMs(res.p90), fmtMs(res.p99), fmtMs(res.max),
+			fmt.Sprintf("%.0f%% / %.0f%%", 100*res.linkedShare, 100*res.withGraph), target})
+	}
+	r.table([]string{"chunks", "entities", "relationships", "communities / levels", "p50", "p90", "p99", "max",
+		"linked / graph hit", "target at 100k"}, rows)
+	r.line("")
+	r.line("_linked_: questions with at least one entity linked; _graph hit_: answers with a chunk from the graph list.")
+	r.line("")
+	r.line("Median (p50) and p99 of each phase, in ms:")
+	r.line("")
+	phases := []string{"embed", "dense", "lexical", "link", "graph", "fuse", "evidence", "communities", "total"}
+	header := []string{"chunks"}
+	for _, p := range phases {
+		header = append(header, p)
+	}
+	rows = nil
+	for _, res := range results {
+		row := []string{fmtCount(res.chunks)}
+		for _, p := range phases {
+			v := res.phases[p]
+			row = append(row, fmt.Sprintf("%s / %s", fmtFloat(percentileF(v, 50)), fmtFloat(percentileF(v, 99))))
+		}
+		rows = append(rows, row)
+	}
+	r.table(header, rows)
+	r.line("")
+	r.line("Building the stores (not timed in CI; once per size):")
+	r.line("")
+	header = []string{"phase"}
+	for _, res := range results {
+		header = append(header, fmtCount(res.chunks)+" chunks")
+	}
+	rows = nil
+	for i, p := range results[0].build {
+		row := []string{p.name}
+		for _, res := range results {
+			row = append(row, res.build[i].d.Round(time.Millisecond).String())
+		}
+		rows = append(rows, row)
+	}
+	r.table(header, rows)
+	return nil
+}
+
+func verdict(ok bool, what string) string {
+	if ok {
+		return "met (" + what + ")"
+	}
+	return "**missed** (" + what + ")"
+}

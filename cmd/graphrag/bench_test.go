@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/graphrag/graphrag/pkg/events"
+	"github.com/graphrag/graphrag/pkg/normalize"
+)
+
+// TestBenchQuick runs every section of `graphrag bench -quick` into a temporary file and
+// checks that each section is there with its command and a table of figures.
+func TestBenchQuick(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every benchmark section (about a minute)")
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "benchmarks.md")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if err := runBench(ctx, []string{"-quick", "-out", out, "-work-dir", filepath.Join(dir, "work")}, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	for _, want := range []string{"`nproc` = ", "| Go | go1.", "| date | 20"} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("the machine table lacks %q", want)
+		}
+	}
+	for _, s := range benchSections() {
+		t.Run(s.name, func(t *testing.T) {
+			i := strings.Index(doc, "## "+s.title)
+			if i < 0 {
+				t.Fatalf("section %q missing", s.title)
+			}
+			body := doc[i+3:]
+			if j := strings.Index(body, "\n## "); j >= 0 {
+				body = body[:j]
+			}
+			if !strings.Contains(body, "Command: `go run ./cmd/graphrag bench -only "+s.name+" -quick") {
+				t.Errorf("section %s: no command line", s.name)
+			}
+			if strings.Count(body, "\n| ") < 3 {
+				t.Errorf("section %s: no table of figures:\n%s", s.name, body)
+			}
+			if strings.Contains(body, "| 0.00 ms |") || strings.Contains(body, "NaN") || strings.Contains(body, "Inf") {
+				t.Errorf("section %s: an empty figure:\n%s", s.name, body)
+			}
+		})
+	}
+}
+
+func TestRunBenchFlags(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown section", []string{"-only", "retrieval,nope"}, `unknown section "nope"`},
+		{"stray argument", []string{"extra"}, "unexpected arguments"},
+		{"unknown flag", []string{"-fast"}, "flag provided but not defined"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := runBench(context.Background(), tc.args, io.Discard, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("runBench(%q) = %v, want an error containing %q", tc.args, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestSynthCorpus checks the properties the retrieval benchmark relies on: determinism,
+// valid ids, entities named in their chunks, questions naming entities.
+func TestSynthCorpus(t *testing.T) {
+	a, b := newSynthCorpus(300, 1), newSynthCorpus(300, 1)
+	if len(a.chunks) != 300 || len(a.entities) != 300/chunksPerEntity {
+		t.Fatalf("%d chunks, %d entities", len(a.chunks), len(a.entities))
+	}
+	ids := map[string]bool{}
+	for i, ch := range a.chunks {
+		if ch.text != b.chunks[i].text {
+			t.Fatalf("chunk %d differs between two generations with one seed", i)
+		}
+		ids[ch.id] = true
+		x := a.extraction("bench", i)
+		if err := x.Validate(); err != nil {
+			t.Fatalf("chunk %d: extraction: %v", i, err)
+		}
+		ev := events.Chunk{Schema: events.SchemaChunk, Corpus: "bench", ID: ch.id, DocumentID: ch.docID, Position: 0, Total: 1, Text: ch.text}
+		if err := ev.Validate(); err != nil {
+			t.Fatalf("chunk %d: %v", i, err)
+		}
+		for _, e := range ch.mentions {
+			if !strings.Contains(ch.text, a.entities[e].name) {
+				t.Fatalf("chunk %d does not name its entity %q", i, a.entities[e].name)
+			}
+		}
+		if len(x.Relationships) != len(ch.mentions)-1 {
+			t.Fatalf("chunk %d: %d relationships for %d entities", i, len(x.Relationships), len(ch.mentions))
+		}
+	}
+	if len(ids) != len(a.chunks) {
+		t.Errorf("%d distinct ids for %d chunks", len(ids), len(a.chunks))
+	}
+	keys := map[string]bool{}
+	for _, e := range a.entities {
+		keys[normalize.Name(e.name)] = true
+	}
+	named := 0
+	qs := a.questions(50, 3)
+	for _, q := range qs {
+		for _, e := range a.entities {
+			if strings.Contains(q, e.name) {
+				named++
+				break
+			}
+		}
+	}
+	if len(keys) != len(a.entities) || named < len(qs)/2 {
+		t.Errorf("%d distinct keys for %d entities; %d of %d questions name an entity", len(keys), len(a.entities), named, len(qs))
+	}
+}
+
+// TestBenchChatReply checks that the scripted endpoint answers each schema with JSON the
+// services accept.
+func TestBenchChatReply(t *testing.T) {
+	withSchema := func(name, user string) openai.ChatCompletionRequest {
+		return openai.ChatCompletionRequest{Messages: []openai.ChatCompletionMessage{{Role: "user", Content: user}},
+			ResponseFormat: &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
+				JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{Name: name}}}
+	}
+	t.Run("extraction", func(t *testing.T) {
+		got := benchChatReply(withSchema("extraction", "Extract at most 25 entities.\n\nText:\nthe Harbor Trust hired Velo Kastrup and Mira Osk in spring."))
+		var x struct {
+			Entities []struct {
+				Name string `json:"name"`
+			} `json:"entities"`
+			Relationships []struct {
+				Source, Target string
+				Strength       int
+			} `json:"relationships"`
+		}
+		if err := json.Unmarshal([]byte(got), &x); err != nil {
+			t.Fatalf("%v: %s", err, got)
+		}
+		var names []string
+		for _, e := range x.Entities {
+			names = append(names, e.Name)
+		}
+		if !slices.Equal(names, []string{"Harbor Trust", "Velo Kastrup", "Mira Osk"}) || len(x.Relationships) != 2 {
+			t.Errorf("got %s", got)
+		}
+		for _, r := range x.Relationships {
+			if r.Strength < 1 || r.Strength > 10 {
+				t.Errorf("strength %d outside 1..10", r.Strength)
+			}
+		}
+	})
+	t.Run("partial answer", func(t *testing.T) {
+		got := benchChatReply(withSchema("partial_answer", "## Community report\nThe harbour\nsummary\n\n## Question\nq"))
+		var p struct {
+			Answer string  `json:"answer"`
+			Score  float64 `json:"score"`
+		}
+		if err := json.Unmarshal([]byte(got), &p); err != nil || p.Score <= 0 || p.Score > 100 || !strings.Contains(p.Answer, "The harbour") {
+			t.Errorf("got %s (%v)", got, err)
+		}
+	})
+	t.Run("plain", func(t *testing.T) {
+		if got := benchChatReply(openai.ChatCompletionRequest{}); !strings.Contains(got, "[1]") {
+			t.Errorf("reduce answer %q cites nothing", got)
+		}
+	})
+}
+
+func TestPercentile(t *testing.T) {
+	ds := []time.Duration{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	for _, tc := range []struct {
+		p    float64
+		want time.Duration
+	}{{50, 5}, {90, 9}, {99, 10}, {100, 10}, {0, 1}} {
+		if got := percentile(ds, tc.p); got != tc.want {
+			t.Errorf("percentile(%v) = %v, want %v", tc.p, got, tc.want)
+		}
+	}
+	if percentile(nil, 50) != 0 {
+		t.Error("percentile of nothing is not 0")
+	}
+}

@@ -1,0 +1,90 @@
+package milvusstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/graphrag/graphrag/pkg/vectorstore"
+)
+
+// Milvus error codes (the server's merr package) this driver branches on.
+const (
+	codeCollectionNotFound  = 100
+	codeCollectionNotLoaded = 101
+	codeNotFullyLoaded      = 103
+)
+
+// ServerError is an error status returned by Milvus. errors.Is maps it to
+// the vectorstore sentinels: a missing collection is vectorstore.ErrNotFound.
+type ServerError struct {
+	// Code is Milvus' error code (merr), 0 on old servers.
+	Code int32
+	// ErrorCode is the legacy error code.
+	ErrorCode commonpb.ErrorCode
+	// Reason is the server's message.
+	Reason string
+}
+
+func (e *ServerError) Error() string {
+	return fmt.Sprintf("milvus error %d (%s): %s", e.Code, e.ErrorCode, e.Reason)
+}
+
+// Is reports whether the server error means target.
+func (e *ServerError) Is(target error) bool {
+	switch target {
+	case vectorstore.ErrNotFound:
+		return e.notFound()
+	}
+	return false
+}
+
+func (e *ServerError) notFound() bool {
+	return e.Code == codeCollectionNotFound || e.ErrorCode == commonpb.ErrorCode_CollectionNotExists
+}
+
+func (e *ServerError) notLoaded() bool {
+	return e.Code == codeCollectionNotLoaded || e.Code == codeNotFullyLoaded
+}
+
+// statusError turns a response status into an error (nil on success).
+func statusError(st *commonpb.Status) error {
+	if st == nil || (st.GetErrorCode() == commonpb.ErrorCode_Success && st.GetCode() == 0) {
+		return nil
+	}
+	return &ServerError{Code: st.GetCode(), ErrorCode: st.GetErrorCode(), Reason: st.GetReason()}
+}
+
+// check combines a transport error and a response status into one error
+// saying what was being done. A transport failure caused by ctx returns ctx's
+// error (so errors.Is(err, context.Canceled) holds); gRPC's own status error
+// does not wrap it.
+func check(ctx context.Context, what string, st *commonpb.Status, err error) error {
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return fmt.Errorf("milvusstore: %s: %w", what, cerr)
+		}
+		if s, ok := status.FromError(err); ok {
+			switch s.Code() {
+			case codes.Canceled:
+				return fmt.Errorf("milvusstore: %s: %w (%v)", what, context.Canceled, err)
+			case codes.DeadlineExceeded:
+				return fmt.Errorf("milvusstore: %s: %w (%v)", what, context.DeadlineExceeded, err)
+			}
+		}
+		return fmt.Errorf("milvusstore: %s: %w", what, err)
+	}
+	if err := statusError(st); err != nil {
+		return fmt.Errorf("milvusstore: %s: %w", what, err)
+	}
+	return nil
+}
+
+func isNotLoaded(err error) bool {
+	var se *ServerError
+	return errors.As(err, &se) && se.notLoaded()
+}

@@ -167,3 +167,35 @@ type Store interface {
 	// Close releases the store; it is safe to call twice.
 	Close() error
 }
+
+// Algorithms is implemented by stores that run community detection and PageRank
+// natively (Neo4j with Graph Data Science). Available reports whether they can now.
+type Algorithms interface {
+	Available(ctx context.Context) (bool, error)
+	// Communities runs hierarchical Leiden (level 0 = finest; memberships index the
+	// keys of the returned snapshot) and PageRank on the corpus's entity graph.
+	Communities(ctx context.Context, corpus string, o AlgorithmOptions) (AlgorithmResult, error)
+}
+
+// AlgorithmOptions configures Algorithms.Communities. Zero values pick the
+// defaults of the pure Go implementations (packages leiden and pagerank):
+// resolution 1, 3 levels, damping 0.85, 20 PageRank iterations.
+type AlgorithmOptions struct {
+	Resolution float64
+	Seed       uint64
+	MaxLevels  int
+	Damping    float64
+	// MaxIterations bounds the PageRank iterations.
+	MaxIterations int
+}
+
+// AlgorithmResult is the outcome of Algorithms.Communities.
+type AlgorithmResult struct {
+	// Snapshot is the graph the algorithms ran on.
+	Snapshot Snapshot
+	// Levels[l][i] is the community of Snapshot.Keys[i] at level l (0 = finest),
+	// numbered 0..n-1 by smallest member; the levels nest.
+	Levels [][]int
+	// PageRank[i] is the score of Snapshot.Keys[i]; the scores sum to 1.
+	PageRank []float64
+}

@@ -27,6 +27,7 @@ func commands() []command {
 		{"status", "show a corpus's indexing progress per stage", runStatus},
 		{"query", "ask a question through the query API", runQuery},
 		{"mcp", "serve the MCP tools over stdio on the configured stores", runMCP},
+		{"eval", "index a dataset and score retrieval strategies (recall@k, all-gold@k, MRR, latency)", runEval},
 	}
 }
 

@@ -31,7 +31,7 @@ func runMCP(ctx context.Context, args []string, _, stderr io.Writer) error {
 			}
 		},
 		Build: func(_ context.Context, p *platform.Platform, _ *http.ServeMux, log *slog.Logger) ([]service.Component, error) {
-			e, err := query.New(cfg, query.Deps{Graph: p.Graph, Vectors: p.Vectors, Embedder: p.Embedder, LLM: p.LLM, Logger: log})
+			e, err := query.New(cfg, query.Deps{Graph: p.Graph, Vectors: p.Vectors, Embedder: p.Embedder, OfflineEmbedder: p.OfflineEmbedder, LLM: p.LLM, Logger: log})
 			if err != nil {
 				return nil, err
 			}

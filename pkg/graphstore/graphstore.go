@@ -135,6 +135,10 @@ type Store interface {
 	// RelationshipsAmong returns the relationships with both ends in keys, in the
 	// order of RelationshipsOf.
 	RelationshipsAmong(ctx context.Context, corpus string, keys []string) ([]Relationship, error)
+	// ChunkEntities returns, for each given chunk that has a contribution, the keys
+	// of the entities it mentions (including relationship ends), sorted. Chunks
+	// without a contribution are absent from the map.
+	ChunkEntities(ctx context.Context, corpus string, chunkIDs []string) (map[string][]string, error)
 	// Neighborhood walks relationships breadth first, ignoring direction, from the
 	// start entities (unknown ones ignored) up to depth hops. Start entities are
 	// excluded; each entity appears once at its shortest distance. The result is

@@ -104,6 +104,8 @@ type Platform struct {
 	Vectors  vectorstore.Store
 	LLM      *llm.Client // nil offline
 	Embedder Embedder
+	// OfflineEmbedder is true when Embedder is the offline hashing embedder.
+	OfflineEmbedder bool
 	Health   *service.Health
 
 	closers []func() error
@@ -165,7 +167,7 @@ func Open(ctx context.Context, common service.CommonFlags, b BackendFlags, needs
 	if b.EmbedModel != "" {
 		p.Embedder = p.LLM
 	} else {
-		p.Embedder = hashembed.New(b.EmbedDim)
+		p.Embedder, p.OfflineEmbedder = hashembed.New(b.EmbedDim), true
 	}
 	return p, nil
 }

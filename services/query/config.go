@@ -50,7 +50,18 @@ type Config struct {
 	ReduceTokens   int
 	AnswerTokens   int
 	Damping        float64 // personalized PageRank damping
+	// PassageSeeds is how many of the best dense/lexical passages seed the graph walk
+	// through their document entity, with weight PassageSeedWeight / rank.
+	PassageSeeds      int
+	PassageSeedWeight float64
 }
+
+// Auto marks a parameter whose default depends on the embedder. With a semantic embedding
+// model the dense list weighs 1 and entities link at cosine ≥ 0.3 (the seeds' values).
+// With the offline hashing embedder, whose vectors restate the words, the dense list
+// weighs 0 and entities link by embedding only at ≥ 0.6: on the HotpotQA development set
+// its dense list lowered fused recall@5 at every weight tried (docs/evaluation.md).
+const Auto = -1
 
 // DefaultConfig holds the seeds' parameters (RRF k 60, 2 hops, 10 query entities with
 // similarity ≥ 0.3, 3 communities, 5 for map-reduce, 300/500 map/reduce tokens).
@@ -61,10 +72,10 @@ func DefaultConfig() Config {
 		Depth:          2,
 		MaxNeighbors:   200,
 		RRFK:           60,
-		Weights:        Weights{Dense: 1, Lexical: 1, Graph: 1},
+		Weights:        Weights{Dense: Auto, Lexical: 1, Graph: 1},
 		GraphRanking:   RankPPR,
 		EntityTopK:     10,
-		EntityMinSim:   0.3,
+		EntityMinSim:   Auto,
 		CommunityTopK:  3,
 		MapTopK:        5,
 		MapConcurrency: 4,
@@ -72,6 +83,9 @@ func DefaultConfig() Config {
 		ReduceTokens:   500,
 		AnswerTokens:   600,
 		Damping:        0.5,
+
+		PassageSeeds:      5,
+		PassageSeedWeight: 0.5,
 	}
 }
 
@@ -80,11 +94,14 @@ type Deps struct {
 	Graph    graphstore.Store
 	Vectors  vectorstore.Store
 	Embedder Embedder
-	LLM      *llm.Client // nil: extractive answers, heuristic classification
-	Logger   *slog.Logger
+	// OfflineEmbedder says the embedder is the offline hashing embedder: its vectors are
+	// lexical, not semantic, which changes the automatic defaults (see Config).
+	OfflineEmbedder bool
+	LLM             *llm.Client // nil: extractive answers, heuristic classification
+	Logger          *slog.Logger
 }
 
-func (c Config) withDefaults() Config {
+func (c Config) withDefaults(offline bool) Config {
 	d := DefaultConfig()
 	if c.TopK <= 0 {
 		c.TopK = d.TopK
@@ -104,14 +121,23 @@ func (c Config) withDefaults() Config {
 	if c.Weights == (Weights{}) {
 		c.Weights = d.Weights
 	}
+	if c.Weights.Dense == Auto {
+		c.Weights.Dense = 1
+		if offline {
+			c.Weights.Dense = 0
+		}
+	}
 	if c.GraphRanking == "" {
 		c.GraphRanking = d.GraphRanking
 	}
 	if c.EntityTopK <= 0 {
 		c.EntityTopK = d.EntityTopK
 	}
-	if c.EntityMinSim == 0 {
-		c.EntityMinSim = d.EntityMinSim
+	if c.EntityMinSim == 0 || c.EntityMinSim == Auto {
+		c.EntityMinSim = 0.3
+		if offline {
+			c.EntityMinSim = 0.6
+		}
 	}
 	if c.CommunityTopK <= 0 {
 		c.CommunityTopK = d.CommunityTopK
@@ -131,6 +157,12 @@ func (c Config) withDefaults() Config {
 	if c.AnswerTokens <= 0 {
 		c.AnswerTokens = d.AnswerTokens
 	}
+	if c.PassageSeeds < 0 {
+		c.PassageSeeds = 0
+	}
+	if c.PassageSeedWeight <= 0 {
+		c.PassageSeedWeight = d.PassageSeedWeight
+	}
 	if c.Damping <= 0 || c.Damping >= 1 {
 		c.Damping = d.Damping
 	}
@@ -144,13 +176,16 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Depth, "traverse-depth", c.Depth, "graph traversal hops")
 	fs.IntVar(&c.MaxNeighbors, "max-neighbors", c.MaxNeighbors, "entities reached by traversal")
 	fs.Float64Var(&c.RRFK, "rrf-k", c.RRFK, "Reciprocal Rank Fusion constant k")
-	fs.Float64Var(&c.Weights.Dense, "weight-dense", c.Weights.Dense, "RRF weight of the dense list")
+	fs.Float64Var(&c.Weights.Dense, "weight-dense", c.Weights.Dense, "RRF weight of the dense list (-1 = 1 with an embedding model, 0 with the offline embedder)")
 	fs.Float64Var(&c.Weights.Lexical, "weight-lexical", c.Weights.Lexical, "RRF weight of the BM25 list")
 	fs.Float64Var(&c.Weights.Graph, "weight-graph", c.Weights.Graph, "RRF weight of the graph list")
 	fs.StringVar(&c.GraphRanking, "graph-ranking", c.GraphRanking, "graph list ranking: ppr (personalized PageRank) or path (hops, then PageRank)")
 	fs.IntVar(&c.EntityTopK, "entity-top-k", c.EntityTopK, "entities linked by embedding similarity")
-	fs.Float64Var(&c.EntityMinSim, "entity-min-similarity", c.EntityMinSim, "minimum cosine similarity of an embedding link")
+	fs.Float64Var(&c.EntityMinSim, "entity-min-similarity", c.EntityMinSim, "minimum cosine similarity of an embedding link (-1 = 0.3 with an embedding model, 0.6 with the offline embedder)")
 	fs.IntVar(&c.CommunityTopK, "community-top-k", c.CommunityTopK, "community reports in the local context")
 	fs.IntVar(&c.MapTopK, "map-top-k", c.MapTopK, "communities in a global search's map phase (0 = all at the level, pruned)")
 	fs.IntVar(&c.MapConcurrency, "map-concurrency", c.MapConcurrency, "parallel map calls")
+	fs.IntVar(&c.PassageSeeds, "passage-seeds", c.PassageSeeds, "best dense/lexical passages whose document entity also seeds the graph walk (0 = off)")
+	fs.Float64Var(&c.PassageSeedWeight, "passage-seed-weight", c.PassageSeedWeight, "walk seed weight of the best passage's document entity (divided by rank)")
+	fs.Float64Var(&c.Damping, "ppr-damping", c.Damping, "personalized PageRank damping of the graph walk")
 }

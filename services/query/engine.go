@@ -33,7 +33,7 @@ func New(cfg Config, deps Deps) (*Engine, error) {
 	if deps.Graph == nil || deps.Vectors == nil || deps.Embedder == nil {
 		return nil, errors.New("query: graph store, vector store and embedder are required")
 	}
-	cfg = cfg.withDefaults()
+	cfg = cfg.withDefaults(deps.OfflineEmbedder)
 	if cfg.GraphRanking != RankPPR && cfg.GraphRanking != RankPath {
 		return nil, fmt.Errorf("query: graph ranking %q is not %s or %s", cfg.GraphRanking, RankPPR, RankPath)
 	}
@@ -121,6 +121,14 @@ func (e *Engine) retrieve(ctx context.Context, req Request, t *timer) (*retrieva
 		topK = e.cfg.TopK
 	}
 	pool := max(e.cfg.Pool, topK)
+	weights := e.cfg.Weights
+	if req.Weights != nil {
+		weights = *req.Weights
+	}
+	ranking := e.cfg.GraphRanking
+	if req.GraphRanking != "" {
+		ranking = req.GraphRanking
+	}
 	chunks := vectorstore.CollectionName(req.Corpus, kindChunks)
 	qvec, err := e.embedQuery(ctx, req.Query)
 	if err != nil {
@@ -128,17 +136,21 @@ func (e *Engine) retrieve(ctx context.Context, req Request, t *timer) (*retrieva
 	}
 	t.mark("embed")
 
-	// Dense and lexical lists.
-	dense, err := e.deps.Vectors.Search(ctx, chunks, qvec, pool, vectorstore.Filter{})
-	if err != nil {
-		return nil, fmt.Errorf("dense search: %w", err)
+	// Dense and lexical lists (a list whose weight is zero is not computed).
+	var dense, lexical []vectorstore.Hit
+	if weights.Dense > 0 {
+		if dense, err = e.deps.Vectors.Search(ctx, chunks, qvec, pool, vectorstore.Filter{}); err != nil {
+			return nil, fmt.Errorf("dense search: %w", err)
+		}
+		t.mark("dense")
 	}
-	t.mark("dense")
-	lexical, err := e.deps.Vectors.SearchText(ctx, chunks, req.Query, pool, vectorstore.Filter{})
-	if err != nil && !errors.Is(err, vectorstore.ErrUnsupported) {
-		return nil, fmt.Errorf("lexical search: %w", err)
+	if weights.Lexical > 0 {
+		lexical, err = e.deps.Vectors.SearchText(ctx, chunks, req.Query, pool, vectorstore.Filter{})
+		if err != nil && !errors.Is(err, vectorstore.ErrUnsupported) {
+			return nil, fmt.Errorf("lexical search: %w", err)
+		}
+		t.mark("lexical")
 	}
-	t.mark("lexical")
 
 	// Entity linking and the graph list.
 	linked, err := e.link(ctx, req.Corpus, req.Query, qvec)
@@ -146,16 +158,24 @@ func (e *Engine) retrieve(ctx context.Context, req Request, t *timer) (*retrieva
 		return nil, err
 	}
 	t.mark("link")
-	gl, err := e.graphList(ctx, req.Corpus, linked, pool)
-	if err != nil {
-		return nil, err
+	var gl graphResult
+	if weights.Graph > 0 {
+		var passages []passageSeed
+		if ranking == RankPPR && e.cfg.PassageSeeds > 0 {
+			passages = e.passageSeeds(weights, dense, lexical)
+		}
+		if gl, err = e.graphList(ctx, req.Corpus, linked, passages, pool, ranking); err != nil {
+			return nil, err
+		}
+		t.mark("graph")
+	} else {
+		gl = graphResult{paths: map[string][]string{}}
 	}
-	t.mark("graph")
 
 	lists := []RankedList{
-		hitsList("dense", e.cfg.Weights.Dense, dense),
-		hitsList("lexical", e.cfg.Weights.Lexical, lexical),
-		{Name: "graph", Weight: e.cfg.Weights.Graph, IDs: gl.ids, Scores: gl.scores},
+		hitsList("dense", weights.Dense, dense),
+		hitsList("lexical", weights.Lexical, lexical),
+		{Name: "graph", Weight: weights.Graph, IDs: gl.ids, Scores: gl.scores},
 	}
 	fused := RRF(e.cfg.RRFK, lists...)
 	if len(fused) > topK {
@@ -407,4 +427,28 @@ func firstN(xs []string, n int) []string {
 		return xs[:n]
 	}
 	return xs
+}
+
+// passageSeed is a passage that seeds the graph walk.
+type passageSeed struct {
+	id     string
+	weight float64
+}
+
+// passageSeeds picks the best dense and lexical passages (fused by RRF with the
+// request's weights) as extra walk
+// seeds, with weight PassageSeedWeight / rank. HippoRAG 2 seeds its walk with passages
+// too: the walk spreads from passages that already match the question to the entities
+// they mention and on to the passages about those entities — the second hop of a
+// multi-hop question.
+func (e *Engine) passageSeeds(w Weights, dense, lexical []vectorstore.Hit) []passageSeed {
+	fused := RRF(e.cfg.RRFK, hitsList("dense", w.Dense, dense), hitsList("lexical", w.Lexical, lexical))
+	var out []passageSeed
+	for i, f := range fused {
+		if i >= e.cfg.PassageSeeds {
+			break
+		}
+		out = append(out, passageSeed{id: f.ID, weight: e.cfg.PassageSeedWeight / float64(i+1)})
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/pagerank"
@@ -24,9 +25,9 @@ type graphResult struct {
 
 // graphList walks the graph from the linked entities and ranks the chunks that name the
 // entities it reaches.
-func (e *Engine) graphList(ctx context.Context, corpus string, linked []linkedEntity, pool int) (graphResult, error) {
+func (e *Engine) graphList(ctx context.Context, corpus string, linked []linkedEntity, passages []passageSeed, pool int, ranking string) (graphResult, error) {
 	res := graphResult{paths: map[string][]string{}}
-	if len(linked) == 0 {
+	if len(linked) == 0 && len(passages) == 0 {
 		return res, nil
 	}
 	keys := make([]string, len(linked))
@@ -68,7 +69,7 @@ func (e *Engine) graphList(ctx context.Context, corpus string, linked []linkedEn
 		}
 	}
 
-	switch e.cfg.GraphRanking {
+	switch ranking {
 	case RankPath:
 		// By distance, then PageRank (the order Neighborhood returns), chunks of an
 		// entity in their stored order.
@@ -90,9 +91,12 @@ func (e *Engine) graphList(ctx context.Context, corpus string, linked []linkedEn
 		seeds := map[string]float64{}
 		for _, l := range linked {
 			// Specific entities (few chunks) say more about the question than hubs.
-			seeds[l.key] = l.score / math.Log(math.E+float64(l.chunks))
+			seeds["e:"+l.key] = l.score / math.Log(math.E+float64(l.chunks))
 		}
-		ids, scores, err := e.pprChunks(ctx, corpus, ents, seeds)
+		for _, p := range passages {
+			seeds["c:"+p.id] += p.weight
+		}
+		ids, scores, err := e.pprChunks(ctx, corpus, ents, passages, seeds)
 		if err != nil {
 			return res, err
 		}
@@ -108,7 +112,7 @@ func (e *Engine) graphList(ctx context.Context, corpus string, linked []linkedEn
 // reached entities, their relationships, and the chunks that mention them (HippoRAG's
 // passage ranking): a chunk that mentions several entities close to the question's
 // entities collects mass from all of them, which is what answers multi-hop questions.
-func (e *Engine) pprChunks(ctx context.Context, corpus string, ents []graphstore.Entity, seeds map[string]float64) ([]string, []float64, error) {
+func (e *Engine) pprChunks(ctx context.Context, corpus string, ents []graphstore.Entity, passages []passageSeed, seeds map[string]float64) ([]string, []float64, error) {
 	idx := map[string]int{}
 	var names []string
 	node := func(name string) int {
@@ -118,6 +122,37 @@ func (e *Engine) pprChunks(ctx context.Context, corpus string, ents []graphstore
 		idx[name] = len(names)
 		names = append(names, name)
 		return len(names) - 1
+	}
+	// Seed passages and the entities they mention join the reached entities.
+	have := map[string]bool{}
+	for _, en := range ents {
+		have[en.Key] = true
+	}
+	if len(passages) > 0 {
+		ids := make([]string, len(passages))
+		for i, p := range passages {
+			ids[i] = p.id
+		}
+		ce, err := e.deps.Graph.ChunkEntities(ctx, corpus, ids)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading the entities of seed passages: %w", err)
+		}
+		var more []string
+		for _, id := range ids {
+			for _, k := range ce[id] {
+				if !have[k] {
+					have[k] = true
+					more = append(more, k)
+				}
+			}
+		}
+		if len(more) > 0 {
+			extra, err := e.deps.Graph.Entities(ctx, corpus, more)
+			if err != nil {
+				return nil, nil, fmt.Errorf("reading passage entities: %w", err)
+			}
+			ents = append(ents, extra...)
+		}
 	}
 	keys := make([]string, len(ents))
 	for i, en := range ents {
@@ -131,6 +166,9 @@ func (e *Engine) pprChunks(ctx context.Context, corpus string, ents []graphstore
 			edges = append(edges, wgraph.Edge{U: u, V: node("c:" + c), W: 1})
 		}
 	}
+	for _, p := range passages {
+		node("c:" + p.id)
+	}
 	rels, err := e.deps.Graph.RelationshipsAmong(ctx, corpus, keys)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading local relationships: %w", err)
@@ -143,8 +181,8 @@ func (e *Engine) pprChunks(ctx context.Context, corpus string, ents []graphstore
 		return nil, nil, fmt.Errorf("building the local graph: %w", err)
 	}
 	sv := map[int]float64{}
-	for k, w := range seeds {
-		if i, ok := idx["e:"+k]; ok && w > 0 {
+	for name, w := range seeds {
+		if i, ok := idx[name]; ok && w > 0 {
 			sv[i] = w
 		}
 	}
@@ -161,7 +199,7 @@ func (e *Engine) pprChunks(ctx context.Context, corpus string, ents []graphstore
 	}
 	var out []cs
 	for i, n := range names {
-		if len(n) > 2 && n[:2] == "c:" && pr.Scores[i] > 0 {
+		if strings.HasPrefix(n, "c:") && pr.Scores[i] > 0 {
 			out = append(out, cs{n[2:], pr.Scores[i]})
 		}
 	}

@@ -41,6 +41,11 @@ type Request struct {
 	// Level selects the community level (0 = finest); nil picks automatically.
 	Level  *int `json:"level,omitempty"`
 	Stream bool `json:"stream,omitempty"`
+	// Weights overrides the configured RRF list weights for this request; a zero weight
+	// turns a list off (e.g. {"dense":0,"lexical":1,"graph":0} is plain BM25).
+	Weights *Weights `json:"weights,omitempty"`
+	// GraphRanking overrides the configured graph list ranking (ppr or path).
+	GraphRanking string `json:"graph_ranking,omitempty"`
 }
 
 // Validate checks a request; errors match ErrBadRequest.
@@ -67,6 +72,14 @@ func (r *Request) Validate() error {
 	}
 	if r.Level != nil && (*r.Level < 0 || *r.Level > 16) {
 		return badf("level: %d is outside 0..16", *r.Level)
+	}
+	if w := r.Weights; w != nil && (w.Dense < 0 || w.Lexical < 0 || w.Graph < 0 || *w == (Weights{})) {
+		return badf("weights: must be non-negative and not all zero")
+	}
+	switch r.GraphRanking {
+	case "", RankPPR, RankPath:
+	default:
+		return badf("graph_ranking: %q is not %s or %s", r.GraphRanking, RankPPR, RankPath)
 	}
 	return nil
 }

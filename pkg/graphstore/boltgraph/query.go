@@ -351,3 +351,26 @@ func (s *Store) Stats(ctx context.Context, corpus string) (graphstore.Stats, err
 	})
 	return st, err
 }
+
+// ChunkEntities returns the entity keys each stored chunk contributed.
+func (s *Store) ChunkEntities(ctx context.Context, corpus string, chunkIDs []string) (map[string][]string, error) {
+	out := make(map[string][]string, len(chunkIDs))
+	err := s.read(ctx, "reading chunk entities", corpus, func(c *corpusTx) error {
+		for _, id := range chunkIDs {
+			ct, err := loadContribution(c, id)
+			if err != nil {
+				return fmt.Errorf("chunk %q: %w", id, err)
+			}
+			if ct == nil {
+				continue
+			}
+			keys := make([]string, len(ct.Entities))
+			for i, e := range ct.Entities {
+				keys[i] = e.Key
+			}
+			out[id] = keys // Contribution keeps entities sorted by key
+		}
+		return nil
+	})
+	return out, err
+}

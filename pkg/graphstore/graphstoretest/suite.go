@@ -390,6 +390,21 @@ func testProvenance(t *testing.T, s graphstore.Store) {
 	eq(t, "a>b chunks", rels[0].ChunkIDs, []string{"c1", "c3"})
 	eq(t, "b>a weight", rels[1].Weight, 1.5)
 	eq(t, "b>a chunks", rels[1].ChunkIDs, []string{"c2"})
+
+	// The reverse index: what each chunk mentions (relationship ends included).
+	ce, err := s.ChunkEntities(t.Context(), "k", []string{"c2", "c1", "nope"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "ChunkEntities", ce, map[string][]string{"c1": {"a", "b"}, "c2": {"a", "b"}})
+	if err := s.RemoveChunks(t.Context(), "k", []string{"c2"}); err != nil {
+		t.Fatal(err)
+	}
+	ce, err = s.ChunkEntities(t.Context(), "k", []string{"c2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "ChunkEntities after removal", ce, map[string][]string{})
 }
 
 func testNameTypeDescription(t *testing.T, s graphstore.Store) {

@@ -30,7 +30,7 @@ func run(ctx context.Context, args []string) error {
 		Flags:  func(fs *flag.FlagSet) { cfg.RegisterFlags(fs); hf.RegisterFlags(fs) },
 		Config: &struct{ Engine, HTTP any }{&cfg, &hf},
 		Build: func(_ context.Context, p *platform.Platform, mux *http.ServeMux, log *slog.Logger) ([]service.Component, error) {
-			e, err := query.New(cfg, query.Deps{Graph: p.Graph, Vectors: p.Vectors, Embedder: p.Embedder, LLM: p.LLM, Logger: log})
+			e, err := query.New(cfg, query.Deps{Graph: p.Graph, Vectors: p.Vectors, Embedder: p.Embedder, OfflineEmbedder: p.OfflineEmbedder, LLM: p.LLM, Logger: log})
 			if err != nil {
 				return nil, err
 			}

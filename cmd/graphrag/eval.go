@@ -1,0 +1,476 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode"
+
+	"golang.org/x/term"
+
+	"github.com/graphrag/graphrag/pkg/events"
+	"github.com/graphrag/graphrag/pkg/pipeline"
+	"github.com/graphrag/graphrag/pkg/platform"
+	"github.com/graphrag/graphrag/pkg/service"
+	"github.com/graphrag/graphrag/services/query"
+)
+
+// Evaluation strategies: each is a retrieval configuration of the query engine.
+var evalStrategies = map[string]query.Request{
+	"bm25":       {Weights: &query.Weights{Lexical: 1}},
+	"dense":      {Weights: &query.Weights{Dense: 1}},
+	"hybrid":     {Weights: &query.Weights{Dense: 1, Lexical: 1}},
+	"graph":      {}, // the query service's full local search, as configured
+	"graph_ppr":  {GraphRanking: query.RankPPR},
+	"graph_path": {GraphRanking: query.RankPath},
+	"graph_only": {Weights: &query.Weights{Graph: 1}},
+}
+
+type evalDoc struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	Text  string `json:"text"`
+}
+
+type evalQuestion struct {
+	ID       string   `json:"id"`
+	Question string   `json:"question"`
+	Answer   string   `json:"answer"`
+	Gold     []string `json:"gold"`
+}
+
+// EvalReport is the JSON `graphrag eval` writes (top-level keys fixed by the issue).
+type EvalReport struct {
+	Dataset    string           `json:"dataset"`
+	Strategies []StrategyResult `json:"strategies"`
+	Indexing   IndexingResult   `json:"indexing"`
+	Answers    *AnswerResult    `json:"answers"`
+}
+
+// StrategyResult scores one retrieval strategy.
+type StrategyResult struct {
+	Name    string             `json:"name"`
+	Recall  map[string]float64 `json:"recall"`
+	AllGold map[string]float64 `json:"all_gold"`
+	MRR     float64            `json:"mrr"`
+	P50ms   float64            `json:"p50_ms"`
+	P99ms   float64            `json:"p99_ms"`
+}
+
+// IndexingResult is what indexing the corpus cost.
+type IndexingResult struct {
+	Seconds          float64 `json:"seconds"`
+	Chunks           int     `json:"chunks"`
+	Entities         int     `json:"entities"`
+	Relationships    int     `json:"relationships"`
+	Communities      int     `json:"communities"`
+	LLMCalls         int64   `json:"llm_calls"`
+	PromptTokens     int64   `json:"prompt_tokens"`
+	CompletionTokens int64   `json:"completion_tokens"`
+}
+
+// AnswerResult scores generated answers (only with an LLM).
+type AnswerResult struct {
+	ExactMatch float64 `json:"exact_match"`
+	F1         float64 `json:"f1"`
+	Questions  int     `json:"questions"`
+}
+
+var evalKs = []int{2, 5, 10}
+
+func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg := defaultUpConfig()
+	var dataset, out, strategies string
+	var limit int
+	// Log quietly: the table and the progress bar are the output.
+	args = append([]string{"-log-level", "warn", "-http-addr", "127.0.0.1:0", "-nats-port", "-1"}, args...)
+	var report *EvalReport
+	// The evaluation ends the process's life: its loop cancels ctx when done.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var tempDir string
+	defer func() {
+		if tempDir != "" {
+			_ = os.RemoveAll(tempDir)
+		}
+	}()
+	err := platform.Main(ctx, args, stderr, platform.Spec{
+		Name:  "eval",
+		Needs: platform.Needs{Bus: true, Graph: true, Vectors: true},
+		Flags: func(fs *flag.FlagSet) {
+			cfg.Extractor.RegisterFlags(fs)
+			cfg.Grapher.RegisterFlags(fs)
+			cfg.Summarizer.RegisterFlags(fs)
+			cfg.Query.RegisterFlags(fs)
+			fs.StringVar(&dataset, "dataset", "", "directory with corpus.jsonl and questions.jsonl (required)")
+			fs.StringVar(&out, "out", "", "write the JSON report here (required)")
+			fs.StringVar(&strategies, "strategies", "bm25,dense,hybrid,graph", "comma-separated: "+strings.Join(strategyNames(), ", "))
+			fs.IntVar(&limit, "limit", 0, "evaluate only the first N questions (0 = all)")
+		},
+		Config: &cfg,
+		Tune: func(c *service.CommonFlags, _ *platform.BackendFlags) {
+			if c.DataDir == service.DefaultDataDir {
+				tempDir = filepath.Join(os.TempDir(), fmt.Sprintf("graphrag-eval-%d", os.Getpid()))
+				c.DataDir = tempDir
+			}
+		},
+		Build: func(_ context.Context, p *platform.Platform, _ *http.ServeMux, log *slog.Logger) ([]service.Component, error) {
+			if dataset == "" || out == "" {
+				return nil, errors.New("-dataset and -out are required")
+			}
+			names := strings.Split(strategies, ",")
+			for _, n := range names {
+				if _, ok := evalStrategies[n]; !ok {
+					return nil, fmt.Errorf("unknown strategy %q (want %s)", n, strings.Join(strategyNames(), ", "))
+				}
+			}
+			st, err := newStack(p, cfg, log)
+			if err != nil {
+				return nil, err
+			}
+			runner := service.Loop("eval", func(ctx context.Context) error {
+				defer cancel()
+				r, err := evaluate(ctx, p, st, dataset, names, limit, stderr)
+				if err != nil {
+					return err
+				}
+				report = r
+				if err := writeReport(out, r); err != nil {
+					return err
+				}
+				printReport(stdout, r)
+				return nil
+			})
+			return append(st.Components(), runner), nil
+		},
+	})
+	if err != nil {
+		return err
+	}
+	if report == nil {
+		return errors.New("eval: interrupted before the report was written")
+	}
+	return nil
+}
+
+func strategyNames() []string {
+	out := make([]string, 0, len(evalStrategies))
+	for n := range evalStrategies {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func readJSONL[T any](path string) ([]T, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []T
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
+	for line := 1; sc.Scan(); line++ {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var v T
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		out = append(out, v)
+	}
+	return out, sc.Err()
+}
+
+// evalCorpus names the corpus the dataset is indexed into.
+const evalCorpus = "eval"
+
+func evaluate(ctx context.Context, p *platform.Platform, st *stack, dir string, names []string, limit int, progress io.Writer) (*EvalReport, error) {
+	docs, err := readJSONL[evalDoc](filepath.Join(dir, "corpus.jsonl"))
+	if err != nil {
+		return nil, fmt.Errorf("reading the corpus: %w", err)
+	}
+	qs, err := readJSONL[evalQuestion](filepath.Join(dir, "questions.jsonl"))
+	if err != nil {
+		return nil, fmt.Errorf("reading the questions: %w", err)
+	}
+	if limit > 0 && limit < len(qs) {
+		qs = qs[:limit]
+	}
+	rep := &EvalReport{Dataset: filepath.Base(filepath.Clean(dir))}
+
+	// Index through the real pipeline: one document per corpus line. A data dir that
+	// already holds the whole corpus (-data-dir of an earlier run) is reused.
+	start := time.Now()
+	prog := newProgress(progress)
+	before, err := pipeline.GetStatus(ctx, p.Bus, evalCorpus)
+	if err != nil {
+		return nil, err
+	}
+	if before.Stages[0].Total < uint64(len(docs)) {
+		for i, d := range docs {
+			if _, err := pipeline.PublishDocument(ctx, p.Bus, events.Document{Corpus: evalCorpus, ID: d.ID, Title: d.Title, Text: d.Text}); err != nil {
+				return nil, err
+			}
+			prog.update("publishing %d/%d", i+1, len(docs))
+		}
+	}
+	status, err := pipeline.WaitComplete(ctx, p.Bus, evalCorpus, 250*time.Millisecond, func(s pipeline.Status) {
+		prog.update("indexing: %s", stageLine(s))
+	})
+	prog.done()
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range status.Stages {
+		if s.DeadLettered > 0 {
+			fmt.Fprintf(progress, "warning: %d messages dead-lettered at %s\n", s.DeadLettered, s.Stage)
+		}
+	}
+	rep.Indexing.Seconds = math.Round(time.Since(start).Seconds()*100) / 100
+	stats, err := st.Engine.Stats(ctx, evalCorpus)
+	if err != nil {
+		return nil, err
+	}
+	rep.Indexing.Chunks, rep.Indexing.Entities, rep.Indexing.Relationships, rep.Indexing.Communities =
+		stats.Chunks, stats.Entities, stats.Relationships, stats.Communities
+	if p.LLM != nil {
+		u := p.LLM.Usage()
+		rep.Indexing.LLMCalls, rep.Indexing.PromptTokens, rep.Indexing.CompletionTokens = u.Calls, u.PromptTokens, u.CompletionTokens
+	}
+
+	// Retrieve for every question with every strategy.
+	for _, name := range names {
+		sr := StrategyResult{Name: name, Recall: map[string]float64{}, AllGold: map[string]float64{}}
+		var lat []float64
+		for _, q := range qs {
+			req := evalStrategies[name]
+			req.Corpus, req.Query, req.TopK = evalCorpus, q.Question, 50
+			t0 := time.Now()
+			c, _, err := st.Engine.Retrieve(ctx, req)
+			if err != nil {
+				return nil, fmt.Errorf("%s: question %s: %w", name, q.ID, err)
+			}
+			lat = append(lat, float64(time.Since(t0).Microseconds())/1000)
+			ranked := rankedDocuments(c.Chunks)
+			scoreQuestion(&sr, ranked, q.Gold)
+			prog.update("retrieving: %s %d/%d", name, len(lat), len(qs))
+		}
+		n := float64(len(qs))
+		for _, k := range evalKs {
+			key := fmt.Sprint(k)
+			sr.Recall[key] = round4(sr.Recall[key] / n)
+			sr.AllGold[key] = round4(sr.AllGold[key] / n)
+		}
+		sr.MRR = round4(sr.MRR / n)
+		sr.P50ms, sr.P99ms = percentileMS(lat, 50), percentileMS(lat, 99)
+		rep.Strategies = append(rep.Strategies, sr)
+	}
+	prog.done()
+
+	// Answers, with an LLM only.
+	if p.LLM != nil {
+		ar := &AnswerResult{Questions: len(qs)}
+		for _, q := range qs {
+			resp, err := st.Engine.Query(ctx, query.Request{Corpus: evalCorpus, Query: q.Question, Mode: query.ModeLocal}, nil)
+			if err != nil {
+				return nil, fmt.Errorf("answering %s: %w", q.ID, err)
+			}
+			em, f1 := answerScores(resp.Answer, q.Answer)
+			ar.ExactMatch += em
+			ar.F1 += f1
+		}
+		ar.ExactMatch = round4(ar.ExactMatch / float64(len(qs)))
+		ar.F1 = round4(ar.F1 / float64(len(qs)))
+		rep.Answers = ar
+	}
+	return rep, nil
+}
+
+// progress reports on one terminal line, or every few seconds when stderr is not a
+// terminal (CI logs).
+type progress struct {
+	w    io.Writer
+	tty  bool
+	last time.Time
+	msg  string
+}
+
+func newProgress(w io.Writer) *progress {
+	f, ok := w.(*os.File)
+	return &progress{w: w, tty: ok && term.IsTerminal(int(f.Fd()))}
+}
+
+func (p *progress) update(format string, args ...any) {
+	p.msg = fmt.Sprintf(format, args...)
+	now := time.Now()
+	switch {
+	case p.tty && now.Sub(p.last) >= 100*time.Millisecond:
+		fmt.Fprintf(p.w, "\r\033[K%s", p.msg)
+	case !p.tty && now.Sub(p.last) >= 5*time.Second:
+		fmt.Fprintln(p.w, p.msg)
+	default:
+		return
+	}
+	p.last = now
+}
+
+func (p *progress) done() {
+	if p.tty {
+		fmt.Fprintf(p.w, "\r\033[K")
+	} else if p.msg != "" {
+		fmt.Fprintln(p.w, p.msg)
+	}
+	p.msg, p.last = "", time.Time{}
+}
+
+func stageLine(s pipeline.Status) string {
+	var parts []string
+	for _, st := range s.Stages {
+		parts = append(parts, fmt.Sprintf("%s %d/%d", st.Stage, st.Done, st.Total))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// rankedDocuments turns ranked chunks into ranked distinct documents: a document ranks
+// where its best chunk ranks.
+func rankedDocuments(chunks []query.Chunk) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, c := range chunks {
+		if c.DocumentID != "" && !seen[c.DocumentID] {
+			seen[c.DocumentID] = true
+			out = append(out, c.DocumentID)
+		}
+	}
+	return out
+}
+
+// scoreQuestion adds one question's recall@k, all-gold@k and reciprocal rank.
+func scoreQuestion(sr *StrategyResult, ranked, gold []string) {
+	if len(gold) == 0 {
+		return
+	}
+	isGold := map[string]bool{}
+	for _, g := range gold {
+		isGold[g] = true
+	}
+	for _, k := range evalKs {
+		found := 0
+		for i := 0; i < k && i < len(ranked); i++ {
+			if isGold[ranked[i]] {
+				found++
+			}
+		}
+		key := fmt.Sprint(k)
+		sr.Recall[key] += float64(found) / float64(len(isGold))
+		if found == len(isGold) {
+			sr.AllGold[key]++
+		}
+	}
+	for i, d := range ranked {
+		if isGold[d] {
+			sr.MRR += 1 / float64(i+1)
+			break
+		}
+	}
+}
+
+func percentileMS(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	i := int(math.Ceil(p/100*float64(len(s)))) - 1
+	return math.Round(s[max(0, min(i, len(s)-1))]*100) / 100
+}
+
+func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+
+// answerScores are SQuAD-style exact match and token F1 after normalization (lower case,
+// no punctuation, no articles).
+func answerScores(pred, gold string) (em, f1 float64) {
+	p, g := answerTokens(pred), answerTokens(gold)
+	if strings.Join(p, " ") == strings.Join(g, " ") {
+		em = 1
+	}
+	common := map[string]int{}
+	for _, t := range g {
+		common[t]++
+	}
+	same := 0
+	for _, t := range p {
+		if common[t] > 0 {
+			common[t]--
+			same++
+		}
+	}
+	if same == 0 || len(p) == 0 || len(g) == 0 {
+		return em, 0
+	}
+	prec, rec := float64(same)/float64(len(p)), float64(same)/float64(len(g))
+	return em, 2 * prec * rec / (prec + rec)
+}
+
+func answerTokens(s string) []string {
+	s = strings.ToLower(s)
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsPunct(r) {
+			return -1
+		}
+		return r
+	}, s)
+	var out []string
+	for _, w := range strings.Fields(s) {
+		if w != "a" && w != "an" && w != "the" {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func writeReport(path string, r *EvalReport) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+func printReport(w io.Writer, r *EvalReport) {
+	fmt.Fprintf(w, "dataset %s: indexed %d chunks, %d entities, %d relationships, %d communities in %.1fs",
+		r.Dataset, r.Indexing.Chunks, r.Indexing.Entities, r.Indexing.Relationships, r.Indexing.Communities, r.Indexing.Seconds)
+	if r.Indexing.LLMCalls > 0 {
+		fmt.Fprintf(w, " (%d LLM calls, %d prompt + %d completion tokens)", r.Indexing.LLMCalls, r.Indexing.PromptTokens, r.Indexing.CompletionTokens)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "strategy\tR@2\tR@5\tR@10\tall@2\tall@5\tall@10\tMRR\tp50 ms\tp99 ms\t")
+	for _, s := range r.Strategies {
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.1f\t%.1f\t\n", s.Name, s.Recall["2"], s.Recall["5"], s.Recall["10"],
+			s.AllGold["2"], s.AllGold["5"], s.AllGold["10"], s.MRR, s.P50ms, s.P99ms)
+	}
+	_ = tw.Flush()
+	if r.Answers != nil {
+		fmt.Fprintf(w, "answers: exact match %.3f, F1 %.3f over %d questions\n", r.Answers.ExactMatch, r.Answers.F1, r.Answers.Questions)
+	}
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestScoreQuestion(t *testing.T) {
+	sr := StrategyResult{Recall: map[string]float64{}, AllGold: map[string]float64{}}
+	// Gold a (rank 1) and b (rank 4): recall@2 = 1/2, @5 = 1, all@2 = 0, all@5 = 1, RR = 1.
+	scoreQuestion(&sr, []string{"a", "x", "y", "b", "z"}, []string{"a", "b"})
+	// Gold c at rank 3, d absent: recall@2 = 0, @5 = 1/2, RR = 1/3.
+	scoreQuestion(&sr, []string{"x", "y", "c"}, []string{"c", "d"})
+	want := map[string][2]float64{"2": {0.5, 0}, "5": {1.5, 1}, "10": {1.5, 1}}
+	for k, w := range want {
+		if sr.Recall[k] != w[0] || sr.AllGold[k] != w[1] {
+			t.Errorf("@%s: recall %v all %v, want %v", k, sr.Recall[k], sr.AllGold[k], w)
+		}
+	}
+	if math.Abs(sr.MRR-(1+1.0/3)) > 1e-12 {
+		t.Errorf("MRR sum %v", sr.MRR)
+	}
+}
+
+func TestAnswerScores(t *testing.T) {
+	for _, tc := range []struct {
+		pred, gold string
+		em, f1     float64
+	}{
+		{"The Marrow Bay Maritime Museum.", "Marrow Bay Maritime Museum", 1, 1},
+		{"vineyards", "its vineyards", 0, 2.0 / 3},
+		{"no idea", "vineyards", 0, 0},
+	} {
+		em, f1 := answerScores(tc.pred, tc.gold)
+		if em != tc.em || math.Abs(f1-tc.f1) > 1e-9 {
+			t.Errorf("answerScores(%q, %q) = %v, %v; want %v, %v", tc.pred, tc.gold, em, f1, tc.em, tc.f1)
+		}
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	xs := []float64{5, 1, 4, 2, 3, 6, 7, 8, 9, 10}
+	if p := percentileMS(xs, 50); p != 5 {
+		t.Errorf("p50 = %v", p)
+	}
+	if p := percentileMS(xs, 99); p != 10 {
+		t.Errorf("p99 = %v", p)
+	}
+}
+
+// TestEvalCommand runs `graphrag eval` end to end on a five-document set and checks the
+// JSON report's shape and that the multi-hop questions find their evidence.
+func TestEvalCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end")
+	}
+	out := filepath.Join(t.TempDir(), "report.json")
+	var stdout, stderr bytes.Buffer
+	err := dispatch(t.Context(), []string{"eval", "-data-dir", t.TempDir(), "-detect-debounce", "200ms",
+		"-dataset", "testdata/evalset", "-out", out, "-strategies", "bm25,dense,hybrid,graph"}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("eval: %v\n%s", err, stderr.String())
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &top); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"dataset", "strategies", "indexing", "answers"} {
+		if _, ok := top[k]; !ok {
+			t.Errorf("report lacks %q", k)
+		}
+	}
+	if len(top) != 4 || string(top["answers"]) != "null" {
+		t.Errorf("report keys %v, answers %s", keys(top), top["answers"])
+	}
+	var rep EvalReport
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Indexing.Chunks != 5 || rep.Indexing.Entities == 0 || len(rep.Strategies) != 4 {
+		t.Fatalf("report %+v", rep)
+	}
+	for _, s := range rep.Strategies {
+		if s.Recall["10"] != 1 || s.MRR <= 0 {
+			t.Errorf("%s: recall@10 %v MRR %v on a five-document corpus", s.Name, s.Recall["10"], s.MRR)
+		}
+	}
+	if !bytes.Contains(stdout.Bytes(), []byte("strategy")) {
+		t.Errorf("no table on stdout: %s", stdout.String())
+	}
+}
+
+func keys(m map[string]json.RawMessage) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}

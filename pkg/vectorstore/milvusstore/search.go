@@ -108,9 +108,12 @@ func (s *Store) SearchText(ctx context.Context, coll string, text string, k int,
 // k-th, a tied record with a smaller ID may lie beyond the page, and it asks
 // again with twice the limit.
 func (s *Store) topK(ctx context.Context, coll string, q query, k int, f vectorstore.Filter) ([]vectorstore.Hit, error) {
-	expr, err := filterExpr(f)
+	expr, none, err := filterExpr(f)
 	if err != nil {
 		return nil, err
+	}
+	if none {
+		return []vectorstore.Hit{}, nil
 	}
 	k = min(k, MaxK)
 	limit := min(k+1, MaxK)

@@ -432,8 +432,8 @@ func (s *Store) prepareRecords(recs []vectorstore.Record, dim int) ([]vectorstor
 		if last[r.ID] != i {
 			continue
 		}
-		if len(r.ID) > MaxIDBytes || !utf8.ValidString(r.ID) {
-			return nil, fmt.Errorf("%w: record %q: the ID must be valid UTF-8 of at most %d bytes", vectorstore.ErrInvalidArgument, r.ID, MaxIDBytes)
+		if !storableID(r.ID) {
+			return nil, fmt.Errorf("%w: record %q: the ID must be valid UTF-8 of at most %d bytes without line breaks", vectorstore.ErrInvalidArgument, r.ID, MaxIDBytes)
 		}
 		if !utf8.ValidString(r.Text) {
 			return nil, fmt.Errorf("%w: record %q: the text is not valid UTF-8", vectorstore.ErrInvalidArgument, r.ID)
@@ -503,31 +503,20 @@ func (s *Store) Delete(ctx context.Context, coll string, ids []string) error {
 	if _, err := s.info(ctx, coll); err != nil {
 		return fmt.Errorf("deleting from %q: %w", coll, err)
 	}
-	ids = validIDs(ids)
+	ids = storableIDs(ids)
 	for start := 0; start < len(ids); start += idsPerRequest {
 		batch := ids[start:min(start+idsPerRequest, len(ids))]
-		resp, err := s.svc.Delete(ctx, &milvuspb.DeleteRequest{CollectionName: coll, Expr: idsExpr(batch)})
+		expr, err := idsExpr(batch)
+		if err != nil {
+			return err
+		}
+		resp, err := s.svc.Delete(ctx, &milvuspb.DeleteRequest{CollectionName: coll, Expr: expr})
 		if err := check(ctx, fmt.Sprintf("deleting %d records from %q", len(batch), coll), resp.GetStatus(), err); err != nil {
 			s.forget(coll, err)
 			return err
 		}
 	}
 	return nil
-}
-
-// validIDs returns the distinct ids that can exist: others (empty, too
-// long, not UTF-8) cannot have been stored, so lookups skip them.
-func validIDs(ids []string) []string {
-	seen := make(map[string]struct{}, len(ids))
-	out := make([]string, 0, len(ids))
-	for _, id := range ids {
-		if _, dup := seen[id]; dup || id == "" || len(id) > MaxIDBytes || !utf8.ValidString(id) {
-			continue
-		}
-		seen[id] = struct{}{}
-		out = append(out, id)
-	}
-	return out
 }
 
 var outputFields = []string{fieldID, fieldVector, fieldText, fieldAttrs}
@@ -540,16 +529,20 @@ func (s *Store) Get(ctx context.Context, coll string, ids []string) ([]vectorsto
 	if _, err := s.info(ctx, coll); err != nil {
 		return nil, fmt.Errorf("getting records from %q: %w", coll, err)
 	}
-	want := validIDs(ids)
+	want := storableIDs(ids)
 	found := make(map[string]vectorstore.Record, len(want))
 	for start := 0; start < len(want); start += idsPerRequest {
 		batch := want[start:min(start+idsPerRequest, len(want))]
+		expr, err := idsExpr(batch)
+		if err != nil {
+			return nil, err
+		}
 		var resp *milvuspb.QueryResults
-		err := s.retryLoad(ctx, coll, func() error {
+		err = s.retryLoad(ctx, coll, func() error {
 			var err error
 			resp, err = s.svc.Query(ctx, &milvuspb.QueryRequest{
 				CollectionName:   coll,
-				Expr:             idsExpr(batch),
+				Expr:             expr,
 				OutputFields:     outputFields,
 				ConsistencyLevel: s.cfg.consistency.proto(),
 			})

@@ -42,7 +42,7 @@ func TestAnswerScores(t *testing.T) {
 	}
 }
 
-func TestPercentile(t *testing.T) {
+func TestPercentileMS(t *testing.T) {
 	xs := []float64{5, 1, 4, 2, 3, 6, 7, 8, 9, 10}
 	if p := percentileMS(xs, 50); p != 5 {
 		t.Errorf("p50 = %v", p)

@@ -15,6 +15,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/bus"
 	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/graphstore/boltgraph"
+	"github.com/graphrag/graphrag/pkg/graphstore/neo4jgraph"
 	"github.com/graphrag/graphrag/pkg/hashembed"
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/natsembed"
@@ -22,11 +23,14 @@ import (
 	"github.com/graphrag/graphrag/pkg/service"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 	"github.com/graphrag/graphrag/pkg/vectorstore/embedded"
+	"github.com/graphrag/graphrag/pkg/vectorstore/milvusstore"
 )
 
 // Backend names.
 const (
 	Embedded = "embedded"
+	Neo4j    = "neo4j"
+	Milvus   = "milvus"
 )
 
 // Embedder turns texts into vectors.
@@ -36,8 +40,15 @@ type Embedder interface {
 
 // BackendFlags select and configure the stores and the model endpoint.
 type BackendFlags struct {
-	GraphStore  string `config:"graph-store"`
-	VectorStore string `config:"vector-store"`
+	GraphStore    string         `config:"graph-store"`
+	Neo4jURI      string         `config:"neo4j-uri"`
+	Neo4jUser     string         `config:"neo4j-user"`
+	Neo4jPassword service.Secret `config:"neo4j-password"`
+	Neo4jDatabase string         `config:"neo4j-database"`
+	VectorStore   string         `config:"vector-store"`
+	MilvusAddress string         `config:"milvus-address"`
+	MilvusDB      string         `config:"milvus-database"`
+	EmbedBaseURL  string         `config:"llm-embed-base-url"`
 
 	LLMBaseURL     string         `config:"llm-base-url"`
 	LLMAPIKey      service.Secret `config:"llm-api-key"`
@@ -54,8 +65,15 @@ type BackendFlags struct {
 
 // Register adds the backend flags to fs with their documented defaults.
 func (b *BackendFlags) Register(fs *flag.FlagSet) {
-	fs.StringVar(&b.GraphStore, "graph-store", Embedded, "graph store: embedded (bbolt in the data dir)")
-	fs.StringVar(&b.VectorStore, "vector-store", Embedded, "vector store: embedded (bbolt + HNSW + bleve in the data dir)")
+	fs.StringVar(&b.GraphStore, "graph-store", Embedded, "graph store: embedded (bbolt in the data dir) or neo4j")
+	fs.StringVar(&b.Neo4jURI, "neo4j-uri", "bolt://127.0.0.1:7687", "Neo4j Bolt URI (with -graph-store neo4j)")
+	fs.StringVar(&b.Neo4jUser, "neo4j-user", "neo4j", "Neo4j user")
+	fs.Var(&b.Neo4jPassword, "neo4j-password", "Neo4j password (empty = no authentication)")
+	fs.StringVar(&b.Neo4jDatabase, "neo4j-database", "", "Neo4j database (empty = the server default)")
+	fs.StringVar(&b.VectorStore, "vector-store", Embedded, "vector store: embedded (bbolt + HNSW + bleve in the data dir) or milvus")
+	fs.StringVar(&b.MilvusAddress, "milvus-address", "127.0.0.1:19530", "Milvus gRPC address (with -vector-store milvus)")
+	fs.StringVar(&b.MilvusDB, "milvus-database", "", "Milvus database (empty = default)")
+	fs.StringVar(&b.EmbedBaseURL, "llm-embed-base-url", "", "separate OpenAI-compatible endpoint for embeddings (empty = -llm-base-url)")
 	fs.StringVar(&b.LLMBaseURL, "llm-base-url", "", "OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1; empty = offline extraction, extractive reports and answers")
 	fs.Var(&b.LLMAPIKey, "llm-api-key", "API key of the endpoint")
 	fs.StringVar(&b.ChatModel, "llm-chat-model", "", "chat model name (required with -llm-base-url)")
@@ -72,11 +90,11 @@ func (b *BackendFlags) Register(fs *flag.FlagSet) {
 // Validate checks the flags.
 func (b *BackendFlags) Validate() error {
 	var errs []error
-	if b.GraphStore != Embedded {
-		errs = append(errs, fmt.Errorf("-graph-store %q: this build supports %q", b.GraphStore, Embedded))
+	if b.GraphStore != Embedded && b.GraphStore != Neo4j {
+		errs = append(errs, fmt.Errorf("-graph-store %q: want %q or %q", b.GraphStore, Embedded, Neo4j))
 	}
-	if b.VectorStore != Embedded {
-		errs = append(errs, fmt.Errorf("-vector-store %q: this build supports %q", b.VectorStore, Embedded))
+	if b.VectorStore != Embedded && b.VectorStore != Milvus {
+		errs = append(errs, fmt.Errorf("-vector-store %q: want %q or %q", b.VectorStore, Embedded, Milvus))
 	}
 	if b.LLMBaseURL != "" && b.ChatModel == "" {
 		errs = append(errs, errors.New("-llm-chat-model is required with -llm-base-url"))
@@ -97,16 +115,18 @@ type Needs struct {
 
 // Platform holds the opened backends.
 type Platform struct {
-	Server   *natsembed.Server // nil when connected to an external NATS
-	Conn     *nats.Conn
-	Bus      *bus.Bus
-	Graph    graphstore.Store
-	Vectors  vectorstore.Store
-	LLM      *llm.Client // nil offline
-	Embedder Embedder
+	Server *natsembed.Server // nil when connected to an external NATS
+	Conn   *nats.Conn
+	Bus    *bus.Bus
+	Graph  graphstore.Store
+	// Algorithms runs Leiden and PageRank in the graph store when it can (Neo4j GDS).
+	Algorithms graphstore.Algorithms
+	Vectors    vectorstore.Store
+	LLM        *llm.Client // nil offline
+	Embedder   Embedder
 	// OfflineEmbedder is true when Embedder is the offline hashing embedder.
 	OfflineEmbedder bool
-	Health   *service.Health
+	Health          *service.Health
 
 	closers []func() error
 }
@@ -133,29 +153,21 @@ func Open(ctx context.Context, common service.CommonFlags, b BackendFlags, needs
 		}
 	}
 	if needs.Graph {
-		g, err := boltgraph.Open(filepath.Join(common.DataDir, "graph.db"))
-		if err != nil {
-			return nil, fmt.Errorf("opening the graph store: %w", err)
+		if err := p.openGraph(ctx, common, b); err != nil {
+			return nil, err
 		}
-		p.Graph = g
-		p.closers = append(p.closers, g.Close)
-		p.Health.AddReadiness("graph store", g.Ping)
 	}
 	if needs.Vectors {
-		v, err := embedded.Open(filepath.Join(common.DataDir, "vectors"))
-		if err != nil {
-			return nil, fmt.Errorf("opening the vector store: %w", err)
+		if err := p.openVectors(ctx, common, b); err != nil {
+			return nil, err
 		}
-		p.Vectors = v
-		p.closers = append(p.closers, v.Close)
-		p.Health.AddReadiness("vector store", v.Ping)
 	}
 	if b.LLMBaseURL != "" {
 		kv, err := p.Bus.EnsureKV(ctx, pipeline.LLMCacheBucket, 0)
 		if err != nil {
 			return nil, fmt.Errorf("opening the LLM cache: %w", err)
 		}
-		c, err := llm.New(llm.Config{BaseURL: b.LLMBaseURL, APIKey: b.LLMAPIKey.Value(), ChatModel: b.ChatModel,
+		c, err := llm.New(llm.Config{BaseURL: b.LLMBaseURL, EmbedBaseURL: b.EmbedBaseURL, APIKey: b.LLMAPIKey.Value(), ChatModel: b.ChatModel,
 			EmbedModel: b.EmbedModel, Timeout: b.LLMTimeout, MaxConcurrency: b.LLMConcurrency,
 			RequestsPerMinute: b.LLMRPM, TokensPerMinute: b.LLMTPM}, llm.WithCache(llm.NewKVCache(kv)), llm.WithLogger(log))
 		if err != nil {
@@ -170,6 +182,61 @@ func Open(ctx context.Context, common service.CommonFlags, b BackendFlags, needs
 		p.Embedder, p.OfflineEmbedder = hashembed.New(b.EmbedDim), true
 	}
 	return p, nil
+}
+
+func (p *Platform) openGraph(ctx context.Context, common service.CommonFlags, b BackendFlags) error {
+	switch b.GraphStore {
+	case Neo4j:
+		var opts []neo4jgraph.Option
+		if b.Neo4jPassword.Value() != "" {
+			opts = append(opts, neo4jgraph.WithBasicAuth(b.Neo4jUser, b.Neo4jPassword.Value()))
+		}
+		if b.Neo4jDatabase != "" {
+			opts = append(opts, neo4jgraph.WithDatabase(b.Neo4jDatabase))
+		}
+		g, err := neo4jgraph.Open(ctx, b.Neo4jURI, opts...)
+		if err != nil {
+			return fmt.Errorf("opening the Neo4j graph store: %w", err)
+		}
+		p.Graph, p.Algorithms = g, g.Algorithms()
+		p.closers = append(p.closers, g.Close)
+		p.Health.AddReadiness("graph store", g.Ping)
+	default:
+		g, err := boltgraph.Open(filepath.Join(common.DataDir, "graph.db"))
+		if err != nil {
+			return fmt.Errorf("opening the graph store: %w", err)
+		}
+		p.Graph = g
+		p.closers = append(p.closers, g.Close)
+		p.Health.AddReadiness("graph store", g.Ping)
+	}
+	return nil
+}
+
+func (p *Platform) openVectors(ctx context.Context, common service.CommonFlags, b BackendFlags) error {
+	switch b.VectorStore {
+	case Milvus:
+		var opts []milvusstore.Option
+		if b.MilvusDB != "" {
+			opts = append(opts, milvusstore.WithDatabase(b.MilvusDB))
+		}
+		v, err := milvusstore.Open(ctx, b.MilvusAddress, opts...)
+		if err != nil {
+			return fmt.Errorf("opening the Milvus vector store: %w", err)
+		}
+		p.Vectors = v
+		p.closers = append(p.closers, v.Close)
+		p.Health.AddReadiness("vector store", v.Ping)
+	default:
+		v, err := embedded.Open(filepath.Join(common.DataDir, "vectors"))
+		if err != nil {
+			return fmt.Errorf("opening the vector store: %w", err)
+		}
+		p.Vectors = v
+		p.closers = append(p.closers, v.Close)
+		p.Health.AddReadiness("vector store", v.Ping)
+	}
+	return nil
 }
 
 func (p *Platform) openBus(ctx context.Context, common service.CommonFlags, b BackendFlags, name string, log *slog.Logger) error {

@@ -46,11 +46,7 @@ func (s *Service) Detect(ctx context.Context, corpus string) error {
 	changesAtStart := st.state.Changes
 	s.mu.Unlock()
 
-	snap, err := s.deps.Graph.Snapshot(ctx, corpus)
-	if err != nil {
-		return fmt.Errorf("reading graph snapshot: %w", err)
-	}
-	comms, scores, levels, err := s.communities(ctx, snap)
+	snap, comms, scores, levels, algo, err := s.detect(ctx, corpus)
 	if err != nil {
 		return err
 	}
@@ -88,9 +84,39 @@ func (s *Service) Detect(ctx context.Context, corpus string) error {
 	if err := pipeline.SaveGraphState(ctx, s.kv, corpus, snapshot); err != nil {
 		return err
 	}
-	s.log.Info("communities detected", "corpus", corpus, "entities", len(snap.Keys), "edges", len(snap.Edges),
+	s.log.Info("communities detected", "corpus", corpus, "algorithms", algo, "entities", len(snap.Keys), "edges", len(snap.Edges),
 		"communities", len(comms), "levels", levels, "published", published, "took", time.Since(start).String())
 	return nil
+}
+
+// detect runs hierarchical Leiden and PageRank: in the graph store when it has them
+// natively and they are available now (Neo4j with Graph Data Science), else in pure Go on
+// a snapshot. Both give the same contract: levels with level 0 finest, nested.
+func (s *Service) detect(ctx context.Context, corpus string) (graphstore.Snapshot, []graphstore.Community, map[string]float64, int, string, error) {
+	if a := s.deps.Algorithms; a != nil {
+		avail, err := a.Available(ctx)
+		if err != nil {
+			return graphstore.Snapshot{}, nil, nil, 0, "", fmt.Errorf("checking the store's graph algorithms: %w", err)
+		}
+		if avail {
+			res, err := a.Communities(ctx, corpus, graphstore.AlgorithmOptions{Resolution: s.cfg.Resolution, Seed: s.cfg.Seed,
+				MaxLevels: s.cfg.MaxLevels, Damping: s.cfg.Damping, MaxIterations: 20})
+			if err != nil {
+				return graphstore.Snapshot{}, nil, nil, 0, "", fmt.Errorf("running the store's graph algorithms: %w", err)
+			}
+			scores := make(map[string]float64, len(res.Snapshot.Keys))
+			for i, k := range res.Snapshot.Keys {
+				scores[k] = res.PageRank[i]
+			}
+			return res.Snapshot, BuildHierarchy(res.Snapshot, res.Levels, s.cfg.MinCommunitySize), scores, len(res.Levels), "store", nil
+		}
+	}
+	snap, err := s.deps.Graph.Snapshot(ctx, corpus)
+	if err != nil {
+		return snap, nil, nil, 0, "", fmt.Errorf("reading graph snapshot: %w", err)
+	}
+	comms, scores, levels, err := s.communities(ctx, snap)
+	return snap, comms, scores, levels, "go", err
 }
 
 // communities runs Leiden and PageRank on the snapshot and turns the hierarchy into

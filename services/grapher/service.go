@@ -75,12 +75,15 @@ func DefaultConfig() Config {
 
 // Deps are the backends of the grapher.
 type Deps struct {
-	Bus      *bus.Bus
-	Graph    graphstore.Store
-	Vectors  vectorstore.Store
-	Embedder Embedder
-	LLM      *llm.Client // optional: description summaries and type aliases
-	Logger   *slog.Logger
+	Bus   *bus.Bus
+	Graph graphstore.Store
+	// Algorithms, when set and available, runs Leiden and PageRank inside the graph
+	// store (Neo4j GDS); otherwise the grapher runs them in Go on a snapshot.
+	Algorithms graphstore.Algorithms
+	Vectors    vectorstore.Store
+	Embedder   Embedder
+	LLM        *llm.Client // optional: description summaries and type aliases
+	Logger     *slog.Logger
 }
 
 // Service is the grapher.

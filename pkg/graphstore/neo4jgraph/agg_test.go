@@ -1,0 +1,401 @@
+package neo4jgraph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/graphrag/graphrag/pkg/graphstore"
+	"github.com/graphrag/graphrag/pkg/graphstore/boltgraph"
+)
+
+// driverValue mimics what the driver hands back for a parameter the store
+// wrote: lists become []any, ints int64.
+func driverValue(v any) any {
+	switch x := v.(type) {
+	case []string:
+		out := make([]any, len(x))
+		for i, s := range x {
+			out[i] = s
+		}
+		return out
+	case int:
+		return int64(x)
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = driverValue(e)
+		}
+		return out
+	}
+	return v
+}
+
+func randomChunk(r *rand.Rand) graphstore.ChunkExtraction {
+	pick := func(opts ...string) string { return opts[r.IntN(len(opts))] }
+	keys := []string{"a", "b", "c", "d", "e", "é"}
+	ce := graphstore.ChunkExtraction{ChunkID: fmt.Sprintf("c%02d", r.IntN(12)), DocumentID: pick("d1", "d2")}
+	for range r.IntN(4) {
+		ce.Entities = append(ce.Entities, graphstore.EntityMention{
+			Key: pick(keys...), Name: pick("", "A", "Alpha", "b"), Type: pick("", "x", "y"),
+			Description: pick("", "short", "a longer one", "zz", "middle"),
+		})
+	}
+	for range r.IntN(4) {
+		ce.Relations = append(ce.Relations, graphstore.RelationMention{
+			SourceKey: pick(keys...), TargetKey: pick(keys...), Type: pick("", "r", "s"),
+			Description: pick("", "rel", "relation text"), Strength: float64(r.IntN(4)) * 0.7,
+		})
+	}
+	return ce
+}
+
+// TestAggregatesMatchBoltgraph checks the pure aggregation of this driver
+// against the embedded driver on random workloads: same entities, relationships
+// and snapshot, float for float.
+func TestAggregatesMatchBoltgraph(t *testing.T) {
+	for seed := range uint64(12) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			ctx := t.Context()
+			r := rand.New(rand.NewPCG(seed, 99))
+			bolt, err := boltgraph.Open(filepath.Join(t.TempDir(), "g.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer bolt.Close()
+			state := map[string]graphstore.Contribution{}
+			for range 8 {
+				if r.IntN(4) == 0 {
+					ids := []string{fmt.Sprintf("c%02d", r.IntN(12)), fmt.Sprintf("c%02d", r.IntN(12))}
+					if err := bolt.RemoveChunks(ctx, "k", ids); err != nil {
+						t.Fatal(err)
+					}
+					for _, id := range ids {
+						delete(state, id)
+					}
+					continue
+				}
+				var batch []graphstore.ChunkExtraction
+				for range 1 + r.IntN(4) {
+					batch = append(batch, randomChunk(r))
+				}
+				if err := bolt.Merge(ctx, "k", batch); err != nil {
+					t.Fatal(err)
+				}
+				ws, err := prepareMerge(batch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, w := range ws {
+					state[w.id] = *w.ct
+				}
+			}
+			mentions := map[string][]mentionRow{}
+			evidence := map[pairKey][]evidenceRow{}
+			for _, id := range slices.Sorted(maps.Keys(state)) {
+				ct := state[id]
+				for _, e := range ct.Entities {
+					mentions[e.Key] = append(mentions[e.Key], mentionRow{id, e.Names, e.Types, e.Descriptions})
+				}
+				for _, rc := range ct.Relations {
+					p := pairKey{rc.SourceKey, rc.TargetKey}
+					evidence[p] = append(evidence[p], evidenceRow{id, rc.Strength, rc.Types, rc.Descriptions})
+				}
+			}
+			keys := slices.Sorted(maps.Keys(mentions))
+			want, err := bolt.Entities(ctx, "k", keys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []graphstore.Entity
+			for _, k := range keys {
+				props := driverValue(aggregateEntity(k, mentions[k]).params()).(map[string]any)
+				got = append(got, entityView(k, props, nil))
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("entities differ\n got %+v\nwant %+v", got, want)
+			}
+			wantRels, err := bolt.RelationshipsAmong(ctx, "k", keys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var gotRels []graphstore.Relationship
+			var directed []directedEdge
+			for p, ev := range evidence {
+				props := driverValue(aggregateRelation(p, ev).params()).(map[string]any)
+				rel := relationshipView(p.src, p.dst, props)
+				gotRels = append(gotRels, rel)
+				directed = append(directed, directedEdge{p.src, p.dst, rel.Weight})
+			}
+			slices.SortFunc(gotRels, byWeight)
+			if !reflect.DeepEqual(gotRels, wantRels) && (len(gotRels) > 0 || len(wantRels) > 0) {
+				t.Errorf("relationships differ\n got %+v\nwant %+v", gotRels, wantRels)
+			}
+			wantSnap, err := bolt.Snapshot(ctx, "k")
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotSnap, err := buildSnapshot(keys, directed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(gotSnap, wantSnap) {
+				t.Errorf("snapshots differ\n got %+v\nwant %+v", gotSnap, wantSnap)
+			}
+		})
+	}
+}
+
+func TestSummaryCurrency(t *testing.T) {
+	rows := []mentionRow{{chunk: "c1", descs: []string{"x", "y"}}}
+	props := driverValue(aggregateEntity("k", rows).params()).(map[string]any)
+	props["summary"], props["summaryFP"] = "sum", props["descFP"]
+	if got := entityView("k", props, nil).Description; got != "sum" {
+		t.Errorf("current summary: Description = %q, want sum", got)
+	}
+	rows = append(rows, mentionRow{chunk: "c2", descs: []string{"z"}})
+	next := driverValue(aggregateEntity("k", rows).params()).(map[string]any)
+	next["summary"], next["summaryFP"] = "sum", props["descFP"]
+	if got := entityView("k", next, nil).Description; got != "x" {
+		t.Errorf("stale summary: Description = %q, want the longest description x", got)
+	}
+	if fingerprint([]string{"a", "b"}) != fingerprint([]string{"b", "a"}) || fingerprint([]string{"a"}) == fingerprint([]string{"a", "b"}) {
+		t.Error("fingerprint must be order free and tell sets apart")
+	}
+}
+
+func TestPrepareMerge(t *testing.T) {
+	ce := func(id, key string) graphstore.ChunkExtraction {
+		return graphstore.ChunkExtraction{ChunkID: id, Entities: []graphstore.EntityMention{{Key: key}}}
+	}
+	cases := []struct {
+		name    string
+		batch   []graphstore.ChunkExtraction
+		wantIDs []string
+		wantKey map[string]string
+		wantErr error
+	}{
+		{"sorted by id", []graphstore.ChunkExtraction{ce("b", "x"), ce("a", "y")}, []string{"a", "b"}, map[string]string{"a": "y", "b": "x"}, nil},
+		{"last occurrence wins", []graphstore.ChunkExtraction{ce("a", "first"), ce("b", "x"), ce("a", "last")}, []string{"a", "b"}, map[string]string{"a": "last", "b": "x"}, nil},
+		{"empty", nil, nil, map[string]string{}, nil},
+		{"invalid chunk", []graphstore.ChunkExtraction{ce("a", "x"), ce("", "y")}, nil, nil, graphstore.ErrInvalid},
+		{"invalid key", []graphstore.ChunkExtraction{ce("a", "\xff")}, nil, nil, graphstore.ErrInvalid},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ws, err := prepareMerge(c.batch)
+			if !errors.Is(err, c.wantErr) {
+				t.Fatalf("error = %v, want %v", err, c.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			var ids []string
+			keys := map[string]string{}
+			for _, w := range ws {
+				ids = append(ids, w.id)
+				keys[w.id] = w.ct.Entities[0].Key
+				if len(w.hash) != 64 {
+					t.Errorf("hash %q is not a sha256", w.hash)
+				}
+			}
+			if !reflect.DeepEqual(ids, c.wantIDs) || !reflect.DeepEqual(keys, c.wantKey) {
+				t.Errorf("got ids %v keys %v, want %v %v", ids, keys, c.wantIDs, c.wantKey)
+			}
+		})
+	}
+}
+
+func TestMakePlan(t *testing.T) {
+	ws, err := prepareMerge([]graphstore.ChunkExtraction{
+		{ChunkID: "same", Entities: []graphstore.EntityMention{{Key: "s"}}},
+		{ChunkID: "new", Entities: []graphstore.EntityMention{{Key: "a", Name: "A"}},
+			Relations: []graphstore.RelationMention{{SourceKey: "a", TargetKey: "b", Strength: 2}}},
+		{ChunkID: "changed", Entities: []graphstore.EntityMention{{Key: "c"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var same chunkWrite
+	for _, w := range ws {
+		if w.id == "same" {
+			same = w
+		}
+	}
+	old := map[string]oldChunk{
+		"same":    {exists: true, hash: same.hash, keys: []string{"s"}},
+		"changed": {exists: true, hash: "old", keys: []string{"c", "gone"}, pairs: []pairKey{{"gone", "c"}}},
+	}
+	p := makePlan(append(ws, chunkWrite{id: "unknown"}), old) // removing an unknown chunk: nothing
+	if got := changedIDs(p.changed); !reflect.DeepEqual(got, []string{"changed", "new"}) {
+		t.Errorf("changed = %v, want [changed new] (the replay and the unknown removal skipped)", got)
+	}
+	if want := []string{"a", "b", "c", "gone"}; !reflect.DeepEqual(p.keys, want) {
+		t.Errorf("keys = %v, want %v", p.keys, want)
+	}
+	if want := []pairKey{{"a", "b"}, {"gone", "c"}}; !reflect.DeepEqual(p.pairs, want) {
+		t.Errorf("pairs = %v, want %v", p.pairs, want)
+	}
+	if want := []map[string]any{{"chunk": "changed", "s": "gone", "t": "c"}}; !reflect.DeepEqual(p.oldEvidence, want) {
+		t.Errorf("oldEvidence = %v, want %v", p.oldEvidence, want)
+	}
+	if len(p.evidence) != 1 || p.evidence[0]["strength"] != 2.0 || p.evidence[0]["chunk"] != "new" {
+		t.Errorf("evidence = %v", p.evidence)
+	}
+	// Lists are never nil: nil would reach Neo4j as null and delete the property.
+	for _, rows := range [][]map[string]any{p.chunkRows, p.mentions, p.evidence} {
+		for _, row := range rows {
+			for k, v := range row {
+				if s, ok := v.([]string); ok && s == nil {
+					t.Errorf("row %v: %s is a nil list", row, k)
+				}
+			}
+		}
+	}
+}
+
+func TestWalk(t *testing.T) {
+	// a-b, a-c, b-d, c-d, d-e: d is reached from b and c at distance 2.
+	adj := map[string][]string{"a": {"b", "c"}, "b": {"a", "d"}, "c": {"a", "d"}, "d": {"b", "c", "e"}, "e": {"d"}}
+	pr := map[string]float64{"b": 0.1, "c": 0.3, "d": 0.2, "e": 0}
+	w := newWalk()
+	w.start("a")
+	w.start("a")
+	for d := 1; d <= 3 && len(w.frontier) > 0; d++ {
+		var hops []hop
+		for _, u := range slices.Backward(w.frontier) { // the order rows arrive in must not matter
+			for _, n := range adj[u] {
+				hops = append(hops, hop{from: u, to: n, pagerank: pr[n]})
+			}
+		}
+		w.step(d, hops)
+	}
+	var got []string
+	for _, f := range w.ordered(0) {
+		got = append(got, fmt.Sprint(f.key, f.dist, w.path(f.key, f.dist)))
+	}
+	want := []string{"c1 [a c]", "b1 [a b]", "d2 [a b d]", "e3 [a b d e]"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("walk = %v, want %v", got, want)
+	}
+	if got := w.ordered(2); len(got) != 2 || got[1].key != "b" {
+		t.Errorf("ordered(2) = %v", got)
+	}
+}
+
+func TestHierarchy(t *testing.T) {
+	cases := []struct {
+		name      string
+		ids       [][]int64 // per node
+		maxLevels int
+		want      [][]int
+		wantErr   bool
+	}{
+		{"fine first", [][]int64{{10, 7}, {10, 7}, {11, 7}, {12, 9}}, 3, [][]int{{0, 0, 1, 2}, {0, 0, 0, 1}}, false},
+		{"coarse first is reversed", [][]int64{{7, 10}, {7, 10}, {7, 11}, {9, 12}}, 3, [][]int{{0, 0, 1, 2}, {0, 0, 0, 1}}, false},
+		{"repeated level dropped", [][]int64{{1, 1, 5}, {2, 2, 5}}, 3, [][]int{{0, 1}, {0, 0}}, false},
+		{"capped keeps finest and coarsest", [][]int64{{0, 0, 0, 0}, {1, 0, 0, 0}, {2, 1, 0, 0}, {3, 2, 1, 0}}, 2,
+			[][]int{{0, 1, 2, 3}, {0, 0, 0, 0}}, false},
+		{"cap of one keeps coarsest", [][]int64{{0, 0}, {1, 0}}, 1, [][]int{{0, 0}}, false},
+		{"single level", [][]int64{{4}, {4}, {2}}, 3, [][]int{{0, 0, 1}}, false},
+		{"not nested", [][]int64{{0, 0}, {0, 1}, {1, 1}}, 3, nil, true},
+		{"ragged", [][]int64{{0, 0}, {0}}, 3, nil, true},
+		{"no nodes", nil, 3, nil, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := hierarchy(c.ids, c.maxLevels)
+			if (err != nil) != c.wantErr {
+				t.Fatalf("error = %v, want error %v", err, c.wantErr)
+			}
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("levels = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestAssemble(t *testing.T) {
+	// GDS node ids 30, 10, 20 with keys c, a, b; one undirected edge streamed in
+	// both directions; scores not normalized.
+	res, err := assemble([]int64{30, 10, 20}, []string{"c", "a", "b"}, [][]int64{{1}, {2}, {2}},
+		map[int64]float64{30: 1, 10: 2, 20: 1},
+		[][2]int64{{30, 10}, {10, 30}, {20, 99}}, []float64{1.5, 1.5, 7}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := graphstore.AlgorithmResult{
+		Snapshot: graphstore.Snapshot{Keys: []string{"a", "b", "c"}, Edges: []graphstore.Edge{{Source: 0, Target: 2, Weight: 1.5}}},
+		Levels:   [][]int{{0, 0, 1}},
+		PageRank: []float64{0.5, 0.25, 0.25},
+	}
+	if !reflect.DeepEqual(res, want) {
+		t.Errorf("assemble = %+v, want %+v", res, want)
+	}
+}
+
+func TestCountWithin(t *testing.T) {
+	cs := []graphstore.Community{{ID: "x", Members: []string{"a", "b"}}, {ID: "y", Members: []string{"c"}}, {ID: "top", Level: 1}}
+	membership := map[string][]string{"a": {"x", "top"}, "b": {"x", "top"}, "c": {"y", "top"}, "d": {"", "top"}}
+	got := countWithin(cs, membership, []pairKey{{"a", "b"}, {"b", "a"}, {"a", "c"}, {"c", "d"}, {"d", "zz"}})
+	if want := map[string]int{"x": 2, "top": 4}; !reflect.DeepEqual(got, want) {
+		t.Errorf("countWithin = %v, want %v", got, want)
+	}
+}
+
+func TestAlgorithmConfig(t *testing.T) {
+	c, err := algorithmConfig(graphstore.AlgorithmOptions{Seed: 1<<64 - 1})
+	if err != nil || c.gamma != 1 || c.damping != 0.85 || c.maxLevels != 3 || c.iterations != 20 || c.seed != -1 {
+		t.Errorf("defaults = %+v, %v", c, err)
+	}
+	for _, o := range []graphstore.AlgorithmOptions{{Damping: 1}, {Damping: -0.5}, {Resolution: -1}, {MaxLevels: -1}, {MaxIterations: -1}} {
+		if _, err := algorithmConfig(o); !errors.Is(err, graphstore.ErrInvalid) {
+			t.Errorf("algorithmConfig(%+v) = %v, want ErrInvalid", o, err)
+		}
+	}
+}
+
+func TestTranslate(t *testing.T) {
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	cases := []struct {
+		name string
+		ctx  context.Context
+		err  error
+		want error
+	}{
+		{"cancelled context", cancelled, errors.New("connection reset"), context.Canceled},
+		{"closed driver", context.Background(), &neo4j.UsageError{Message: "Trying to create session on closed driver"}, graphstore.ErrClosed},
+		{"statement error", context.Background(), &neo4j.Neo4jError{Code: "Neo.ClientError.Statement.TypeError"}, graphstore.ErrInvalid},
+		{"constraint", context.Background(), &neo4j.Neo4jError{Code: "Neo.ClientError.Schema.ConstraintValidationFailed"}, graphstore.ErrInvalid},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := translate(c.ctx, c.err)
+			if !errors.Is(got, c.want) || !errors.Is(got, c.err) {
+				t.Errorf("translate = %v, want it to wrap %v and the original", got, c.want)
+			}
+		})
+	}
+	other := &neo4j.Neo4jError{Code: "Neo.TransientError.General.DatabaseUnavailable"}
+	if got := translate(context.Background(), other); errors.Is(got, graphstore.ErrInvalid) || !errors.Is(got, other) {
+		t.Errorf("translate(transient) = %v", got)
+	}
+}
+
+func TestOpenRejectsBadOptions(t *testing.T) {
+	if _, err := Open(t.Context(), "bolt://127.0.0.1:1", WithBatchRows(0)); !errors.Is(err, graphstore.ErrInvalid) {
+		t.Errorf("Open with 0 batch rows = %v, want ErrInvalid", err)
+	}
+	if _, err := Open(t.Context(), "nope://x"); err == nil {
+		t.Error("Open with a bad URI scheme succeeded")
+	}
+}

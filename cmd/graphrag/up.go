@@ -41,10 +41,7 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Name:  "up",
 		Needs: platform.Needs{Bus: true, Graph: true, Vectors: true},
 		Flags: func(fs *flag.FlagSet) {
-			cfg.Extractor.RegisterFlags(fs)
-			cfg.Grapher.RegisterFlags(fs)
-			cfg.Summarizer.RegisterFlags(fs)
-			cfg.Query.RegisterFlags(fs)
+			cfg.registerServices(fs)
 			cfg.HTTP.RegisterFlags(fs)
 			fs.BoolVar(&cfg.Demo, "demo", false, "index the sample corpus and answer its first local and global question, then keep serving")
 			fs.StringVar(&cfg.Examples, "examples", cfg.Examples, "directory with corpus/ and questions.jsonl for -demo")
@@ -103,6 +100,14 @@ func newStack(p *platform.Platform, cfg upConfig, log *slog.Logger) (*stack, err
 // Components are the pipeline stages in start order.
 func (s *stack) Components() []service.Component {
 	return []service.Component{s.Extractor, s.Grapher, s.Summarizer}
+}
+
+// registerServices adds the flags of the four services.
+func (c *upConfig) registerServices(fs *flag.FlagSet) {
+	c.Extractor.RegisterFlags(fs)
+	c.Grapher.RegisterFlags(fs)
+	c.Summarizer.RegisterFlags(fs)
+	c.Query.RegisterFlags(fs)
 }
 
 func defaultUpConfig() upConfig {

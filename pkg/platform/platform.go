@@ -34,9 +34,7 @@ const (
 )
 
 // Embedder turns texts into vectors.
-type Embedder interface {
-	Embed(ctx context.Context, texts []string) ([][]float32, error)
-}
+type Embedder = llm.Embedder
 
 // BackendFlags select and configure the stores and the model endpoint.
 type BackendFlags struct {

@@ -21,9 +21,7 @@ import (
 const meterName = "github.com/graphrag/graphrag/services/extractor"
 
 // Embedder turns texts into vectors (the LLM client's embeddings or the offline embedder).
-type Embedder interface {
-	Embed(ctx context.Context, texts []string) ([][]float32, error)
-}
+type Embedder = llm.Embedder
 
 // Config tunes the extractor. Zero fields take the defaults of DefaultConfig.
 type Config struct {
@@ -133,11 +131,11 @@ func (s *Service) Start(ctx context.Context) error {
 		return fmt.Errorf("extractor: opening state bucket: %w", err)
 	}
 	s.tax = newTaxonomyCache(kv, time.Minute)
-	probe, err := s.deps.Embedder.Embed(ctx, []string{"dimension probe"})
-	if err != nil || len(probe) != 1 || len(probe[0]) == 0 {
-		return fmt.Errorf("extractor: probing embedding dimension: %w", errors.Join(err, errors.New("no vector")))
+	dim, err := llm.ProbeDimension(ctx, s.deps.Embedder)
+	if err != nil {
+		return fmt.Errorf("extractor: %w", err)
 	}
-	s.dim = len(probe[0])
+	s.dim = dim
 	if err := s.chunker.Start(ctx); err != nil {
 		return err
 	}

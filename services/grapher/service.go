@@ -20,10 +20,8 @@ import (
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
 
-// Embedder turns texts into vectors.
-type Embedder interface {
-	Embed(ctx context.Context, texts []string) ([][]float32, error)
-}
+// Embedder turns texts into vectors (the LLM client's embeddings or the offline embedder).
+type Embedder = llm.Embedder
 
 // Config tunes the grapher.
 type Config struct {
@@ -167,11 +165,11 @@ func (s *Service) Start(ctx context.Context) error {
 		return fmt.Errorf("grapher: opening state bucket: %w", err)
 	}
 	s.kv = kv
-	probe, err := s.deps.Embedder.Embed(ctx, []string{"dimension probe"})
-	if err != nil || len(probe) != 1 || len(probe[0]) == 0 {
-		return fmt.Errorf("grapher: probing embedding dimension: %w", errors.Join(err, errors.New("no vector")))
+	dim, err := llm.ProbeDimension(ctx, s.deps.Embedder)
+	if err != nil {
+		return fmt.Errorf("grapher: %w", err)
 	}
-	s.dim = len(probe[0])
+	s.dim = dim
 	corpora, err := s.deps.Graph.Corpora(ctx)
 	if err != nil {
 		return fmt.Errorf("grapher: listing corpora: %w", err)

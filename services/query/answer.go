@@ -45,18 +45,11 @@ func (e *Engine) Query(ctx context.Context, req Request, onDelta func(string) er
 	resp := &Response{Mode: ModeLocal, Context: r.ctx}
 	resp.Prompt = LocalPrompt(req.Query, r.ctx)
 	if e.deps.LLM != nil {
-		creq := llm.ChatRequest{Stage: "query", System: localSystem, User: resp.Prompt, MaxTokens: e.cfg.AnswerTokens}
-		var cr llm.ChatResponse
-		var err error
-		if onDelta != nil {
-			cr, err = e.deps.LLM.ChatStream(ctx, creq, onDelta)
-		} else {
-			cr, err = e.deps.LLM.Chat(ctx, creq)
-		}
+		ans, err := e.generate(ctx, llm.ChatRequest{Stage: "query", System: localSystem, User: resp.Prompt, MaxTokens: e.cfg.AnswerTokens}, onDelta)
 		if err != nil {
 			return nil, fmt.Errorf("generating the answer: %w", err)
 		}
-		resp.Answer = strings.TrimSpace(cr.Content)
+		resp.Answer = ans
 	} else {
 		resp.Answer = ExtractiveAnswer(req.Query, r.ctx)
 		if onDelta != nil {
@@ -69,6 +62,18 @@ func (e *Engine) Query(ctx context.Context, req Request, onDelta func(string) er
 	t.mark("generate")
 	resp.Timings = t.done()
 	return resp, nil
+}
+
+// generate asks the model for an answer, streamed to onDelta when it is set.
+func (e *Engine) generate(ctx context.Context, req llm.ChatRequest, onDelta func(string) error) (string, error) {
+	var cr llm.ChatResponse
+	var err error
+	if onDelta != nil {
+		cr, err = e.deps.LLM.ChatStream(ctx, req, onDelta)
+	} else {
+		cr, err = e.deps.LLM.Chat(ctx, req)
+	}
+	return strings.TrimSpace(cr.Content), err
 }
 
 const localSystem = `You answer questions using only the context provided: themes from community reports, relationships from a knowledge graph, and numbered passages.

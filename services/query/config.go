@@ -1,7 +1,6 @@
 package query
 
 import (
-	"context"
 	"flag"
 	"log/slog"
 
@@ -11,9 +10,7 @@ import (
 )
 
 // Embedder turns texts into vectors (the same embedder the pipeline indexed with).
-type Embedder interface {
-	Embed(ctx context.Context, texts []string) ([][]float32, error)
-}
+type Embedder = llm.Embedder
 
 // Graph rankings for the graph result list.
 const (

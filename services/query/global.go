@@ -121,17 +121,9 @@ func (e *Engine) global(ctx context.Context, req Request, t *timer, onDelta func
 	resp := &Response{Mode: ModeGlobal, Context: Context{Communities: comms}, Partials: partials}
 	resp.Prompt = ReducePrompt(req.Query, partials)
 	if e.deps.LLM != nil && len(partials) > 0 {
-		creq := llm.ChatRequest{Stage: "query", System: reduceSystem, User: resp.Prompt, MaxTokens: e.cfg.ReduceTokens}
-		var cr llm.ChatResponse
-		if onDelta != nil {
-			cr, err = e.deps.LLM.ChatStream(ctx, creq, onDelta)
-		} else {
-			cr, err = e.deps.LLM.Chat(ctx, creq)
-		}
-		if err != nil {
+		if resp.Answer, err = e.generate(ctx, llm.ChatRequest{Stage: "query", System: reduceSystem, User: resp.Prompt, MaxTokens: e.cfg.ReduceTokens}, onDelta); err != nil {
 			return nil, fmt.Errorf("reduce phase: %w", err)
 		}
-		resp.Answer = strings.TrimSpace(cr.Content)
 	} else {
 		resp.Answer = extractiveReduce(partials)
 		if onDelta != nil {

@@ -17,10 +17,8 @@ import (
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
 
-// Embedder turns texts into vectors.
-type Embedder interface {
-	Embed(ctx context.Context, texts []string) ([][]float32, error)
-}
+// Embedder turns texts into vectors (the LLM client's embeddings or the offline embedder).
+type Embedder = llm.Embedder
 
 // Community report attributes in the vector store.
 const (
@@ -87,11 +85,11 @@ func New(cfg Config, deps Deps) (*Service, error) {
 
 // Start begins consuming.
 func (s *Service) Start(ctx context.Context) error {
-	probe, err := s.deps.Embedder.Embed(ctx, []string{"dimension probe"})
-	if err != nil || len(probe) != 1 || len(probe[0]) == 0 {
-		return fmt.Errorf("summarizer: probing embedding dimension: %w", errors.Join(err, errors.New("no vector")))
+	dim, err := llm.ProbeDimension(ctx, s.deps.Embedder)
+	if err != nil {
+		return fmt.Errorf("summarizer: %w", err)
 	}
-	s.dim = len(probe[0])
+	s.dim = dim
 	return s.runner.Start(ctx)
 }
 

@@ -2,9 +2,10 @@
 // graph they build: entities, relationships, their provenance (which chunk said
 // what), PageRank scores and the hierarchy of communities.
 //
-// Store is the interface every driver implements (the embedded boltgraph driver,
-// later a Neo4j driver); package graphstoretest is the conformance suite they all
-// must pass. The interface is deliberately expressible as parameterized Cypher: no
+// Store is the interface every driver implements (the embedded boltgraph driver and
+// neo4jgraph for Neo4j); package graphstoretest is the conformance suite they all
+// must pass. Algorithms is the optional native community detection and PageRank of a
+// store (Neo4j Graph Data Science). The interface is deliberately expressible as parameterized Cypher: no
 // method takes free text that a driver would have to splice into a query.
 //
 // # Merge semantics

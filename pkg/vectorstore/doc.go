@@ -4,7 +4,7 @@
 // attributes), the shared types and sentinel errors, and helpers that every
 // driver uses so that all drivers rank and validate identically.
 //
-// Drivers: package embedded (pure Go, persistent, in-process) and, later, a
-// Milvus driver. Both must pass the conformance suite in package
+// Drivers: package embedded (pure Go, persistent, in-process) and package
+// milvusstore (Milvus over its gRPC API). Both pass the conformance suite in package
 // vectorstoretest.
 package vectorstore

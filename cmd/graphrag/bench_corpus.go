@@ -18,17 +18,17 @@ import (
 // consecutive ones.
 
 const (
-	topicSize        = 20 // entities per topic
-	chunksPerEntity  = 5  // chunks / entities
-	chunksPerDoc     = 10
-	topicWords       = 8 // words that characterise a topic
-	vocabularySize   = 6000
+	topicSize         = 20 // entities per topic
+	chunksPerEntity   = 5  // chunks / entities
+	chunksPerDoc      = 10
+	topicWords        = 8 // words that characterise a topic
+	vocabularySize    = 6000
 	bridgeProbability = 0.1 // a chunk names an entity of another topic
 )
 
-var entityTypes = []string{"PERSON", "ORGANIZATION", "LOCATION", "CONCEPT", "EVENT"}
+var benchEntityTypes = []string{"PERSON", "ORGANIZATION", "LOCATION", "CONCEPT", "EVENT"}
 
-var relationTypes = []string{"WORKS_WITH", "LOCATED_IN", "FUNDS", "STUDIES", "OPPOSES", "CAUSES", "PART_OF"}
+var benchRelationTypes = []string{"WORKS_WITH", "LOCATED_IN", "FUNDS", "STUDIES", "OPPOSES", "CAUSES", "PART_OF"}
 
 type synthEntity struct {
 	name, typ, desc string
@@ -48,8 +48,8 @@ type synthCorpus struct {
 	chunks   []synthChunk
 }
 
-// pseudoWord builds a pronounceable word of n syllables.
-func pseudoWord(rng *rand.Rand, n int) string {
+// benchPseudoWord builds a pronounceable word of n syllables.
+func benchPseudoWord(rng *rand.Rand, n int) string {
 	const cons = "bcdfghklmnprstvz"
 	const vows = "aeiou"
 	var b strings.Builder
@@ -63,7 +63,7 @@ func pseudoWord(rng *rand.Rand, n int) string {
 	return b.String()
 }
 
-func capitalize(s string) string {
+func benchCapitalize(s string) string {
 	if s == "" {
 		return s
 	}
@@ -76,7 +76,7 @@ func newSynthCorpus(n int, seed uint64) *synthCorpus {
 	c := &synthCorpus{}
 	seen := map[string]bool{}
 	for len(c.vocab) < vocabularySize {
-		w := pseudoWord(rng, 2+rng.IntN(2))
+		w := benchPseudoWord(rng, 2+rng.IntN(2))
 		if !seen[w] {
 			seen[w] = true
 			c.vocab = append(c.vocab, w)
@@ -95,14 +95,14 @@ func newSynthCorpus(n int, seed uint64) *synthCorpus {
 	}
 	keys := map[string]bool{}
 	for len(c.entities) < nEnt {
-		name := capitalize(pseudoWord(rng, 2)) + " " + capitalize(pseudoWord(rng, 2+rng.IntN(2)))
+		name := benchCapitalize(benchPseudoWord(rng, 2)) + " " + benchCapitalize(benchPseudoWord(rng, 2+rng.IntN(2)))
 		k := normalize.Name(name)
 		if k == "" || keys[k] || seen[strings.ToLower(name)] {
 			continue
 		}
 		keys[k] = true
 		topic := len(c.entities) / topicSize
-		typ := entityTypes[rng.IntN(len(entityTypes))]
+		typ := benchEntityTypes[rng.IntN(len(benchEntityTypes))]
 		tw := c.topics[topic]
 		c.entities = append(c.entities, synthEntity{name: name, typ: typ, topic: topic,
 			desc: fmt.Sprintf("%s is a %s known for %s and %s.", name, strings.ToLower(typ), tw[0], tw[1+rng.IntN(topicWords-1)])})
@@ -120,7 +120,7 @@ func newSynthCorpus(n int, seed uint64) *synthCorpus {
 			if rng.Float64() < bridgeProbability/float64(k) {
 				e = rng.IntN(nEnt)
 			}
-			if !containsInt(mentions, e) {
+			if !benchContainsInt(mentions, e) {
 				mentions = append(mentions, e)
 			}
 		}
@@ -142,7 +142,7 @@ func newSynthCorpus(n int, seed uint64) *synthCorpus {
 	return c
 }
 
-func containsInt(xs []int, x int) bool {
+func benchContainsInt(xs []int, x int) bool {
 	for _, y := range xs {
 		if x == y {
 			return true
@@ -166,7 +166,7 @@ func (c *synthCorpus) sentence(rng *rand.Rand, zipf *rand.Zipf, topic int, entit
 			words = append(words, c.vocab[zipf.Uint64()])
 		}
 	}
-	words[0] = capitalize(words[0])
+	words[0] = benchCapitalize(words[0])
 	return strings.Join(words, " ") + "."
 }
 
@@ -181,7 +181,7 @@ func (c *synthCorpus) extraction(corpus string, i int) *events.Extraction {
 	}
 	for j := 1; j < len(ch.mentions); j++ {
 		a, b := c.entities[ch.mentions[j-1]], c.entities[ch.mentions[j]]
-		typ := relationTypes[(ch.mentions[j-1]+ch.mentions[j])%len(relationTypes)]
+		typ := benchRelationTypes[(ch.mentions[j-1]+ch.mentions[j])%len(benchRelationTypes)]
 		x.Relationships = append(x.Relationships, events.ExtractedRelationship{Source: a.name, Target: b.name, Type: typ,
 			Description: fmt.Sprintf("%s %s %s in matters of %s.", a.name, strings.ToLower(strings.ReplaceAll(typ, "_", " ")), b.name, c.topics[ch.topic][0]),
 			Strength:    0.5 + 0.1*float64(j%5)})

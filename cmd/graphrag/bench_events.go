@@ -19,9 +19,9 @@ import (
 	"github.com/graphrag/graphrag/pkg/natsembed"
 )
 
-// sampleEvents are typical events of each type: a 4 KiB document, a 600-token chunk, an
+// benchSampleEvents are typical events of each type: a 4 KiB document, a 600-token chunk, an
 // extraction with 10 entities and 12 relationships, a community, a summary.
-func sampleEvents() []events.Event {
+func benchSampleEvents() []events.Event {
 	c := newSynthCorpus(100, 5)
 	var doc strings.Builder
 	for _, ch := range c.chunks {
@@ -54,8 +54,8 @@ func sampleEvents() []events.Event {
 	}
 }
 
-// newEventOf returns an empty value of e's type for decoding.
-func newEventOf(e events.Event) events.Event {
+// benchNewEventOf returns an empty value of e's type for decoding.
+func benchNewEventOf(e events.Event) events.Event {
 	switch e.(type) {
 	case *events.Document:
 		return new(events.Document)
@@ -68,7 +68,7 @@ func newEventOf(e events.Event) events.Event {
 	case *events.Summary:
 		return new(events.Summary)
 	}
-	panic(fmt.Sprintf("unknown event type %T", e)) // sampleEvents lists every type
+	panic(fmt.Sprintf("unknown event type %T", e)) // benchSampleEvents lists every type
 }
 
 type codecResult struct {
@@ -108,7 +108,7 @@ func benchEvents(ctx context.Context, cfg *benchConfig, r *benchReport) error {
 	r.line("what the contract checks cost.")
 	r.line("")
 	var rows [][]string
-	for _, ev := range sampleEvents() {
+	for _, ev := range benchSampleEvents() {
 		data, err := events.Encode(ev)
 		if err != nil {
 			return fmt.Errorf("encoding a sample %s: %w", ev.SchemaName(), err)
@@ -117,7 +117,7 @@ func benchEvents(ctx context.Context, cfg *benchConfig, r *benchReport) error {
 		if err != nil {
 			return err
 		}
-		dec, err := benchCodec(func() error { return events.Decode(data, newEventOf(ev)) }, len(data))
+		dec, err := benchCodec(func() error { return events.Decode(data, benchNewEventOf(ev)) }, len(data))
 		if err != nil {
 			return err
 		}
@@ -125,11 +125,11 @@ func benchEvents(ctx context.Context, cfg *benchConfig, r *benchReport) error {
 		if err != nil {
 			return err
 		}
-		jdec, err := benchCodec(func() error { return json.Unmarshal(data, newEventOf(ev)) }, len(data))
+		jdec, err := benchCodec(func() error { return json.Unmarshal(data, benchNewEventOf(ev)) }, len(data))
 		if err != nil {
 			return err
 		}
-		rows = append(rows, []string{ev.SchemaName(), fmtBytes(int64(len(data))),
+		rows = append(rows, []string{ev.SchemaName(), benchFmtBytes(int64(len(data))),
 			fmt.Sprintf("%.0f ns, %.0f MB/s, %d allocs", enc.ns, enc.mbps, enc.allocs),
 			fmt.Sprintf("%.0f ns, %.0f MB/s, %d allocs", dec.ns, dec.mbps, dec.allocs),
 			fmt.Sprintf("%.0f ns / %.0f ns", jenc.ns, jdec.ns)})

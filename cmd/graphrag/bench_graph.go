@@ -29,16 +29,16 @@ type algoResult struct {
 	runs       int
 }
 
-// measureAlgo runs fn once, sampling the heap, and, when that run took less than a
+// benchMeasureAlgo runs fn once, sampling the heap, and, when that run took less than a
 // second, again under testing.Benchmark (repeated for about a second) for steadier time
 // and allocation figures per run.
-func measureAlgo(fn func() (string, error)) (algoResult, error) {
+func benchMeasureAlgo(fn func() (string, error)) (algoResult, error) {
 	var res algoResult
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	t0 := time.Now()
-	peak, err := peakLive(func() error {
+	peak, err := benchPeakLive(func() error {
 		q, err := fn()
 		res.quality = q
 		return err
@@ -78,9 +78,9 @@ func measureAlgo(fn func() (string, error)) (algoResult, error) {
 // swept); reading it does not stop the world.
 const heapObjects = "/memory/classes/heap/objects:bytes"
 
-// peakLive returns the largest growth of the heap over its size before fn, sampled every
+// benchPeakLive returns the largest growth of the heap over its size before fn, sampled every
 // few milliseconds while fn runs: the working memory of the algorithm.
-func peakLive(fn func() error) (uint64, error) {
+func benchPeakLive(fn func() error) (uint64, error) {
 	sample := []metrics.Sample{{Name: heapObjects}}
 	read := func() uint64 {
 		metrics.Read(sample)
@@ -133,7 +133,7 @@ func benchGraphAlgorithms(ctx context.Context, cfg *benchConfig, r *benchReport)
 	var rows [][]string
 	for _, edges := range graphSizes(cfg.quick) {
 		g, _ := wgraphtest.Sparse(edges, 10, 50, 0.2, 2026)
-		name := fmt.Sprintf("%s edges, %s nodes", fmtCount(edges), fmtCount(g.N()))
+		name := fmt.Sprintf("%s edges, %s nodes", benchFmtCount(edges), benchFmtCount(g.N()))
 		cfg.progress("%s", name)
 
 		var lres leiden.Result
@@ -146,7 +146,7 @@ func benchGraphAlgorithms(ctx context.Context, cfg *benchConfig, r *benchReport)
 			last := len(lres.Levels) - 1
 			return fmt.Sprintf("Q = %.3f, %d communities, %d levels", lres.Modularity[last], lres.Levels[last].Count, len(lres.Levels)), nil
 		}
-		lr, err := measureAlgo(leidenRun)
+		lr, err := benchMeasureAlgo(leidenRun)
 		if err != nil {
 			return err
 		}
@@ -159,14 +159,14 @@ func benchGraphAlgorithms(ctx context.Context, cfg *benchConfig, r *benchReport)
 			}
 			return strconv.Itoa(res.Iterations) + " iterations", nil
 		}
-		pr, err := measureAlgo(prRun)
+		pr, err := benchMeasureAlgo(prRun)
 		if err != nil {
 			return err
 		}
 		rows = append(rows, algoRow(name, "PageRank (pkg/pagerank)", pr))
 
-		// gonum at 1M edges takes a long time: measureAlgo runs it once only.
-		ug := toGonum(g)
+		// gonum at 1M edges takes a long time: benchMeasureAlgo runs it once only.
+		ug := benchToGonum(g)
 		louvain := func() (string, error) {
 			reduced := community.Modularize(ug, 1, rand.NewPCG(1, 2))
 			comms := reduced.Communities()
@@ -178,7 +178,7 @@ func benchGraphAlgorithms(ctx context.Context, cfg *benchConfig, r *benchReport)
 			}
 			return fmt.Sprintf("Q = %.3f, %d communities", wgraph.Modularity(g, membership, 1), len(comms)), nil
 		}
-		gr, err := measureAlgo(louvain)
+		gr, err := benchMeasureAlgo(louvain)
 		if err != nil {
 			return err
 		}
@@ -192,11 +192,11 @@ func benchGraphAlgorithms(ctx context.Context, cfg *benchConfig, r *benchReport)
 }
 
 func algoRow(graph, algo string, a algoResult) []string {
-	return []string{graph, algo, a.perOp.Round(10 * time.Microsecond).String(), fmtBytes(a.bytesPerOp), strconv.FormatInt(a.allocs, 10),
-		fmtBytes(int64(a.peakHeap)), strconv.Itoa(a.runs), a.quality}
+	return []string{graph, algo, a.perOp.Round(10 * time.Microsecond).String(), benchFmtBytes(a.bytesPerOp), strconv.FormatInt(a.allocs, 10),
+		benchFmtBytes(int64(a.peakHeap)), strconv.Itoa(a.runs), a.quality}
 }
 
-func toGonum(g *wgraph.Graph) *simple.WeightedUndirectedGraph {
+func benchToGonum(g *wgraph.Graph) *simple.WeightedUndirectedGraph {
 	ug := simple.NewWeightedUndirectedGraph(0, 0)
 	for u := range g.N() {
 		ug.AddNode(simple.Node(u))

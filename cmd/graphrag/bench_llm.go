@@ -17,9 +17,9 @@ import (
 // valid JSON for the schema it names, derived from the prompt, so the services parse,
 // validate and publish real results.
 
-// properNamePair matches the planted entity names of the synthetic corpus (two
+// benchProperNamePair matches the planted entity names of the synthetic corpus (two
 // capitalized words).
-var properNamePair = regexp.MustCompile(`\b[A-Z][a-z]+ [A-Z][a-z]+\b`)
+var benchProperNamePair = regexp.MustCompile(`\b[A-Z][a-z]+ [A-Z][a-z]+\b`)
 
 func benchChatReply(req openai.ChatCompletionRequest) string {
 	schema := ""
@@ -68,13 +68,13 @@ func extractionReply(prompt string) string {
 		Relationships []benchRelationship `json:"relationships"`
 	}{Entities: []benchEntity{}, Relationships: []benchRelationship{}}
 	var names []string
-	for _, m := range properNamePair.FindAllString(text, -1) {
+	for _, m := range benchProperNamePair.FindAllString(text, -1) {
 		if !slices.Contains(names, m) && len(names) < 10 {
 			names = append(names, m)
 		}
 	}
 	for i, n := range names {
-		out.Entities = append(out.Entities, benchEntity{Name: n, Type: entityTypes[i%len(entityTypes)],
+		out.Entities = append(out.Entities, benchEntity{Name: n, Type: benchEntityTypes[i%len(benchEntityTypes)],
 			Description: n + " is named in the text."})
 		if i > 0 {
 			out.Relationships = append(out.Relationships, benchRelationship{Source: names[i-1], Target: n, Type: "RELATED_TO",
@@ -92,38 +92,46 @@ func partialAnswerReply(prompt string) string {
 	return string(b)
 }
 
-// callRecorder is an http.RoundTripper that records when each request started and how
+// benchCallRecorder is an http.RoundTripper that records when each request started and how
 // long it took.
-type callRecorder struct {
+type benchCallRecorder struct {
 	next http.RoundTripper
 	mu   sync.Mutex
-	log  []timedCall
+	log  []benchTimedCall
 }
 
-type timedCall struct {
+type benchTimedCall struct {
 	start time.Time
 	d     time.Duration
 }
 
-func (c *callRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
+func (c *benchCallRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
 	t0 := time.Now()
 	resp, err := c.next.RoundTrip(r)
 	if err == nil {
 		// The body is read by the caller; the time to first byte is the call's latency
 		// at the endpoint plus transport.
 		c.mu.Lock()
-		c.log = append(c.log, timedCall{t0, time.Since(t0)})
+		c.log = append(c.log, benchTimedCall{t0, time.Since(t0)})
 		c.mu.Unlock()
 	}
 	return resp, err
 }
 
+// CloseIdleConnections lets http.Client.CloseIdleConnections (llm.Client.Close) reach the
+// wrapped transport.
+func (c *benchCallRecorder) CloseIdleConnections() {
+	if ci, ok := c.next.(interface{ CloseIdleConnections() }); ok {
+		ci.CloseIdleConnections()
+	}
+}
+
 // take returns the recorded calls in start order and forgets them.
-func (c *callRecorder) take() []timedCall {
+func (c *benchCallRecorder) take() []benchTimedCall {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := c.log
 	c.log = nil
-	slices.SortFunc(out, func(a, b timedCall) int { return a.start.Compare(b.start) })
+	slices.SortFunc(out, func(a, b benchTimedCall) int { return a.start.Compare(b.start) })
 	return out
 }

@@ -52,7 +52,7 @@ func benchMapPhase(ctx context.Context, cfg *benchConfig, r *benchReport) error 
 	}
 	endpoint := llmtest.NewServer(llmtest.WithLatency(mapLatency), llmtest.WithMaxConcurrency(64), llmtest.WithChatReply(benchChatReply))
 	defer endpoint.Close()
-	rec := &callRecorder{next: http.DefaultTransport.(*http.Transport).Clone()}
+	rec := &benchCallRecorder{next: http.DefaultTransport.(*http.Transport).Clone()}
 	client, err := llm.New(llm.Config{BaseURL: endpoint.URL(), ChatModel: "bench", MaxConcurrency: 64, Timeout: 30 * time.Second},
 		llm.WithHTTPClient(&http.Client{Transport: rec}), llm.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if err != nil {
@@ -106,13 +106,13 @@ func benchMapPhase(ctx context.Context, cfg *benchConfig, r *benchReport) error 
 		slices.Sort(slowest)
 		slices.Sort(sums)
 		res := mapResult{n: ru.n, concurrency: ru.conc, wall: walls[len(walls)/2], slowest: slowest[len(slowest)/2], sum: sums[len(sums)/2]}
-		cfg.progress("map N=%d concurrency=%d: %s", ru.n, ru.conc, fmtMs(res.wall))
+		cfg.progress("map N=%d concurrency=%d: %s", ru.n, ru.conc, benchFmtMs(res.wall))
 		results = append(results, res)
 	}
 	var rows [][]string
 	for _, res := range results {
-		rows = append(rows, []string{strconv.Itoa(res.n), strconv.Itoa(res.concurrency), fmtMs(res.wall), fmtMs(res.slowest),
-			fmtMs(res.sum), fmtMs(time.Duration(res.n) * mapLatency),
+		rows = append(rows, []string{strconv.Itoa(res.n), strconv.Itoa(res.concurrency), benchFmtMs(res.wall), benchFmtMs(res.slowest),
+			benchFmtMs(res.sum), benchFmtMs(time.Duration(res.n) * mapLatency),
 			fmt.Sprintf("%.2f", float64(res.wall)/float64(res.slowest))})
 	}
 	r.table([]string{"communities N", "map concurrency", "map wall time", "slowest map call", "sum of map calls", "N × latency", "wall / slowest"}, rows)

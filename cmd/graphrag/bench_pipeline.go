@@ -55,7 +55,7 @@ func extractorBinary(ctx context.Context, cfg *benchConfig) (string, error) {
 	return bin, nil
 }
 
-func freeAddr() (string, error) {
+func benchFreeAddr() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", fmt.Errorf("finding a free port: %w", err)
@@ -148,7 +148,7 @@ func runPipelineOnce(ctx context.Context, cfg *benchConfig, bin string, n, chunk
 		}
 	}()
 	for i := range n {
-		addr, err := freeAddr()
+		addr, err := benchFreeAddr()
 		if err != nil {
 			return res, err
 		}
@@ -247,7 +247,7 @@ func benchPipeline(ctx context.Context, cfg *benchConfig, r *benchReport) error 
 		rows = append(rows, []string{strconv.Itoa(res.replicas), strconv.Itoa(res.chunks), fmt.Sprintf("%.1f", res.rate),
 			fmt.Sprintf("%.2f×", res.rate/one), fmt.Sprintf("%.0f (%d in flight)", ideal, inFlight),
 			fmt.Sprintf("%.0f%%", 100*res.rate/ideal), strconv.FormatInt(res.maxConcurrent, 10),
-			verdict(res.rate >= want, fmt.Sprintf("≥ %.1f", want))})
+			benchVerdict(res.rate >= want, fmt.Sprintf("≥ %.1f", want))})
 	}
 	r.table([]string{"replicas", "chunks", "chunks/s", "vs 1 replica", "ideal chunks/s", "of ideal", "max requests at endpoint", "target"}, rows)
 	r.line("")

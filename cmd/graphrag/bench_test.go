@@ -12,6 +12,7 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+	"go.uber.org/goleak"
 
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/normalize"
@@ -23,6 +24,7 @@ func TestBenchQuick(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every benchmark section (about a minute)")
 	}
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	dir := t.TempDir()
 	out := filepath.Join(dir, "benchmarks.md")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -192,11 +194,11 @@ func TestPercentile(t *testing.T) {
 		p    float64
 		want time.Duration
 	}{{50, 5}, {90, 9}, {99, 10}, {100, 10}, {0, 1}} {
-		if got := percentile(ds, tc.p); got != tc.want {
-			t.Errorf("percentile(%v) = %v, want %v", tc.p, got, tc.want)
+		if got := benchPercentile(ds, tc.p); got != tc.want {
+			t.Errorf("benchPercentile(%v) = %v, want %v", tc.p, got, tc.want)
 		}
 	}
-	if percentile(nil, 50) != 0 {
-		t.Error("percentile of nothing is not 0")
+	if benchPercentile(nil, 50) != 0 {
+		t.Error("benchPercentile of nothing is not 0")
 	}
 }

@@ -49,6 +49,9 @@ for b in "${backends[@]}"; do
   done <<<"$env_lines"
   echo "== $b ready in $((SECONDS - start))s" >&2
 done
+# Tests that restart a server call <backend>/stop.sh and start.sh with these.
+export GRAPHRAG_TEST_INTEGRATION_DIR=$here GRAPHRAG_TEST_RUN_DIR=$run_dir
+
 cd "$root"
 status=0
 for m in pkg cmd/graphrag; do

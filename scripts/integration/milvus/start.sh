@@ -26,8 +26,13 @@ fi
 py="$MILVUS_VENV/bin/python"
 lib="$("$py" -c "$MILVUS_FIND_LIB")"
 # A free port chosen by the kernel; the short window before the server binds
-# it is accepted (the health check fails clearly if another process wins).
-port="$("$py" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
+# it is accepted (the health check fails clearly if another process wins). A restart
+# in the same RUN_DIR reuses the previous port, so connected clients reconnect.
+if [[ -s "$run_dir/milvus.port" ]]; then
+	port=$(cat "$run_dir/milvus.port")
+else
+	port="$("$py" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
+fi
 addr="127.0.0.1:$port"
 
 # The binary's arguments are those milvus_lite.server.Server passes for a

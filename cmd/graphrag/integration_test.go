@@ -1,0 +1,223 @@
+//go:build integration
+
+package main
+
+// End-to-end tests against real servers (make test-integration starts them): Neo4j with
+// Graph Data Science, Neo4j without it, Milvus, and an OpenAI-compatible model server
+// with a model shipped in a package.
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/graphrag/graphrag/pkg/pipeline"
+	"github.com/graphrag/graphrag/pkg/platform"
+	"github.com/graphrag/graphrag/pkg/vectorstore"
+	"github.com/graphrag/graphrag/services/query"
+)
+
+func needEnv(t *testing.T, names ...string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, n := range names {
+		v, ok := os.LookupEnv(n)
+		if !ok {
+			t.Skipf("%s is not set: run `make test-integration`", n)
+		}
+		out[n] = v
+	}
+	return out
+}
+
+func neo4jFlags(uri string) []string {
+	return []string{"-graph-store", "neo4j", "-neo4j-uri", uri, "-neo4j-password", os.Getenv("GRAPHRAG_TEST_NEO4J_PASSWORD")}
+}
+
+// indexSample publishes the named sample documents (all when none) and waits.
+func indexSample(t *testing.T, p *platform.Platform, corpus string, timeout time.Duration, names ...string) pipeline.Status {
+	t.Helper()
+	paths := []string{"../../examples/corpus"}
+	if len(names) > 0 {
+		paths = nil
+		for _, n := range names {
+			paths = append(paths, filepath.Join("../../examples/corpus", n))
+		}
+	}
+	sum, err := publishPaths(t.Context(), p.Bus, corpus, paths, io.Discard)
+	if err != nil || len(sum.Skipped) > 0 {
+		t.Fatalf("publish: %+v %v", sum, err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	defer cancel()
+	st, err := pipeline.WaitComplete(ctx, p.Bus, corpus, time.Second, nil)
+	if err != nil {
+		t.Fatalf("indexing did not complete: %v (%+v)", err, st)
+	}
+	for _, s := range st.Stages {
+		if s.DeadLettered != 0 {
+			t.Errorf("stage %s dead-lettered %d messages", s.Stage, s.DeadLettered)
+		}
+	}
+	return st
+}
+
+func uniqueCorpus(prefix string) string {
+	return prefix + "_" + strings.ReplaceAll(time.Now().UTC().Format("150405.000000"), ".", "")
+}
+
+// TestIntegrationRealBackends: publish → index → local and global query with Neo4j +
+// GDS, Milvus and the real model server doing extraction, reports, embeddings, answers.
+func TestIntegrationRealBackends(t *testing.T) {
+	env := needEnv(t, "GRAPHRAG_TEST_NEO4J_URI", "GRAPHRAG_TEST_MILVUS_ADDR", "GRAPHRAG_TEST_LLM_BASE_URL",
+		"GRAPHRAG_TEST_LLM_CHAT_MODEL", "GRAPHRAG_TEST_EMBED_BASE_URL", "GRAPHRAG_TEST_EMBED_MODEL")
+	flags := append(neo4jFlags(env["GRAPHRAG_TEST_NEO4J_URI"]),
+		"-vector-store", "milvus", "-milvus-address", env["GRAPHRAG_TEST_MILVUS_ADDR"],
+		"-llm-base-url", env["GRAPHRAG_TEST_LLM_BASE_URL"], "-llm-chat-model", env["GRAPHRAG_TEST_LLM_CHAT_MODEL"],
+		"-llm-embed-base-url", env["GRAPHRAG_TEST_EMBED_BASE_URL"], "-llm-embed-model", env["GRAPHRAG_TEST_EMBED_MODEL"],
+		"-llm-concurrency", "2")
+	p := testPlatform(t, t.TempDir(), flags...)
+	if p.Algorithms == nil {
+		t.Fatal("the Neo4j store offers no algorithms")
+	}
+	if ok, err := p.Algorithms.Available(t.Context()); err != nil || !ok {
+		t.Fatalf("GDS not available on the GDS server: %v %v", ok, err)
+	}
+	cfg := fastConfig()
+	cfg.Grapher.MinCommunitySize = 2
+	st := startStack(t, p, cfg)
+	corpus := uniqueCorpus("real")
+	// Three related documents keep a CPU-only model's work to minutes.
+	indexSample(t, p, corpus, 45*time.Minute, "03_storm_hester_1998.md", "04_storm_inquiry_report.md", "05_marine_institute.md")
+
+	ctx := t.Context()
+	gs, err := p.Graph.Stats(ctx, corpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("graph on Neo4j: %+v; LLM usage %+v", gs, p.LLM.Usage())
+	if gs.Entities < 5 || gs.Relationships < 3 || gs.Communities < 1 {
+		t.Fatalf("graph too small: %+v", gs)
+	}
+	reports, err := p.Vectors.Get(ctx, vectorstore.CollectionName(corpus, "communities"), communityIDs(t, p, corpus))
+	if err != nil || len(reports) != gs.Communities {
+		t.Fatalf("reports in Milvus: %d (%v), communities %d", len(reports), err, gs.Communities)
+	}
+	for _, r := range reports {
+		if !strings.HasPrefix(r.Attrs["method"], "llm/") {
+			t.Errorf("report %s written by %q, want the LLM", r.ID, r.Attrs["method"])
+		}
+	}
+	local, err := st.Engine.Query(ctx, query.Request{Corpus: corpus, Query: "Who chaired the Storm Hester inquiry?", Mode: query.ModeLocal}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("local answer: %s", local.Answer)
+	if local.Answer == "" || len(local.Context.Chunks) == 0 {
+		t.Errorf("local answer %q with %d chunks", local.Answer, len(local.Context.Chunks))
+	}
+	global, err := st.Engine.Query(ctx, query.Request{Corpus: corpus, Query: "What are the main themes across the corpus?", Mode: query.ModeGlobal}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("global answer: %s (%d partial answers)", global.Answer, len(global.Partials))
+	if global.Answer == "" || len(global.Context.Communities) == 0 {
+		t.Errorf("global answer %q over %d communities", global.Answer, len(global.Context.Communities))
+	}
+}
+
+func communityIDs(t *testing.T, p *platform.Platform, corpus string) []string {
+	t.Helper()
+	cs, err := p.Graph.Communities(t.Context(), corpus, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, len(cs))
+	for i, c := range cs {
+		ids[i] = c.ID
+	}
+	return ids
+}
+
+// TestIntegrationGDSAbsentFallback: on Neo4j without GDS the grapher runs Leiden and
+// PageRank in Go on the graph read out of Neo4j, with the same results contract.
+func TestIntegrationGDSAbsentFallback(t *testing.T) {
+	env := needEnv(t, "GRAPHRAG_TEST_NEO4J_NOGDS_URI")
+	p := testPlatform(t, t.TempDir(), neo4jFlags(env["GRAPHRAG_TEST_NEO4J_NOGDS_URI"])...)
+	if ok, err := p.Algorithms.Available(t.Context()); err != nil || ok {
+		t.Fatalf("GDS reported available on the server without it: %v %v", ok, err)
+	}
+	startStack(t, p, fastConfig())
+	corpus := uniqueCorpus("nogds")
+	indexSample(t, p, corpus, 10*time.Minute)
+	gs, err := p.Graph.Stats(t.Context(), corpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gs.Levels < 2 || gs.Communities < 2 {
+		t.Fatalf("communities without GDS: %+v", gs)
+	}
+	en, err := p.Graph.Entity(t.Context(), corpus, "ada quillane")
+	if err != nil || en.PageRank <= 0 || len(en.Communities) == 0 {
+		t.Fatalf("ada quillane: %+v %v", en, err)
+	}
+}
+
+// TestIntegrationMilvusRestartDuringIndexing: Milvus stops and starts again while the
+// corpus is being indexed; indexing completes and nothing is lost.
+func TestIntegrationMilvusRestartDuringIndexing(t *testing.T) {
+	env := needEnv(t, "GRAPHRAG_TEST_MILVUS_ADDR", "GRAPHRAG_TEST_INTEGRATION_DIR", "GRAPHRAG_TEST_RUN_DIR")
+	p := testPlatform(t, t.TempDir(), "-vector-store", "milvus", "-milvus-address", env["GRAPHRAG_TEST_MILVUS_ADDR"])
+	cfg := fastConfig()
+	// Retries span the outage: 1 s, 5 s, 30 s, 2 min.
+	cfg.Extractor.Chunker.MaxDeliver = 6
+	startStack(t, p, cfg)
+	corpus := uniqueCorpus("restart")
+	sum, err := publishPaths(t.Context(), p.Bus, corpus, []string{"../../examples/corpus"}, io.Discard)
+	if err != nil || sum.Published != 14 {
+		t.Fatalf("publish: %+v %v", sum, err)
+	}
+	script := func(name string) {
+		cmd := exec.CommandContext(t.Context(), filepath.Join(env["GRAPHRAG_TEST_INTEGRATION_DIR"], "milvus", name),
+			filepath.Join(env["GRAPHRAG_TEST_RUN_DIR"], "milvus"))
+		cmd.Stderr = os.Stderr
+		if out, err := cmd.Output(); err != nil {
+			t.Fatalf("milvus %s: %v (%s)", name, err, out)
+		}
+	}
+	// Restart once the first documents are in: the rest land during and after the outage.
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		st, err := pipeline.GetStatus(t.Context(), p.Bus, corpus)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Stages[0].Done >= 2 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	script("stop.sh")
+	time.Sleep(3 * time.Second)
+	script("start.sh")
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
+	defer cancel()
+	st, err := pipeline.WaitComplete(ctx, p.Bus, corpus, time.Second, nil)
+	if err != nil {
+		t.Fatalf("indexing after the restart: %v (%+v)", err, st)
+	}
+	for _, s := range st.Stages {
+		if s.DeadLettered != 0 {
+			t.Errorf("stage %s dead-lettered %d messages across the restart", s.Stage, s.DeadLettered)
+		}
+	}
+	n, err := p.Vectors.Count(ctx, vectorstore.CollectionName(corpus, "chunks"))
+	if err != nil || uint64(n) != st.Stages[1].Total {
+		t.Fatalf("chunks in Milvus after the restart: %d (%v), chunk events %d", n, err, st.Stages[1].Total)
+	}
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/graphstore/boltgraph"
+	"github.com/graphrag/graphrag/pkg/wgraph"
 )
 
 // driverValue mimics what the driver hands back for a parameter the store
@@ -291,10 +292,23 @@ func TestWalk(t *testing.T) {
 	}
 }
 
+func pathGraph(t *testing.T, n int) *wgraph.Graph {
+	t.Helper()
+	var edges []wgraph.Edge
+	for u := 1; u < n; u++ {
+		edges = append(edges, wgraph.Edge{U: u - 1, V: u, W: 1})
+	}
+	g, err := wgraph.FromEdges(n, edges)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
 func TestHierarchy(t *testing.T) {
 	cases := []struct {
 		name      string
-		ids       [][]int64 // per node
+		ids       [][]int64 // per node; the graph is the path 0-1-2-...
 		maxLevels int
 		want      [][]int
 		wantErr   bool
@@ -306,13 +320,16 @@ func TestHierarchy(t *testing.T) {
 			[][]int{{0, 1, 2, 3}, {0, 0, 0, 0}}, false},
 		{"cap of one keeps coarsest", [][]int64{{0, 0}, {1, 0}}, 1, [][]int{{0, 0}}, false},
 		{"single level", [][]int64{{4}, {4}, {2}}, 3, [][]int{{0, 0, 1}}, false},
-		{"not nested", [][]int64{{0, 0}, {0, 1}, {1, 1}}, 3, nil, true},
+		// GDS levels need not nest: the finer one is cut along the coarser one.
+		{"not nested is made nested", [][]int64{{0, 0}, {0, 1}, {1, 1}}, 3, [][]int{{0, 1, 2}, {0, 1, 1}}, false},
+		{"finer pieces split to connected ones", [][]int64{{0, 0}, {1, 0}, {1, 0}, {0, 0}}, 3, [][]int{{0, 1, 1, 2}, {0, 0, 0, 0}}, false},
+		{"coarsest kept as GDS gave it", [][]int64{{0}, {1}, {0}}, 3, [][]int{{0, 1, 0}}, false},
 		{"ragged", [][]int64{{0, 0}, {0}}, 3, nil, true},
 		{"no nodes", nil, 3, nil, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := hierarchy(c.ids, c.maxLevels)
+			got, err := hierarchy(pathGraph(t, len(c.ids)), c.ids, c.maxLevels)
 			if (err != nil) != c.wantErr {
 				t.Fatalf("error = %v, want error %v", err, c.wantErr)
 			}
@@ -324,11 +341,12 @@ func TestHierarchy(t *testing.T) {
 }
 
 func TestAssemble(t *testing.T) {
-	// GDS node ids 30, 10, 20 with keys c, a, b; one undirected edge streamed in
-	// both directions; scores not normalized.
+	// GDS node ids 30, 10, 20 with keys c, a, b; two parallel undirected
+	// relationships a-c (c>a and a>c) each streamed in both directions, one to a
+	// node that vanished; scores not normalized.
 	res, err := assemble([]int64{30, 10, 20}, []string{"c", "a", "b"}, [][]int64{{1}, {2}, {2}},
 		map[int64]float64{30: 1, 10: 2, 20: 1},
-		[][2]int64{{30, 10}, {10, 30}, {20, 99}}, []float64{1.5, 1.5, 7}, 3)
+		[][2]int64{{30, 10}, {10, 30}, {10, 30}, {30, 10}, {20, 99}}, []float64{1, 1, 0.5, 0.5, 7}, 3)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -122,6 +122,12 @@ func TestGDSLeidenKarate(t *testing.T) {
 	s := openEmpty(t, "GRAPHRAG_TEST_NEO4J_URI")
 	karate := wgraphtest.KarateEdges()
 	mergeGraph(t, s, "karate", karate, 34)
+	// A pair related both ways: the projection must add both directions up as
+	// Store.Snapshot does (karate has the edge 0-1).
+	if err := s.Merge(t.Context(), "karate", []graphstore.ChunkExtraction{{ChunkID: "reverse",
+		Relations: []graphstore.RelationMention{{SourceKey: nodeKey(1), TargetKey: nodeKey(0), Strength: 2}}}}); err != nil {
+		t.Fatal(err)
+	}
 	algo := s.Algorithms()
 	if ok, err := algo.Available(t.Context()); !ok || err != nil {
 		t.Fatalf("Available = %v, %v; want true (the server was started with GDS)", ok, err)
@@ -151,6 +157,9 @@ func TestGDSLeidenKarate(t *testing.T) {
 		if l > 0 && count(m) > count(res.Levels[l-1]) {
 			t.Errorf("level %d has %d communities, more than the finer level %d (%d)", l, count(m), l-1, count(res.Levels[l-1]))
 		}
+		if l > 0 {
+			assertNested(t, res.Levels[l-1], m)
+		}
 	}
 	top := res.Levels[len(res.Levels)-1]
 	if q := wgraph.Modularity(g, top, 1); q < 0.37 {
@@ -165,6 +174,19 @@ func TestGDSLeidenKarate(t *testing.T) {
 		t.Errorf("same seed, different communities:\n%v\n%v", again.Levels, res.Levels)
 	}
 	assertNoProjections(t, s)
+}
+
+// assertNested checks that every community of fine lies inside one of coarse.
+func assertNested(t *testing.T, fine, coarse []int) {
+	t.Helper()
+	parent := map[int]int{}
+	for i, c := range fine {
+		if p, ok := parent[c]; ok && p != coarse[i] {
+			t.Errorf("community %d spans communities %d and %d one level up", c, p, coarse[i])
+			return
+		}
+		parent[c] = coarse[i]
+	}
 }
 
 func counts(levels [][]int) []int {

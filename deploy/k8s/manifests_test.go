@@ -4,12 +4,15 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/graphrag/graphrag/pkg/events"
@@ -22,18 +25,11 @@ import (
 	"github.com/graphrag/graphrag/services/summarizer"
 )
 
-// pendingFlags are settings the production overlay passes that the last commit of
-// pkg/platform may not register yet: the Neo4j and Milvus wiring (issue "real backends") was
-// landing while these manifests were written. Once registered, an entry here is redundant
-// and can go. Any other GRAPHRAG_ variable a manifest sets must be a real flag of its binary.
-var pendingFlags = []string{
-	"neo4j-uri", "neo4j-user", "neo4j-password",
-	"milvus-address",
-}
-
-// flagEnv registers what a service process registers and returns its env var names.
-func flagEnv(register ...func(fs *flag.FlagSet)) []string {
+// flagSet registers what a service process registers (common, backend and its own flags)
+// and returns the set with pointers to the common and backend values.
+func flagSet(register ...func(fs *flag.FlagSet)) (*flag.FlagSet, *service.CommonFlags, *platform.BackendFlags) {
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
 	var c service.CommonFlags
 	var b platform.BackendFlags
 	c.Register(fs)
@@ -41,25 +37,35 @@ func flagEnv(register ...func(fs *flag.FlagSet)) []string {
 	for _, r := range register {
 		r(fs)
 	}
-	var out []string
-	fs.VisitAll(func(f *flag.Flag) { out = append(out, service.EnvVarName(platform.EnvPrefix, f.Name)) })
-	for _, p := range pendingFlags {
-		out = append(out, service.EnvVarName(platform.EnvPrefix, p))
-	}
-	return out
+	return fs, &c, &b
 }
 
-func serviceFlags() map[string][]string {
-	ex, gr, su, qu := extractor.DefaultConfig(), grapher.DefaultConfig(), summarizer.DefaultConfig(), query.DefaultConfig()
-	hf := query.HTTPFlags{HTTPConfig: query.DefaultHTTPConfig()}
-	return map[string][]string{
-		"ghcr.io/graphrag/extractor":  flagEnv(ex.RegisterFlags),
-		"ghcr.io/graphrag/grapher":    flagEnv(gr.RegisterFlags),
-		"ghcr.io/graphrag/summarizer": flagEnv(su.RegisterFlags),
-		"ghcr.io/graphrag/query":      flagEnv(qu.RegisterFlags, hf.RegisterFlags),
+// serviceFlagSets builds, per image repository, a fresh flag set of the binary in it.
+func serviceFlagSets() map[string]func() (*flag.FlagSet, *service.CommonFlags, *platform.BackendFlags) {
+	return map[string]func() (*flag.FlagSet, *service.CommonFlags, *platform.BackendFlags){
+		"ghcr.io/graphrag/extractor": func() (*flag.FlagSet, *service.CommonFlags, *platform.BackendFlags) {
+			c := extractor.DefaultConfig()
+			return flagSet(c.RegisterFlags)
+		},
+		"ghcr.io/graphrag/grapher": func() (*flag.FlagSet, *service.CommonFlags, *platform.BackendFlags) {
+			c := grapher.DefaultConfig()
+			return flagSet(c.RegisterFlags)
+		},
+		"ghcr.io/graphrag/summarizer": func() (*flag.FlagSet, *service.CommonFlags, *platform.BackendFlags) {
+			c := summarizer.DefaultConfig()
+			return flagSet(c.RegisterFlags)
+		},
+		"ghcr.io/graphrag/query": func() (*flag.FlagSet, *service.CommonFlags, *platform.BackendFlags) {
+			c, hf := query.DefaultConfig(), query.HTTPFlags{HTTPConfig: query.DefaultHTTPConfig()}
+			return flagSet(c.RegisterFlags, hf.RegisterFlags)
+		},
 		// `graphrag up` registers the four services' flags (and -demo, -examples, -corpus,
 		// which the manifests do not use).
-		"ghcr.io/graphrag/graphrag": flagEnv(ex.RegisterFlags, gr.RegisterFlags, su.RegisterFlags, qu.RegisterFlags, hf.RegisterFlags),
+		"ghcr.io/graphrag/graphrag": func() (*flag.FlagSet, *service.CommonFlags, *platform.BackendFlags) {
+			ex, gr, su, qu := extractor.DefaultConfig(), grapher.DefaultConfig(), summarizer.DefaultConfig(), query.DefaultConfig()
+			hf := query.HTTPFlags{HTTPConfig: query.DefaultHTTPConfig()}
+			return flagSet(ex.RegisterFlags, gr.RegisterFlags, su.RegisterFlags, qu.RegisterFlags, hf.RegisterFlags)
+		},
 	}
 }
 
@@ -69,7 +75,10 @@ func checkOptions() []Option {
 		WithQueue("graphrag-extractor", pipeline.StreamName(events.KindChunks), pipeline.Durable(pipeline.StageExtractor, ""), events.ValidateCorpus),
 		WithQueue("graphrag-summarizer", pipeline.StreamName(events.KindCommunities), pipeline.Durable(pipeline.StageSummarizer, ""), events.ValidateCorpus),
 	}
-	for repo, names := range serviceFlags() {
+	for repo, mk := range serviceFlagSets() {
+		fs, _, _ := mk()
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, service.EnvVarName(platform.EnvPrefix, f.Name)) })
 		opts = append(opts, WithKnownEnv(repo, names...))
 	}
 	return opts
@@ -369,5 +378,90 @@ func TestHelmValues(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestConfigValuesParse feeds every container's configuration (ConfigMaps it loads and its
+// literal env) to the flags of the binary it runs, as the process would read them, and
+// validates the result: a value of the wrong type ("30" for a duration), an unknown store
+// name or a missing companion setting fails here instead of in a crash-looping pod. Values
+// from Secrets are stood in for by a placeholder.
+func TestConfigValuesParse(t *testing.T) {
+	flagSets := serviceFlagSets()
+	for _, overlay := range []string{"overlays/dev", "overlays/production", "overlays/production-hpa", "overlays/production-keda-prometheus"} {
+		objs, err := Render(overlay)
+		if err != nil {
+			t.Fatal(err)
+		}
+		configMaps := map[string]corev1.ConfigMap{}
+		var deployments []appsv1.Deployment
+		for _, o := range objs {
+			switch o.Kind {
+			case "ConfigMap":
+				var cm corev1.ConfigMap
+				if err := DecodeStrict(o, &cm); err != nil {
+					t.Fatal(err)
+				}
+				configMaps[cm.Name] = cm
+			case "Deployment":
+				var d appsv1.Deployment
+				if err := DecodeStrict(o, &d); err != nil {
+					t.Fatal(err)
+				}
+				deployments = append(deployments, d)
+			}
+		}
+		for _, d := range deployments {
+			for _, ct := range d.Spec.Template.Spec.Containers {
+				t.Run(overlay+"/"+d.Name+"/"+ct.Name, func(t *testing.T) {
+					mk, ok := flagSets[imageRepo(ct.Image)]
+					if !ok {
+						t.Fatalf("no flag set for image %s", ct.Image)
+					}
+					env := map[string]string{}
+					for _, ef := range ct.EnvFrom {
+						if ef.ConfigMapRef == nil {
+							continue
+						}
+						for k, v := range configMaps[ef.ConfigMapRef.Name].Data {
+							env[ef.Prefix+k] = v
+						}
+					}
+					for _, e := range ct.Env { // env wins over envFrom, as in Kubernetes
+						switch {
+						case e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil:
+							env[e.Name] = "placeholder-from-secret"
+						case e.ValueFrom == nil:
+							env[e.Name] = e.Value
+						}
+					}
+					fs, common, backend := mk()
+					fs.VisitAll(func(f *flag.Flag) {
+						v, ok := env[service.EnvVarName(platform.EnvPrefix, f.Name)]
+						if !ok {
+							return
+						}
+						if err := fs.Set(f.Name, v); err != nil {
+							t.Errorf("-%s %q: %v", f.Name, v, err)
+						}
+					})
+					if err := common.Validate(); err != nil {
+						t.Error(err)
+					}
+					if err := backend.Validate(); err != nil {
+						t.Error(err)
+					}
+					if common.DataDir == "" || !filepath.IsAbs(common.DataDir) {
+						t.Errorf("data dir %q: the root filesystem is read-only, it must be an absolute mounted path", common.DataDir)
+					}
+					if !slices.ContainsFunc(ct.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == common.DataDir }) {
+						t.Errorf("data dir %s is not a mounted volume", common.DataDir)
+					}
+					if common.HTTPAddr != ":8080" {
+						t.Errorf("http addr %q: probes, Services and ServiceMonitors use port 8080", common.HTTPAddr)
+					}
+				})
+			}
+		}
 	}
 }

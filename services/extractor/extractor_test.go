@@ -1,0 +1,259 @@
+package extractor
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/graphrag/graphrag/pkg/bus"
+	"github.com/graphrag/graphrag/pkg/bus/bustest"
+	"github.com/graphrag/graphrag/pkg/events"
+	"github.com/graphrag/graphrag/pkg/hashembed"
+	"github.com/graphrag/graphrag/pkg/llm"
+	"github.com/graphrag/graphrag/pkg/llm/llmtest"
+	"github.com/graphrag/graphrag/pkg/pipeline"
+	"github.com/graphrag/graphrag/pkg/vectorstore/embedded"
+)
+
+func TestChunkText(t *testing.T) {
+	for _, tc := range []struct{ title, section, text, want string }{
+		{"Doc", "Doc > Intro", "Body.", "Doc › Doc > Intro\n\nBody."},
+		{"Doc", "Doc", "Body.", "Doc\n\nBody."},
+		{"", "", "Body.", "Body."},
+	} {
+		if got := ChunkText(tc.title, tc.section, tc.text); got != tc.want {
+			t.Errorf("ChunkText(%q, %q) = %q, want %q", tc.title, tc.section, got, tc.want)
+		}
+	}
+}
+
+func TestCapAndClean(t *testing.T) {
+	ents := []events.ExtractedEntity{
+		{Name: "Ada Quillane", Type: "person", Description: "short"},
+		{Name: "the Ada Quillane", Type: "PERSON", Description: "a longer description"}, // same key: merged
+		{Name: "  ", Type: "X"},                     // empty: dropped
+		{Name: "Marrow Bay", Type: "place name"},    // type upper-cased with underscores
+		{Name: "Storm Hester", Type: ""},            // default type
+		{Name: "Over the cap", Type: "CONCEPT"},     // beyond the cap of 3
+	}
+	rels := []events.ExtractedRelationship{
+		{Source: "Ada Quillane", Target: "Marrow Bay", Type: "lives in", Strength: 0.4},
+		{Source: "Ada Quillane", Target: "ada quillane", Strength: 1}, // self loop after normalization
+		{Source: "Storm Hester", Target: "Marrow Bay", Strength: 7},   // clamped to 1
+		{Source: "Storm Hester", Target: "Marrow Bay", Strength: 0.2}, // duplicate pair
+	}
+	e, r := capAndClean(ents, rels, 3, 10)
+	if len(e) != 3 || e[0].Description != "a longer description" || e[1].Type != "PLACE_NAME" || e[2].Type != "CONCEPT" {
+		t.Fatalf("entities %+v", e)
+	}
+	if len(r) != 2 || r[0].Strength != 1 || r[0].Type != "RELATED_TO" || r[1].Type != "LIVES_IN" {
+		t.Fatalf("relationships %+v", r)
+	}
+}
+
+type fixture struct {
+	svc  *Service
+	bus  *bus.Bus
+	llms *llmtest.Server
+}
+
+// newFixture builds an extractor on an in-process NATS and an embedded vector store,
+// with an LLM endpoint that answers with reply (or offline when reply is nil).
+func newFixture(t *testing.T, reply func(openai.ChatCompletionRequest) string) fixture {
+	t.Helper()
+	srv := bustest.StartServer(t)
+	b, err := bus.New(bustest.Connect(t, srv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pipeline.Provision(t.Context(), b, pipeline.DefaultTopology()); err != nil {
+		t.Fatal(err)
+	}
+	vs, err := embedded.Open(filepath.Join(t.TempDir(), "v"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = vs.Close() })
+	f := fixture{bus: b}
+	deps := Deps{Bus: b, Vectors: vs, Embedder: hashembed.New(64), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if reply != nil {
+		f.llms = llmtest.NewServer(llmtest.WithChatReply(reply), llmtest.WithRequestLog())
+		t.Cleanup(f.llms.Close)
+		c, err := llm.New(llm.Config{BaseURL: f.llms.URL(), ChatModel: "test", MaxRetries: 1},
+			llm.WithSleeper(func(context.Context, time.Duration) error { return nil }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		deps.LLM = c
+	}
+	s, err := New(DefaultConfig(), deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := b.EnsureKV(t.Context(), pipeline.StateBucket, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.tax = newTaxonomyCache(kv, time.Minute)
+	f.svc = s
+	return f
+}
+
+func chunkMsg(t *testing.T, text string) *bus.Message {
+	t.Helper()
+	c := &events.Chunk{Schema: events.SchemaChunk, Corpus: "demo", ID: "d1:0:abc", DocumentID: "d1", DocumentTitle: "Storm Hester",
+		Total: 1, Text: text, Tokens: 20}
+	b, err := events.Encode(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &bus.Message{Subject: events.Subject(events.KindChunks, "demo"), Data: b}
+}
+
+func lastExtraction(t *testing.T, b *bus.Bus) events.Extraction {
+	t.Helper()
+	s, err := b.JetStream().Stream(t.Context(), pipeline.StreamName(events.KindExtractions))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := s.GetLastMsgForSubject(t.Context(), events.Subject(events.KindExtractions, "demo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var x events.Extraction
+	if err := events.Decode(m.Data, &x); err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+func TestLLMExtraction(t *testing.T) {
+	f := newFixture(t, func(req openai.ChatCompletionRequest) string {
+		if req.ResponseFormat == nil || req.ResponseFormat.JSONSchema == nil {
+			return "not asked for structured output"
+		}
+		return `{"entities":[{"name":"Ada Quillane","type":"scientist","description":"Chaired the inquiry."},{"name":"Storm Hester Inquiry","type":"event","description":"The 1999 inquiry."}],
+			"relationships":[{"source":"Ada Quillane","target":"Storm Hester Inquiry","type":"chaired","description":"She chaired it.","strength":9}]}`
+	})
+	if err := f.svc.handleChunk(t.Context(), "demo", chunkMsg(t, "Dr Ada Quillane chaired the Storm Hester Inquiry in 1999.")); err != nil {
+		t.Fatal(err)
+	}
+	x := lastExtraction(t, f.bus)
+	if x.Method != "llm/test" || len(x.Entities) != 2 || len(x.Relationships) != 1 {
+		t.Fatalf("extraction %+v", x)
+	}
+	if r := x.Relationships[0]; r.Type != "CHAIRED" || r.Strength != 0.9 {
+		t.Fatalf("relationship %+v (strength 1..10 scaled to 0.1..1)", r)
+	}
+	// The prompt named the document's title and asked for the per-chunk caps.
+	if !strings.Contains(f.llms.Requests()[0].Chat.Messages[1].Content, `"Storm Hester"`) {
+		t.Errorf("prompt lacks the document title")
+	}
+}
+
+// Invalid JSON is retried, then the chunk is dead-lettered with the reason (the handler
+// returns a permanent error); the consumer itself carries on.
+func TestLLMGarbageIsPermanent(t *testing.T) {
+	f := newFixture(t, func(openai.ChatCompletionRequest) string { return "this is not JSON {" })
+	err := f.svc.handleChunk(t.Context(), "demo", chunkMsg(t, "Dr Ada Quillane chaired the Storm Hester Inquiry in 1999."))
+	if !bus.IsPermanent(err) || !errors.Is(err, llm.ErrInvalidJSON) {
+		t.Fatalf("error %v: want a permanent error wrapping llm.ErrInvalidJSON", err)
+	}
+	if calls := f.llms.ChatCalls(); calls < 2 {
+		t.Fatalf("invalid JSON was not retried (%d calls)", calls)
+	}
+}
+
+func TestOfflineExtractionAndSkips(t *testing.T) {
+	f := newFixture(t, nil)
+	if err := f.svc.handleChunk(t.Context(), "demo", chunkMsg(t, "Dr Ada Quillane chaired the Storm Hester Inquiry in Marrow Bay.")); err != nil {
+		t.Fatal(err)
+	}
+	x := lastExtraction(t, f.bus)
+	if x.Method != "offline/v1" || len(x.Entities) < 2 {
+		t.Fatalf("offline extraction %+v", x)
+	}
+	// A skipped (low-information) chunk still yields exactly one extraction event.
+	c := &events.Chunk{Schema: events.SchemaChunk, Corpus: "demo", ID: "d1:1:def", DocumentID: "d1", Total: 2, Position: 1,
+		Text: "| 1 | 2 | 3 |", Skip: "low information"}
+	b, _ := events.Encode(c)
+	if err := f.svc.handleChunk(t.Context(), "demo", &bus.Message{Data: b}); err != nil {
+		t.Fatal(err)
+	}
+	if x := lastExtraction(t, f.bus); x.Skipped != "low information" || len(x.Entities) != 0 {
+		t.Fatalf("skipped chunk extraction %+v", x)
+	}
+	// A chunk whose corpus disagrees with its subject is poison.
+	if err := f.svc.handleChunk(t.Context(), "other", chunkMsg(t, "x y z")); !bus.IsPermanent(err) {
+		t.Fatalf("corpus mismatch: %v", err)
+	}
+}
+
+// A new version of a document retires the chunks that disappeared: they leave the vector
+// store and a removal extraction tells the grapher to drop their contribution.
+func TestDocumentReplacementRetiresChunks(t *testing.T) {
+	f := newFixture(t, nil)
+	if err := f.svc.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.svc.Stop(context.Background()) })
+	publish := func(text string) {
+		if _, err := pipeline.PublishDocument(t.Context(), f.bus, events.Document{Corpus: "demo", ID: "d1", Title: "T", Text: text}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long := strings.Repeat("Ada Quillane studied the estuary near Marrow Bay for many years. ", 120)
+	publish(long)
+	waitStage(t, f.bus, 1)
+	publish("Ada Quillane now studies the lighthouse.")
+	waitStage(t, f.bus, 2)
+	s, err := f.bus.JetStream().Stream(t.Context(), pipeline.StreamName(events.KindExtractions))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.OrderedConsumer(t.Context(), jetstream.OrderedConsumerConfig{FilterSubjects: []string{events.Subject(events.KindExtractions, "demo")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	removed := 0
+	for {
+		m, err := c.Next(jetstream.FetchMaxWait(time.Second))
+		if err != nil {
+			break
+		}
+		var x events.Extraction
+		if events.Decode(m.Data(), &x) == nil && x.Method == "removed" {
+			removed++
+		}
+	}
+	if removed == 0 {
+		t.Fatal("no removal extraction for the retired chunks")
+	}
+}
+
+func waitStage(t *testing.T, b *bus.Bus, docs uint64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	for {
+		st, err := pipeline.GetStatus(ctx, b, "demo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Stages[0].Done >= docs && st.Stages[1].Pending == 0 && st.Stages[1].InFlight == 0 {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("timed out: %+v", st.Stages)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -39,10 +39,10 @@ func TestCapAndClean(t *testing.T) {
 	ents := []events.ExtractedEntity{
 		{Name: "Ada Quillane", Type: "person", Description: "short"},
 		{Name: "the Ada Quillane", Type: "PERSON", Description: "a longer description"}, // same key: merged
-		{Name: "  ", Type: "X"},                     // empty: dropped
-		{Name: "Marrow Bay", Type: "place name"},    // type upper-cased with underscores
-		{Name: "Storm Hester", Type: ""},            // default type
-		{Name: "Over the cap", Type: "CONCEPT"},     // beyond the cap of 3
+		{Name: "  ", Type: "X"},                  // empty: dropped
+		{Name: "Marrow Bay", Type: "place name"}, // type upper-cased with underscores
+		{Name: "Storm Hester", Type: ""},         // default type
+		{Name: "Over the cap", Type: "CONCEPT"},  // beyond the cap of 3
 	}
 	rels := []events.ExtractedRelationship{
 		{Source: "Ada Quillane", Target: "Marrow Bay", Type: "lives in", Strength: 0.4},

@@ -117,7 +117,7 @@ func TestReplayAndIncrementalDetection(t *testing.T) {
 	t.Cleanup(func() { _ = s.Stop(t.Context()) })
 
 	x := &events.Extraction{Schema: events.SchemaExtraction, Corpus: "demo", ChunkID: "c1", DocumentID: "d1", Method: "offline/v1",
-		Entities: []events.ExtractedEntity{{Name: "Ada", Type: "PERSON"}, {Name: "Bay", Type: "PLACE"}, {Name: "Storm", Type: "EVENT"}},
+		Entities:      []events.ExtractedEntity{{Name: "Ada", Type: "PERSON"}, {Name: "Bay", Type: "PLACE"}, {Name: "Storm", Type: "EVENT"}},
 		Relationships: []events.ExtractedRelationship{{Source: "Ada", Target: "Bay", Strength: 1}, {Source: "Bay", Target: "Storm", Strength: 1}}}
 	data, _ := events.Encode(x)
 	msg := &bus.Message{Data: data}

@@ -417,3 +417,22 @@ func TestOpenRejectsBadOptions(t *testing.T) {
 		t.Error("Open with a bad URI scheme succeeded")
 	}
 }
+
+func TestMalformedProvenance(t *testing.T) {
+	bad := []any{
+		[]any{"c1", []any{"n"}, []any{}}, // three fields
+		"not a list",
+	}
+	for i, v := range bad {
+		if _, err := mentionRows([]any{v}); err == nil {
+			t.Errorf("mentionRows(%d) accepted %v", i, v)
+		}
+		if _, err := evidenceRows([]any{v}); err == nil {
+			t.Errorf("evidenceRows(%d) accepted %v", i, v)
+		}
+	}
+	rows, err := evidenceRows([]any{[]any{"c1", int64(2), []any{"t"}, nil}})
+	if err != nil || len(rows) != 1 || rows[0].strength != 2 || rows[0].types[0] != "t" || rows[0].descs != nil {
+		t.Errorf("evidenceRows = %+v, %v", rows, err)
+	}
+}

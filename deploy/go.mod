@@ -1,4 +1,4 @@
-module github.com/graphrag/graphrag/deploy/k8s
+module github.com/graphrag/graphrag/deploy
 
 go 1.26.0
 
@@ -30,6 +30,7 @@ require (
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/chewxy/math32 v1.10.1 // indirect
+	github.com/containerd/stargz-snapshotter/estargz v0.18.1 // indirect
 	github.com/dlclark/regexp2/v2 v2.5.1 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.1 // indirect
 	github.com/go-errors/errors v1.5.1 // indirect
@@ -57,6 +58,7 @@ require (
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.30.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/klauspost/compress v1.20.3 // indirect
+	github.com/milvus-io/milvus-proto/go-api/v2 v2.6.18 // indirect
 	github.com/minio/highwayhash v1.0.4 // indirect
 	github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
@@ -69,6 +71,9 @@ require (
 	github.com/nats-io/nats.go v1.55.0 // indirect
 	github.com/nats-io/nkeys v0.4.16 // indirect
 	github.com/nats-io/nuid v1.0.1 // indirect
+	github.com/neo4j/neo4j-go-driver/v5 v5.28.4 // indirect
+	github.com/opencontainers/go-digest v1.0.0 // indirect
+	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/peterbourgon/ff/v3 v3.4.0 // indirect
 	github.com/prometheus/client_golang v1.25.0 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
@@ -79,6 +84,7 @@ require (
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect
 	github.com/tiktoken-go/tokenizer v0.10.0 // indirect
+	github.com/vbatts/tar-split v0.12.2 // indirect
 	github.com/viterin/partial v1.1.0 // indirect
 	github.com/viterin/vek v0.4.2 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
@@ -123,6 +129,7 @@ require (
 )
 
 require (
+	github.com/google/go-containerregistry v0.20.7
 	github.com/graphrag/graphrag/pkg v0.0.0
 	github.com/graphrag/graphrag/services/extractor v0.0.0
 	github.com/graphrag/graphrag/services/grapher v0.0.0
@@ -135,9 +142,9 @@ require (
 )
 
 replace (
-	github.com/graphrag/graphrag/pkg => ../../pkg
-	github.com/graphrag/graphrag/services/extractor => ../../services/extractor
-	github.com/graphrag/graphrag/services/grapher => ../../services/grapher
-	github.com/graphrag/graphrag/services/query => ../../services/query
-	github.com/graphrag/graphrag/services/summarizer => ../../services/summarizer
+	github.com/graphrag/graphrag/pkg => ../pkg
+	github.com/graphrag/graphrag/services/extractor => ../services/extractor
+	github.com/graphrag/graphrag/services/grapher => ../services/grapher
+	github.com/graphrag/graphrag/services/query => ../services/query
+	github.com/graphrag/graphrag/services/summarizer => ../services/summarizer
 )

@@ -143,9 +143,9 @@ func ExtractiveAnswer(question string, c Context) string {
 		text  string
 		chunk int
 		score float64
-		pos   int
 	}
 	var cands []cand
+	var all []string
 	for i, ch := range c.Chunks {
 		if i >= 5 {
 			break
@@ -154,15 +154,35 @@ func ExtractiveAnswer(question string, c Context) string {
 		if j := strings.Index(body, "\n\n"); j >= 0 && j < 300 {
 			body = body[j+2:] // drop the title header
 		}
-		for p, s := range sentences(body) {
-			sc := overlap(terms, s)
-			if sc == 0 {
-				continue
+		for _, s := range sentences(body) {
+			if strings.HasPrefix(s, "#") {
+				continue // a Markdown heading is not an answer
 			}
-			// Earlier passages rank higher: fold in the fused rank.
-			cands = append(cands, cand{s, i, sc / (1 + 0.15*float64(i)), p})
+			all = append(all, s)
+			cands = append(cands, cand{text: s, chunk: i})
 		}
 	}
+	// A question word found in few of these sentences tells more than one found in
+	// most (the question's topic words are everywhere in its context): weight by IDF.
+	weighted := map[string]float64{}
+	for w, v := range terms {
+		df := 0
+		for _, s := range all {
+			if overlap(map[string]float64{w: 1}, s) > 0 {
+				df++
+			}
+		}
+		weighted[w] = v * math.Log(1+float64(len(all)+1)/float64(df+1))
+	}
+	kept := cands[:0]
+	for _, cd := range cands {
+		if sc := overlap(weighted, cd.text); sc > 0 {
+			// Earlier passages rank higher: fold in the fused rank.
+			cd.score = sc / (1 + 0.15*float64(cd.chunk))
+			kept = append(kept, cd)
+		}
+	}
+	cands = kept
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].score > cands[j].score })
 	var parts []string
 	used := map[int]int{}

@@ -69,8 +69,8 @@ func WithKnownEnv(imageRepo string, names ...string) Option {
 // WithEnvPrefix sets the prefix of the variables WithKnownEnv governs (default GRAPHRAG_).
 func WithEnvPrefix(p string) Option { return optionFunc(func(c *config) { c.envPrefix = p }) }
 
-// WithSingleton names a Deployment that must run exactly one replica with the Recreate
-// strategy and never be autoscaled.
+// WithSingleton names a Deployment that, where rendered, must run exactly one replica with
+// the Recreate strategy and never be autoscaled.
 func WithSingleton(deployment string) Option {
 	return optionFunc(func(c *config) { c.singletons[deployment] = true })
 }
@@ -205,17 +205,6 @@ func Check(objs []Object, opts ...Option) ([]Violation, error) {
 	for _, w := range ws {
 		checkWorkload(c, s, w, add)
 	}
-	for _, name := range sortedKeys(c.singletons) {
-		found := false
-		for _, w := range ws {
-			if w.kind == "Deployment" && w.name == name {
-				found = true
-			}
-		}
-		if !found && len(s.deployments) > 0 && hasPrefixedDeployments(s, name) {
-			add("Deployment/"+name, "singleton-missing", "declared single-instance but not rendered")
-		}
-	}
 	for _, key := range sortedKeys(s.configMaps) {
 		cm := s.configMaps[key]
 		for _, k := range sortedKeys(cm.Data) {
@@ -246,22 +235,6 @@ func Check(objs []Object, opts ...Option) ([]Violation, error) {
 		return vs[i].Detail < vs[j].Detail
 	})
 	return vs, nil
-}
-
-// hasPrefixedDeployments tells whether the rendering contains the service set the
-// singleton belongs to (the dev overlay runs everything in one pod and has no grapher).
-func hasPrefixedDeployments(s *set, singleton string) bool {
-	prefix, _, ok := strings.Cut(singleton, "-")
-	if !ok {
-		return false
-	}
-	n := 0
-	for _, d := range s.deployments {
-		if strings.HasPrefix(d.Name, prefix+"-") {
-			n++
-		}
-	}
-	return n > 0
 }
 
 type addFunc func(obj, rule, format string, args ...any)
@@ -471,9 +444,11 @@ func imageRepo(image string) string {
 	if i := strings.Index(image, "@"); i >= 0 {
 		image = image[:i]
 	}
+	// The tag starts at the first colon of the last path element (a registry port sits
+	// before a slash; a tag never contains a colon).
 	slash := strings.LastIndex(image, "/")
-	if i := strings.LastIndex(image, ":"); i > slash {
-		image = image[:i]
+	if i := strings.Index(image[slash+1:], ":"); i >= 0 {
+		image = image[:slash+1+i]
 	}
 	return image
 }

@@ -149,6 +149,17 @@ func TestProductionWiring(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	g, ok := find(objs, "Deployment", "graphrag-grapher")
+	if !ok {
+		t.Fatal("no grapher Deployment")
+	}
+	var grapherDep appsv1.Deployment
+	if err := DecodeStrict(g, &grapherDep); err != nil {
+		t.Fatal(err)
+	}
+	if r := grapherDep.Spec.Replicas; r == nil || *r != 1 {
+		t.Errorf("grapher replicas = %v, want 1", r)
+	}
 	o, ok := find(objs, "ScaledObject", "graphrag-extractor")
 	if !ok {
 		t.Fatal("no ScaledObject for the extractor")

@@ -158,6 +158,9 @@ func benchReadMachine() benchMachine {
 	// Best effort: the figures belong to a revision, when there is one.
 	if out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output(); err == nil {
 		m.Commit = strings.TrimSpace(string(out))
+		if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(st) > 0 {
+			m.Commit += " (with uncommitted changes in the work tree)"
+		}
 	}
 	return m
 }
@@ -200,11 +203,14 @@ func newBenchReport(quick bool, only []string) *benchReport {
 		{"commit", m.Commit},
 		{"CPU", fmt.Sprintf("%s, `nproc` = %d, GOMAXPROCS = %d", m.CPUModel, m.CPUs, m.GOMAXPROCS)},
 		{"memory", m.MemTotal},
+		{"load average at start", benchLoadAvg() + " (1, 5, 15 min)"},
 		{"Go", m.GoVersion + " " + m.OSArch},
 		{"mode", map[bool]string{true: "quick (small sizes: a smoke test, not the reference figures)", false: "full"}[quick]},
 	})
 	r.line("")
-	r.line("The machine is shared and noisy; expect a spread of 10-20% between runs.")
+	r.line("The machine is shared: other jobs ran during the measurements (see the load average of each")
+	r.line("section; a load above the number of CPUs means the benchmark got a fraction of them). Compare")
+	r.line("figures of one section with each other rather than across runs.")
 	return r
 }
 
@@ -231,6 +237,22 @@ func (r *benchReport) section(s benchSection) {
 	r.linef("<a id=\"%s\"></a>", s.name)
 	r.linef("## %s", s.title)
 	r.line("")
+	r.linef("_Load average (1, 5, 15 min) when the section started: %s._", benchLoadAvg())
+	r.line("")
+}
+
+// benchLoadAvg is the first three fields of /proc/loadavg: other work on a shared machine
+// skews the figures, and this says how much there was.
+func benchLoadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], ", ")
 }
 
 // command writes the command that reproduces the section.
@@ -257,6 +279,53 @@ func (r *benchReport) footer(took time.Duration) {
 }
 
 func (r *benchReport) String() string { return r.b.String() }
+
+// benchCost is the cost of one call of a function, measured by repetition.
+type benchCost struct {
+	ns     float64 // per call
+	bytes  int64   // allocated per call
+	allocs int64   // allocations per call
+	runs   int
+}
+
+// benchRepeat calls fn in growing batches until the calls took atLeast in all, as
+// testing.Benchmark does, and returns the cost of one call. Allocation counts come from
+// runtime.MemStats around each batch.
+func benchRepeat(fn func() error, atLeast time.Duration) (benchCost, error) {
+	var before, after runtime.MemStats
+	var elapsed time.Duration
+	var bytes, mallocs uint64
+	total, n := 0, 1
+	for {
+		runtime.ReadMemStats(&before)
+		t0 := time.Now()
+		for range n {
+			if err := fn(); err != nil {
+				return benchCost{}, err
+			}
+		}
+		elapsed += time.Since(t0)
+		runtime.ReadMemStats(&after)
+		total += n
+		bytes += after.TotalAlloc - before.TotalAlloc
+		mallocs += after.Mallocs - before.Mallocs
+		if elapsed >= atLeast {
+			break
+		}
+		per := max(elapsed/time.Duration(total), time.Nanosecond)
+		n = int(min(max((atLeast-elapsed)*6/5/per, 1), time.Duration(100*n)))
+	}
+	return benchCost{ns: float64(elapsed.Nanoseconds()) / float64(total), bytes: int64(bytes) / int64(total),
+		allocs: int64(mallocs) / int64(total), runs: total}, nil
+}
+
+// repeatFor is how long benchRepeat repeats one measurement.
+func (c *benchConfig) repeatFor() time.Duration {
+	if c.quick {
+		return 100 * time.Millisecond
+	}
+	return time.Second
+}
 
 // errBenchCheck reports a measurement that went wrong (not a slow one: a wrong one, such
 // as a pipeline that lost messages).

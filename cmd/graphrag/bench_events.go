@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -72,38 +71,23 @@ func benchNewEventOf(e events.Event) events.Event {
 }
 
 type codecResult struct {
-	op     string
 	ns     float64
 	mbps   float64
 	allocs int64
 }
 
-func benchCodec(fn func() error, size int) (codecResult, error) {
-	var ferr error
-	br := testing.Benchmark(func(b *testing.B) {
-		b.ReportAllocs()
-		b.SetBytes(int64(size))
-		for b.Loop() {
-			if err := fn(); err != nil {
-				ferr = err
-				b.SkipNow()
-			}
-		}
-	})
-	if ferr != nil {
-		return codecResult{}, ferr
+func benchCodec(fn func() error, size int, repeat time.Duration) (codecResult, error) {
+	cost, err := benchRepeat(fn, repeat)
+	if err != nil {
+		return codecResult{}, err
 	}
-	if br.N == 0 {
-		return codecResult{}, fmt.Errorf("%w: codec benchmark did not run", errBenchCheck)
-	}
-	ns := float64(br.T.Nanoseconds()) / float64(br.N)
-	return codecResult{ns: ns, mbps: float64(size) / ns * 1e3, allocs: br.AllocsPerOp()}, nil
+	return codecResult{ns: cost.ns, mbps: float64(size) / cost.ns * 1e3, allocs: cost.allocs}, nil
 }
 
 func benchEvents(ctx context.Context, cfg *benchConfig, r *benchReport) error {
 	r.command(cfg.command("events"))
 	r.line("`events.Encode` (validate + JSON) and `events.Decode` (size and UTF-8 checks, JSON, validate) of a")
-	r.line("typical event of each type, from `testing.Benchmark`; MB/s counts the encoded size (10^6 bytes). The")
+	r.linef("typical event of each type, repeated for %s each; MB/s counts the encoded size (10^6 bytes). The", cfg.repeatFor())
 	r.line("peer is `encoding/json` alone (Marshal / Unmarshal of the same value, no validation): the difference is")
 	r.line("what the contract checks cost.")
 	r.line("")
@@ -113,19 +97,19 @@ func benchEvents(ctx context.Context, cfg *benchConfig, r *benchReport) error {
 		if err != nil {
 			return fmt.Errorf("encoding a sample %s: %w", ev.SchemaName(), err)
 		}
-		enc, err := benchCodec(func() error { _, err := events.Encode(ev); return err }, len(data))
+		enc, err := benchCodec(func() error { _, err := events.Encode(ev); return err }, len(data), cfg.repeatFor())
 		if err != nil {
 			return err
 		}
-		dec, err := benchCodec(func() error { return events.Decode(data, benchNewEventOf(ev)) }, len(data))
+		dec, err := benchCodec(func() error { return events.Decode(data, benchNewEventOf(ev)) }, len(data), cfg.repeatFor())
 		if err != nil {
 			return err
 		}
-		jenc, err := benchCodec(func() error { _, err := json.Marshal(ev); return err }, len(data))
+		jenc, err := benchCodec(func() error { _, err := json.Marshal(ev); return err }, len(data), cfg.repeatFor())
 		if err != nil {
 			return err
 		}
-		jdec, err := benchCodec(func() error { return json.Unmarshal(data, benchNewEventOf(ev)) }, len(data))
+		jdec, err := benchCodec(func() error { return json.Unmarshal(data, benchNewEventOf(ev)) }, len(data), cfg.repeatFor())
 		if err != nil {
 			return err
 		}

@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"strconv"
-	"testing"
 	"time"
 
 	"gonum.org/v1/gonum/graph/community"
@@ -29,10 +28,9 @@ type algoResult struct {
 	runs       int
 }
 
-// benchMeasureAlgo runs fn once, sampling the heap, and, when that run took less than a
-// second, again under testing.Benchmark (repeated for about a second) for steadier time
-// and allocation figures per run.
-func benchMeasureAlgo(fn func() (string, error)) (algoResult, error) {
+// benchMeasureAlgo runs fn once, sampling the heap, and, when that run took less than
+// repeat, again under benchRepeat for steadier time and allocation figures per run.
+func benchMeasureAlgo(fn func() (string, error), repeat time.Duration) (algoResult, error) {
 	var res algoResult
 	var before, after runtime.MemStats
 	runtime.GC()
@@ -51,26 +49,14 @@ func benchMeasureAlgo(fn func() (string, error)) (algoResult, error) {
 	res.peakHeap, res.runs = peak, 1
 	res.bytesPerOp = int64(after.TotalAlloc - before.TotalAlloc)
 	res.allocs = int64(after.Mallocs - before.Mallocs)
-	if res.perOp >= time.Second {
+	if res.perOp >= repeat {
 		return res, nil
 	}
-	var ferr error
-	br := testing.Benchmark(func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := fn(); err != nil {
-				ferr = err
-				b.SkipNow()
-			}
-		}
-	})
-	if ferr != nil {
-		return res, ferr
+	cost, err := benchRepeat(func() error { _, err := fn(); return err }, repeat)
+	if err != nil {
+		return res, err
 	}
-	if br.N == 0 {
-		return res, fmt.Errorf("%w: the benchmark did not run", errBenchCheck)
-	}
-	res.perOp, res.bytesPerOp, res.allocs, res.runs = time.Duration(br.NsPerOp()), br.AllocedBytesPerOp(), br.AllocsPerOp(), 1+br.N
+	res.perOp, res.bytesPerOp, res.allocs, res.runs = time.Duration(cost.ns), cost.bytes, cost.allocs, 1+cost.runs
 	return res, nil
 }
 
@@ -125,8 +111,8 @@ func benchGraphAlgorithms(ctx context.Context, cfg *benchConfig, r *benchReport)
 	r.command(cfg.command("graph"))
 	r.line("Graphs from `wgraphtest.Sparse(edges, 10, 50, 0.2, 2026)` (the generator of the `pkg/leiden` and")
 	r.line("`pkg/pagerank` benchmarks): average degree 10, planted groups of 50 nodes, 20% of edge ends drawn")
-	r.line("uniformly. Time per run and bytes allocated per run from `testing.Benchmark` (repeated for about a")
-	r.line("second, at least once); _peak live_ is the largest heap growth sampled during one run. Leiden runs with")
+	r.linef("uniformly. Time and bytes allocated per run, repeated for %s in all (once when one run takes longer);", cfg.repeatFor())
+	r.line("_peak live_ is the largest heap growth sampled during the first run. Leiden runs with")
 	r.line("its defaults (hierarchical, all levels); the peer is gonum's Louvain (`community.Modularize`, resolution")
 	r.line("1), the same graph converted outside the timer. Modularity is that of the coarsest level.")
 	r.line("")
@@ -146,7 +132,7 @@ func benchGraphAlgorithms(ctx context.Context, cfg *benchConfig, r *benchReport)
 			last := len(lres.Levels) - 1
 			return fmt.Sprintf("Q = %.3f, %d communities, %d levels", lres.Modularity[last], lres.Levels[last].Count, len(lres.Levels)), nil
 		}
-		lr, err := benchMeasureAlgo(leidenRun)
+		lr, err := benchMeasureAlgo(leidenRun, cfg.repeatFor())
 		if err != nil {
 			return err
 		}
@@ -159,7 +145,7 @@ func benchGraphAlgorithms(ctx context.Context, cfg *benchConfig, r *benchReport)
 			}
 			return strconv.Itoa(res.Iterations) + " iterations", nil
 		}
-		pr, err := benchMeasureAlgo(prRun)
+		pr, err := benchMeasureAlgo(prRun, cfg.repeatFor())
 		if err != nil {
 			return err
 		}
@@ -178,7 +164,7 @@ func benchGraphAlgorithms(ctx context.Context, cfg *benchConfig, r *benchReport)
 			}
 			return fmt.Sprintf("Q = %.3f, %d communities", wgraph.Modularity(g, membership, 1), len(comms)), nil
 		}
-		gr, err := benchMeasureAlgo(louvain)
+		gr, err := benchMeasureAlgo(louvain, cfg.repeatFor())
 		if err != nil {
 			return err
 		}
@@ -192,7 +178,7 @@ func benchGraphAlgorithms(ctx context.Context, cfg *benchConfig, r *benchReport)
 }
 
 func algoRow(graph, algo string, a algoResult) []string {
-	return []string{graph, algo, a.perOp.Round(10 * time.Microsecond).String(), benchFmtBytes(a.bytesPerOp), strconv.FormatInt(a.allocs, 10),
+	return []string{graph, algo, benchRoundShort(a.perOp).String(), benchFmtBytes(a.bytesPerOp), strconv.FormatInt(a.allocs, 10),
 		benchFmtBytes(int64(a.peakHeap)), strconv.Itoa(a.runs), a.quality}
 }
 

@@ -536,6 +536,19 @@ func benchRound(d time.Duration) time.Duration {
 	return d.Round(time.Millisecond)
 }
 
+// benchRoundShort keeps about three significant figures of a short duration.
+func benchRoundShort(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Second:
+		return benchRound(d)
+	case d >= 10*time.Millisecond:
+		return d.Round(100 * time.Microsecond)
+	case d >= 100*time.Microsecond:
+		return d.Round(time.Microsecond)
+	}
+	return d
+}
+
 // benchPhaseCell is "p50 / p99" of a phase in ms.
 func benchPhaseCell(res retrievalResult, phase string) string {
 	v := res.phases[phase]

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -186,6 +187,30 @@ func TestBenchChatReply(t *testing.T) {
 			t.Errorf("reduce answer %q cites nothing", got)
 		}
 	})
+}
+
+var benchSink []byte
+
+func TestBenchRepeat(t *testing.T) {
+	calls := 0
+	cost, err := benchRepeat(func() error {
+		calls++
+		benchSink = make([]byte, 4096)
+		return nil
+	}, 5*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cost.runs != calls || cost.runs < 1 || cost.ns <= 0 {
+		t.Errorf("cost %+v after %d calls", cost, calls)
+	}
+	if cost.bytes < 4096 || cost.allocs < 1 {
+		t.Errorf("cost %+v: the 4 KiB allocation per call is not counted", cost)
+	}
+	boom := errors.New("boom")
+	if _, err := benchRepeat(func() error { return boom }, time.Second); !errors.Is(err, boom) {
+		t.Errorf("error = %v, want %v", err, boom)
+	}
 }
 
 func TestPercentile(t *testing.T) {

@@ -34,15 +34,17 @@ fi
 
 mkdir -p "$cache"
 rm -rf "$cache/build" "$cache/installed"
+# Debian's Maven 3.8 prints colour resets even in batch mode: strip them.
+mvn_quiet() { mvn "$@" 2>&1 | sed 's/\x1b\[[0-9;]*m//g'; }
 mvn_args=(-B -q -f "$here/launcher/pom.xml" -Dmaven.repo.local="$cache/m2" -Dlauncher.buildDir="$cache/build" package)
 start=$(date +%s)
 # Offline first: with a warm repository nothing needs the network.
-if [[ -d $cache/m2 ]] && mvn -o "${mvn_args[@]}" >&2 2>"$cache/mvn-offline.log"; then
+if [[ -d $cache/m2 ]] && mvn_quiet -o "${mvn_args[@]}" >"$cache/mvn-offline.log"; then
   log "built offline from the cached Maven repository"
 else
   log "resolving Neo4j and GDS from Maven Central (about 170 MB, once)"
   rm -rf "$cache/build"
-  mvn "${mvn_args[@]}" >&2
+  mvn_quiet "${mvn_args[@]}" >&2
 fi
 ls "$cache/build/lib" | grep -q '^org\.neo4j\.gds\.' || { log "no GDS jars in $cache/build/lib"; exit 1; }
 echo "$stamp" >"$cache/installed"

@@ -14,20 +14,28 @@ timeout=${GRAPHRAG_NEO4J_STOP_TIMEOUT:-60}
 log() { echo "neo4j/stop: $*" >&2; }
 
 shopt -s nullglob
+# Signal every server first so that they shut down in parallel, then wait.
+declare -A pids=()
 for pidf in "$run_dir"/neo4j-*.pid; do
   pid=$(cat "$pidf")
   if kill -0 "$pid" 2>/dev/null; then
     kill -TERM "$pid" 2>/dev/null || true
-    for (( i = 0; i < timeout * 2; i++ )); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.5
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-      log "pid $pid still running after ${timeout}s, killing it"
-      kill -KILL "$pid" 2>/dev/null || true
-      while kill -0 "$pid" 2>/dev/null; do sleep 0.2; done
-    fi
-    log "stopped $(basename "$pidf" .pid) (pid $pid)"
+    pids[$pidf]=$pid
+  else
+    rm -f "$pidf"
   fi
+done
+for pidf in "${!pids[@]}"; do
+  pid=${pids[$pidf]}
+  for (( i = 0; i < timeout * 2; i++ )); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.5
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    log "pid $pid still running after ${timeout}s, killing it"
+    kill -KILL "$pid" 2>/dev/null || true
+    while kill -0 "$pid" 2>/dev/null; do sleep 0.2; done
+  fi
+  log "stopped $(basename "$pidf" .pid) (pid $pid)"
   rm -f "$pidf"
 done

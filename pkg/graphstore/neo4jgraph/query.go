@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -252,7 +253,7 @@ func (s *Store) Neighborhood(ctx context.Context, corpus string, start []string,
 		for _, h := range hits {
 			e, ok := ents[h.key]
 			if !ok {
-				return fmt.Errorf("neighbor %q vanished during the walk", h.key)
+				continue // removed by a concurrent write since the walk reached it
 			}
 			out = append(out, graphstore.Neighbor{Entity: e, Distance: h.dist, Path: w.path(h.key, h.dist)})
 		}
@@ -355,8 +356,8 @@ func (s *Store) Snapshot(ctx context.Context, corpus string) (graphstore.Snapsho
 		for i, r := range keys {
 			ks[i] = asString(r.Values[0])
 		}
-		snap, err = buildSnapshot(ks, directed)
-		return err
+		snap = buildSnapshot(ks, directed)
+		return nil
 	})
 	return snap, err
 }
@@ -368,12 +369,24 @@ type directedEdge struct {
 
 // buildSnapshot sorts the keys and folds both directions of each pair into one
 // undirected edge, adding the weight of the smaller-to-larger direction first as
-// boltgraph does, so that both drivers produce the same floats.
-func buildSnapshot(keys []string, edges []directedEdge) (graphstore.Snapshot, error) {
-	keys = slices.Clone(keys)
-	slices.Sort(keys)
-	idx := make(map[string]int, len(keys))
-	for i, k := range keys {
+// boltgraph does, so that both drivers produce the same floats. Keys and edges
+// come from two reads, which a concurrent Merge may separate (Neo4j reads are
+// read committed): an edge end missing from keys is an entity created in
+// between, and is added.
+func buildSnapshot(keys []string, edges []directedEdge) graphstore.Snapshot {
+	set := make(map[string]struct{}, len(keys))
+	for _, k := range keys {
+		set[k] = struct{}{}
+	}
+	for _, e := range edges {
+		set[e.src], set[e.dst] = struct{}{}, struct{}{}
+	}
+	var snap graphstore.Snapshot
+	if len(set) > 0 {
+		snap.Keys = slices.Sorted(maps.Keys(set))
+	}
+	idx := make(map[string]int, len(snap.Keys))
+	for i, k := range snap.Keys {
 		idx[k] = i
 	}
 	type half struct {
@@ -382,11 +395,7 @@ func buildSnapshot(keys []string, edges []directedEdge) (graphstore.Snapshot, er
 	}
 	pairs := map[[2]int]*half{}
 	for _, e := range edges {
-		a, oka := idx[e.src]
-		b, okb := idx[e.dst]
-		if !oka || !okb {
-			return graphstore.Snapshot{}, fmt.Errorf("relationship %q->%q names a missing entity", e.src, e.dst)
-		}
+		a, b := idx[e.src], idx[e.dst]
 		if a == b {
 			continue
 		}
@@ -402,10 +411,6 @@ func buildSnapshot(keys []string, edges []directedEdge) (graphstore.Snapshot, er
 			h.rev, h.hasRev = e.weight, true
 		}
 	}
-	snap := graphstore.Snapshot{Keys: keys}
-	if len(keys) == 0 {
-		snap.Keys = nil
-	}
 	for k, h := range pairs {
 		var w float64
 		if h.hasFwd {
@@ -419,7 +424,7 @@ func buildSnapshot(keys []string, edges []directedEdge) (graphstore.Snapshot, er
 	slices.SortFunc(snap.Edges, func(x, y graphstore.Edge) int {
 		return cmp.Or(cmp.Compare(x.Source, y.Source), cmp.Compare(x.Target, y.Target))
 	})
-	return snap, nil
+	return snap
 }
 
 func communityView(v map[string]any) graphstore.Community {

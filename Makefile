@@ -27,6 +27,7 @@ run: ## the whole platform in one process on embedded defaults: index examples/,
 .PHONY: test
 test: ## unit and in-process integration tests of every module, with the race detector
 	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(GO) test -race -count=1 ./...); done
+	@echo "== deploy (manifests, outside the workspace)"; cd deploy && GOWORK=off $(GO) test -race -count=1 ./...
 
 .PHONY: test-short
 test-short: ## the tests without the race detector (faster)
@@ -35,11 +36,13 @@ test-short: ## the tests without the race detector (faster)
 .PHONY: vet
 vet: ## go vet and gofmt on every module
 	@set -e; for m in $(MODULES); do (cd $$m && $(GO) vet ./...); done
-	@test -z "$$(gofmt -l $(MODULES))" || (gofmt -l $(MODULES); echo "gofmt needed"; exit 1)
+	cd deploy && GOWORK=off $(GO) vet ./...
+	@test -z "$$(gofmt -l $(MODULES) deploy)" || (gofmt -l $(MODULES) deploy; echo "gofmt needed"; exit 1)
 
 .PHONY: tidy
 tidy: ## go mod tidy every module
 	@set -e; for m in $(MODULES); do (cd $$m && $(GO) mod tidy); done
+	cd deploy && GOWORK=off $(GO) mod tidy
 
 .PHONY: check-tidy
 check-tidy: tidy ## fail when go mod tidy changes anything
@@ -50,6 +53,24 @@ fuzz: ## run every fuzz test for 20s each
 	@set -e; for m in $(MODULES); do (cd $$m && for p in $$($(GO) list ./...); do \
 	  for f in $$($(GO) test -list '^Fuzz' $$p | grep '^Fuzz' || true); do \
 	    echo "== $$p $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime 20s $$p; done; done); done
+
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+REGISTRY ?= ghcr.io/graphrag
+
+.PHONY: images
+images: ## build the five container images with a Docker engine (multi-stage, distroless, non-root)
+	@set -e; for s in extractor grapher summarizer query; do \
+	  docker build -f services/$$s/Dockerfile --build-arg VERSION=$(VERSION) -t $(REGISTRY)/$$s:$(VERSION) .; done
+	docker build -f cmd/graphrag/Dockerfile --build-arg VERSION=$(VERSION) -t $(REGISTRY)/graphrag:$(VERSION) .
+
+.PHONY: images-ko
+images-ko: ## build the images without a Docker engine or registry (ko, offline base), into bin/images.tar
+	@mkdir -p $(BIN)
+	$(GO) install github.com/google/ko@v0.18.1
+	KOCACHE=$(HOME)/.cache/ko KO_CONFIG_PATH=deploy/ko KO_DOCKER_REPO=$(REGISTRY) VERSION=$(VERSION) \
+	KO_DEFAULTBASEIMAGE=$$(cd deploy && GOWORK=off $(GO) run ./ko/localbase -cache $(HOME)/.cache/ko) \
+	$$($(GO) env GOPATH)/bin/ko build --base-import-paths --tags $(VERSION) --push=false --platform linux/amd64 --tarball $(BIN)/images.tar \
+	  ./services/extractor/cmd/extractor ./services/grapher/cmd/grapher ./services/summarizer/cmd/summarizer ./services/query/cmd/query ./cmd/graphrag
 
 .PHONY: clean
 clean: ## remove binaries and the demo data

@@ -46,9 +46,14 @@ func (n *natsFlags) connect(ctx context.Context) (*bus.Bus, func(), error) {
 		nc.Close()
 		return nil, nil, err
 	}
-	if err := pipeline.Provision(ctx, b, pipeline.DefaultTopology()); err != nil {
-		nc.Close()
-		return nil, nil, err
+	// The services provision the streams (with their replica count); the CLI provisions
+	// only a platform that has never run, so that publishing first works, and never
+	// rewrites a running platform's settings.
+	if _, err := b.JetStream().Stream(ctx, pipeline.StreamName(events.KindDocuments)); err != nil {
+		if err := pipeline.Provision(ctx, b, pipeline.DefaultTopology()); err != nil {
+			nc.Close()
+			return nil, nil, err
+		}
 	}
 	return b, nc.Close, nil
 }

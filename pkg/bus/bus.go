@@ -170,11 +170,13 @@ func (b *Bus) EnsureStream(ctx context.Context, spec StreamSpec) error {
 
 // EnsureKV creates or updates a file-backed key-value bucket whose entries
 // expire after ttl (0: never).
-func (b *Bus) EnsureKV(ctx context.Context, bucket string, ttl time.Duration) (jetstream.KeyValue, error) {
+func (b *Bus) EnsureKV(ctx context.Context, bucket string, ttl time.Duration, opts ...BucketOption) (jetstream.KeyValue, error) {
+	bc := bucketConfig(opts)
 	kv, err := b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:  bucket,
-		TTL:     ttl,
-		Storage: jetstream.FileStorage,
+		Bucket:   bucket,
+		TTL:      ttl,
+		Storage:  jetstream.FileStorage,
+		Replicas: bc.replicas,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("ensuring key-value bucket %s: %w", bucket, err)
@@ -182,11 +184,42 @@ func (b *Bus) EnsureKV(ctx context.Context, bucket string, ttl time.Duration) (j
 	return kv, nil
 }
 
+// KV opens an existing key-value bucket without changing its configuration (ErrNotFound
+// when it does not exist). Services use it; provisioning uses EnsureKV.
+func (b *Bus) KV(ctx context.Context, bucket string) (jetstream.KeyValue, error) {
+	kv, err := b.js.KeyValue(ctx, bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return nil, fmt.Errorf("key-value bucket %s: %w", bucket, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening key-value bucket %s: %w", bucket, err)
+	}
+	return kv, nil
+}
+
+// BucketOption configures a bucket EnsureKV or EnsureObjectStore creates or updates.
+type BucketOption func(*bucketOptions)
+
+type bucketOptions struct{ replicas int }
+
+// WithReplicas sets the bucket's replication factor in a cluster (default 1).
+func WithReplicas(n int) BucketOption { return func(o *bucketOptions) { o.replicas = n } }
+
+func bucketConfig(opts []BucketOption) bucketOptions {
+	var o bucketOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
+}
+
 // EnsureObjectStore creates or updates a file-backed object store bucket.
-func (b *Bus) EnsureObjectStore(ctx context.Context, bucket string) (jetstream.ObjectStore, error) {
+func (b *Bus) EnsureObjectStore(ctx context.Context, bucket string, opts ...BucketOption) (jetstream.ObjectStore, error) {
+	bc := bucketConfig(opts)
 	obs, err := b.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
-		Bucket:  bucket,
-		Storage: jetstream.FileStorage,
+		Bucket:   bucket,
+		Storage:  jetstream.FileStorage,
+		Replicas: bc.replicas,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("ensuring object store %s: %w", bucket, err)

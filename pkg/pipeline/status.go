@@ -88,7 +88,7 @@ func GetStatus(ctx context.Context, b *bus.Bus, corpus string) (Status, error) {
 	}
 	for _, s := range Stages {
 		if s.Name == StageSummarizer {
-			kv, err := b.EnsureKV(ctx, StateBucket, 0)
+			kv, err := b.KV(ctx, StateBucket)
 			if err != nil {
 				return st, err
 			}

@@ -83,10 +83,12 @@ func Provision(ctx context.Context, b *bus.Bus, t Topology) error {
 	if err := b.EnsureStream(ctx, dlq); err != nil {
 		return fmt.Errorf("provisioning stream %s: %w", dlq.Name, err)
 	}
-	if _, err := b.EnsureKV(ctx, StateBucket, 0); err != nil {
-		return fmt.Errorf("provisioning bucket %s: %w", StateBucket, err)
+	for _, bucket := range []string{StateBucket, LLMCacheBucket} {
+		if _, err := b.EnsureKV(ctx, bucket, 0, bus.WithReplicas(t.Replicas)); err != nil {
+			return fmt.Errorf("provisioning bucket %s: %w", bucket, err)
+		}
 	}
-	if _, err := b.EnsureObjectStore(ctx, DocumentBucket); err != nil {
+	if _, err := b.EnsureObjectStore(ctx, DocumentBucket, bus.WithReplicas(t.Replicas)); err != nil {
 		return fmt.Errorf("provisioning object store %s: %w", DocumentBucket, err)
 	}
 	return nil

@@ -59,6 +59,7 @@ type BackendFlags struct {
 	EmbedDim       int            `config:"embed-dim"`
 	NATSMaxPayload int            `config:"nats-max-payload"`
 	NATSPort       int            `config:"nats-port"`
+	StreamReplicas int            `config:"stream-replicas"`
 }
 
 // Register adds the backend flags to fs with their documented defaults.
@@ -82,6 +83,7 @@ func (b *BackendFlags) Register(fs *flag.FlagSet) {
 	fs.DurationVar(&b.LLMTimeout, "llm-timeout", 120*time.Second, "timeout of one call")
 	fs.IntVar(&b.EmbedDim, "embed-dim", 384, "dimension of the offline embedder")
 	fs.IntVar(&b.NATSMaxPayload, "nats-max-payload", 8<<20, "max message size of the embedded NATS server")
+	fs.IntVar(&b.StreamReplicas, "stream-replicas", 1, "replicas of every stream and bucket the pipeline provisions (3 on a 3-node JetStream cluster)")
 	fs.IntVar(&b.NATSPort, "nats-port", 4222, "client port of the embedded NATS server on 127.0.0.1 (-1 = random); unused with -nats-url")
 }
 
@@ -99,6 +101,9 @@ func (b *BackendFlags) Validate() error {
 	}
 	if b.EmbedModel != "" && b.LLMBaseURL == "" {
 		errs = append(errs, errors.New("-llm-embed-model needs -llm-base-url"))
+	}
+	if b.StreamReplicas < 1 || b.StreamReplicas > 5 {
+		errs = append(errs, fmt.Errorf("-stream-replicas %d is outside 1..5", b.StreamReplicas))
 	}
 	if b.EmbedDim < 16 || b.EmbedDim > 4096 {
 		errs = append(errs, fmt.Errorf("-embed-dim %d is outside 16..4096", b.EmbedDim))
@@ -161,7 +166,7 @@ func Open(ctx context.Context, common service.CommonFlags, b BackendFlags, needs
 		}
 	}
 	if b.LLMBaseURL != "" {
-		kv, err := p.Bus.EnsureKV(ctx, pipeline.LLMCacheBucket, 0)
+		kv, err := p.Bus.KV(ctx, pipeline.LLMCacheBucket)
 		if err != nil {
 			return nil, fmt.Errorf("opening the LLM cache: %w", err)
 		}
@@ -261,7 +266,9 @@ func (p *Platform) openBus(ctx context.Context, common service.CommonFlags, b Ba
 		return err
 	}
 	p.Bus = bb
-	if err := pipeline.Provision(ctx, bb, pipeline.DefaultTopology()); err != nil {
+	topo := pipeline.DefaultTopology()
+	topo.Replicas = b.StreamReplicas
+	if err := pipeline.Provision(ctx, bb, topo); err != nil {
 		return err
 	}
 	p.Health.AddReadiness("nats", func(context.Context) error {

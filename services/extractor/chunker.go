@@ -63,7 +63,7 @@ func (s *Service) handleDocument(ctx context.Context, corpus string, m *bus.Mess
 		return bus.Permanent(fmt.Errorf("document %s: chunking: %w", d.ID, err))
 	}
 
-	kv, err := s.deps.Bus.EnsureKV(ctx, pipeline.StateBucket, 0)
+	kv, err := s.deps.Bus.KV(ctx, pipeline.StateBucket)
 	if err != nil {
 		return err
 	}

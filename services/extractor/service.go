@@ -126,7 +126,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 
 // Start provisions the pipeline and starts consuming.
 func (s *Service) Start(ctx context.Context) error {
-	kv, err := s.deps.Bus.EnsureKV(ctx, pipeline.StateBucket, 0)
+	kv, err := s.deps.Bus.KV(ctx, pipeline.StateBucket)
 	if err != nil {
 		return fmt.Errorf("extractor: opening state bucket: %w", err)
 	}

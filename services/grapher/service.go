@@ -160,7 +160,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 // Start loads the progress of every corpus (a crash between a merge and a detection run
 // leaves the corpus dirty, and detection resumes), then starts consuming and scheduling.
 func (s *Service) Start(ctx context.Context) error {
-	kv, err := s.deps.Bus.EnsureKV(ctx, pipeline.StateBucket, 0)
+	kv, err := s.deps.Bus.KV(ctx, pipeline.StateBucket)
 	if err != nil {
 		return fmt.Errorf("grapher: opening state bucket: %w", err)
 	}

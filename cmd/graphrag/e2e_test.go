@@ -180,6 +180,22 @@ func TestEndToEndSampleCorpus(t *testing.T) {
 		})
 	}
 
+	// Every community level is reachable (defect 5 of seeds/002: only level 0 was used).
+	for lvl := 0; lvl < gs.Levels; lvl++ {
+		c, _, err := st.Engine.Retrieve(ctx, query.Request{Corpus: "demo", Query: "Storm Hester and the lighthouse", Level: &lvl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c.Communities) == 0 {
+			t.Errorf("no community at level %d", lvl)
+		}
+		for _, cm := range c.Communities {
+			if cm.Level != lvl {
+				t.Errorf("asked for level %d, got a community at level %d", lvl, cm.Level)
+			}
+		}
+	}
+
 	// Automatic classification: a question about an entity is local, one about the
 	// corpus's themes is global.
 	for q, want := range map[string]string{

@@ -126,6 +126,13 @@ func (a *API) guard(h http.HandlerFunc) http.HandlerFunc {
 		if len(a.cfg.Tokens) > 0 {
 			tok, ok := bearer(r)
 			if !ok || !a.validToken(tok) {
+				// Failed attempts spend the caller's address bucket, so guessing tokens is
+				// rate limited too.
+				if a.limits != nil && !a.limits.allow(client) {
+					w.Header().Set("Retry-After", "1")
+					writeJSON(w, http.StatusTooManyRequests, apiError{Error: "rate limit exceeded"})
+					return
+				}
 				w.Header().Set("WWW-Authenticate", `Bearer realm="graphrag"`)
 				writeJSON(w, http.StatusUnauthorized, apiError{Error: "missing or invalid bearer token"})
 				return

@@ -453,13 +453,9 @@ func benchRetrieval(ctx context.Context, cfg *benchConfig, r *benchReport) error
 	}
 	rows := [][]string{}
 	for _, res := range results {
-		target := "-"
-		if res.chunks == 100_000 {
-			target = benchVerdict(res.p50 <= 20*time.Millisecond && res.p99 <= 100*time.Millisecond, "p50 ≤ 20 ms, p99 ≤ 100 ms")
-		}
 		rows = append(rows, []string{benchFmtCount(res.chunks), strconv.Itoa(res.stats.Entities), strconv.Itoa(res.stats.Relationships),
 			fmt.Sprintf("%d / %d", res.stats.Communities, res.stats.Levels), benchFmtMs(res.p50), benchFmtMs(res.p90), benchFmtMs(res.p99), benchFmtMs(res.max),
-			fmt.Sprintf("%.0f%% / %.0f%%", 100*res.linkedShare, 100*res.withGraph), target})
+			fmt.Sprintf("%.0f%% / %.0f%%", 100*res.linkedShare, 100*res.withGraph), retrievalTarget(res)})
 	}
 	r.table([]string{"chunks", "entities", "relationships", "communities / levels", "p50", "p90", "p99", "max",
 		"linked / graph hit", "target at 100k"}, rows)
@@ -500,12 +496,15 @@ func benchRetrieval(ctx context.Context, cfg *benchConfig, r *benchReport) error
 	r.linef("default up to 200k records) to the HNSW graph (`embedded.WithExactThreshold(%d)`, M 16, ef 128); entity", hnsw.chunks/2)
 	r.line("and report collections stay exact. Recall is that of the dense list (top 50) against the exact scan.")
 	r.line("")
-	r.table([]string{"chunks", "dense index", "open (graph build)", "dense recall@50", "p50", "p90", "p99", "dense p50 / p99", "graph p50 / p99"}, [][]string{
-		{benchFmtCount(results[len(results)-1].chunks), "exact scan (default)", "-", "1.00", benchFmtMs(results[len(results)-1].p50), benchFmtMs(results[len(results)-1].p90),
-			benchFmtMs(results[len(results)-1].p99), benchPhaseCell(results[len(results)-1], "dense"), benchPhaseCell(results[len(results)-1], "graph")},
+	r.table([]string{"chunks", "dense index", "open (graph build)", "dense recall@50", "p50", "p90", "p99", "dense p50 / p99", "graph p50 / p99", "target at 100k"}, [][]string{
+		{benchFmtCount(last.chunks), "exact scan (default)", "-", "1.00", benchFmtMs(last.p50), benchFmtMs(last.p90),
+			benchFmtMs(last.p99), benchPhaseCell(last, "dense"), benchPhaseCell(last, "graph"), retrievalTarget(last)},
 		{benchFmtCount(hnsw.chunks), "HNSW", benchRound(hnsw.open).String(), fmt.Sprintf("%.2f", hnsw.denseRecall), benchFmtMs(hnsw.p50), benchFmtMs(hnsw.p90),
-			benchFmtMs(hnsw.p99), benchPhaseCell(hnsw, "dense"), benchPhaseCell(hnsw, "graph")},
+			benchFmtMs(hnsw.p99), benchPhaseCell(hnsw, "dense"), benchPhaseCell(hnsw, "graph"), retrievalTarget(hnsw)},
 	})
+	r.line("")
+	r.line("The two rows were measured one after the other, under the load of that moment; phases other than")
+	r.line("dense do not depend on the dense index, so their difference shows the noise.")
 	r.line("")
 	r.line("Building the stores (not timed in CI; once per size):")
 	r.line("")
@@ -547,6 +546,14 @@ func benchRoundShort(d time.Duration) time.Duration {
 		return d.Round(time.Microsecond)
 	}
 	return d
+}
+
+// retrievalTarget judges a 100k-chunk result against the issue's target.
+func retrievalTarget(res retrievalResult) string {
+	if res.chunks != 100_000 {
+		return "-"
+	}
+	return benchVerdict(res.p50 <= 20*time.Millisecond && res.p99 <= 100*time.Millisecond, "p50 ≤ 20 ms, p99 ≤ 100 ms")
 }
 
 // benchPhaseCell is "p50 / p99" of a phase in ms.

@@ -48,6 +48,10 @@ tidy: ## go mod tidy every module
 check-tidy: tidy ## fail when go mod tidy changes anything
 	@git diff --exit-code -- '*/go.mod' '*/go.sum' 'go.mod' 'go.sum' || (echo "go.mod/go.sum not tidy"; exit 1)
 
+.PHONY: bench
+bench: ## measure retrieval, pipeline, map phase, graph algorithms, events and bus; regenerate docs/benchmarks.md (about 7 min, not in CI)
+	$(GO) run ./cmd/graphrag bench -out docs/benchmarks.md
+
 .PHONY: fuzz
 fuzz: ## run every fuzz test for 20s each
 	@set -e; for m in $(MODULES); do (cd $$m && for p in $$($(GO) list ./...); do \

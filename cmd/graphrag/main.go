@@ -28,6 +28,7 @@ func commands() []command {
 		{"query", "ask a question through the query API", runQuery},
 		{"mcp", "serve the MCP tools over stdio on the configured stores", runMCP},
 		{"eval", "index a dataset and score retrieval strategies (recall@k, all-gold@k, MRR, latency)", runEval},
+		{"bench", "measure retrieval latency, pipeline throughput, the map phase, graph algorithms and the bus; write docs/benchmarks.md", runBench},
 	}
 }
 

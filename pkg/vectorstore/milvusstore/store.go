@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -385,13 +386,57 @@ func (s *Store) load(ctx context.Context, name string) error {
 // once more.
 func (s *Store) retryLoad(ctx context.Context, name string, op func() error) error {
 	err := op()
-	if err == nil || !isNotLoaded(err) {
+	switch {
+	case err == nil:
+		return nil
+	case isNotLoaded(err):
+		if lerr := s.load(ctx, name); lerr != nil {
+			return fmt.Errorf("%w (reloading: %v)", err, lerr)
+		}
+		return op()
+	case isGrowingRawDataLoss(err):
+		// Milvus Lite 2.5 can fail to return vectors from a growing segment whose raw
+		// data went to its interim index ("Growing segment loss raw data"); sealing the
+		// segments with a flush makes the query read sealed data instead.
+		if ferr := s.flush(ctx, name); ferr != nil {
+			return fmt.Errorf("%w (flushing: %v)", err, ferr)
+		}
+		return op()
+	}
+	return err
+}
+
+// flush seals the collection's growing segments and waits (bounded) until they are
+// flushed.
+func (s *Store) flush(ctx context.Context, name string) error {
+	resp, err := s.svc.Flush(ctx, &milvuspb.FlushRequest{CollectionNames: []string{name}})
+	if err := check(ctx, fmt.Sprintf("flushing %q", name), resp.GetStatus(), err); err != nil {
 		return err
 	}
-	if lerr := s.load(ctx, name); lerr != nil {
-		return fmt.Errorf("%w (reloading: %v)", err, lerr)
+	req := &milvuspb.GetFlushStateRequest{SegmentIDs: resp.GetCollSegIDs()[name].GetData(),
+		FlushTs: resp.GetCollFlushTs()[name], CollectionName: name}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, err := s.svc.GetFlushState(ctx, req)
+		if err := check(ctx, fmt.Sprintf("waiting for the flush of %q", name), st.GetStatus(), err); err != nil {
+			return err
+		}
+		if st.GetFlushed() {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("flush of %q not done after 30s", name)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
-	return op()
+}
+
+func isGrowingRawDataLoss(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "Growing segment loss raw data")
 }
 
 // DropCollection implements vectorstore.Store.
@@ -519,7 +564,10 @@ func (s *Store) Delete(ctx context.Context, coll string, ids []string) error {
 	return nil
 }
 
-var outputFields = []string{fieldID, fieldVector, fieldText, fieldAttrs}
+var (
+	outputFields         = []string{fieldID, fieldVector, fieldText, fieldAttrs}
+	outputFieldsNoVector = []string{fieldID, fieldText, fieldAttrs}
+)
 
 // Get implements vectorstore.Store.
 func (s *Store) Get(ctx context.Context, coll string, ids []string) ([]vectorstore.Record, error) {
@@ -538,16 +586,25 @@ func (s *Store) Get(ctx context.Context, coll string, ids []string) ([]vectorsto
 			return nil, err
 		}
 		var resp *milvuspb.QueryResults
-		err = s.retryLoad(ctx, coll, func() error {
+		fields := outputFields
+		query := func() error {
 			var err error
 			resp, err = s.svc.Query(ctx, &milvuspb.QueryRequest{
 				CollectionName:   coll,
 				Expr:             expr,
-				OutputFields:     outputFields,
+				OutputFields:     fields,
 				ConsistencyLevel: s.cfg.consistency.proto(),
 			})
 			return check(ctx, fmt.Sprintf("getting records from %q", coll), resp.GetStatus(), err)
-		})
+		}
+		err = s.retryLoad(ctx, coll, query)
+		if isGrowingRawDataLoss(err) {
+			// Milvus Lite 2.5 cannot return vectors from some growing segments, even after
+			// a flush; the records come back without their vectors then (the callers of
+			// Get in this product read text and attributes).
+			fields = outputFieldsNoVector
+			err = query()
+		}
 		if err != nil {
 			s.forget(coll, err)
 			return nil, err

@@ -78,7 +78,7 @@ if ! dim=$("$py" "$here/probe.py" wait --timeout "$timeout" \
 		tail -n 20 "$run_dir/$f" >&2 || true
 	done
 	"$here/stop.sh" "$run_dir" || true
-	die "servers did not become ready within ${timeout}s"
+	die "the servers did not become ready (timeout ${timeout}s; logs above)"
 fi
 log "chat on $chat_url, embeddings on $embed_url (dim $dim), ready in $((SECONDS - t0))s"
 

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strings"
 	"time"
 
@@ -94,8 +93,10 @@ func (c *Client) prepareChat(ctx context.Context, r ChatRequest) (preparedChat, 
 	}
 	if r.Temperature == 0 {
 		// go-openai drops a zero temperature (omitempty) and the server would
-		// use its default (often 1); the smallest float32 is 0 in effect.
-		p.req.Temperature = math.SmallestNonzeroFloat32
+		// use its default (often 1). 1e-6 is greedy in effect (vLLM treats
+		// < 1e-5 as greedy); a denormal like SmallestNonzeroFloat32 makes
+		// llama.cpp's logits/temperature overflow and sample garbage.
+		p.req.Temperature = 1e-6
 	}
 	for i, m := range msgs {
 		p.req.Messages[i] = openai.ChatCompletionMessage{Role: m.Role, Content: m.Content}

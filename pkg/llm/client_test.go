@@ -134,7 +134,7 @@ func TestChatRequestOnTheWire(t *testing.T) {
 		t.Fatalf("%d requests", len(reqs))
 	}
 	body := string(reqs[0].Body)
-	for _, want := range []string{`"temperature":1e-45`, `"max_tokens":50`, `"type":"json_schema"`, `"name":"answer"`, `"strict":true`, `"model":"chat-model"`} {
+	for _, want := range []string{`"temperature":0.000001`, `"max_tokens":50`, `"type":"json_schema"`, `"name":"answer"`, `"strict":true`, `"model":"chat-model"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("request body lacks %s: %s", want, body)
 		}

@@ -275,6 +275,9 @@ func (r *benchReport) table(header []string, rows [][]string) {
 
 func (r *benchReport) footer(took time.Duration) {
 	r.line("")
+	r.line("Figures against real servers (Neo4j + GDS, Milvus, the model server) need those servers")
+	r.line("and are measured by the integration benchmarks: [benchmarks-backends.md](benchmarks-backends.md).")
+	r.line("")
 	r.linef("_The whole run took %s._", took.Round(time.Second))
 }
 

@@ -90,6 +90,8 @@ func TestIntegrationRealBackends(t *testing.T) {
 	}
 	cfg := fastConfig()
 	cfg.Grapher.MinCommunitySize = 2
+	// A 135M-parameter model on 2 CPU threads: small caps keep each call short.
+	cfg.Extractor.MaxEntities, cfg.Extractor.MaxRelationships = 6, 5
 	st := startStack(t, p, cfg)
 	corpus := uniqueCorpus("real")
 	// Three related documents keep a CPU-only model's work to minutes.

@@ -15,35 +15,39 @@ import (
 )
 
 // extractionSchema is the structured output the model must return. Strength is 1..10 in
-// the prompt (models grade integers better than fractions) and scaled to (0, 1].
-var extractionSchema = map[string]any{
-	"type": "object",
-	"properties": map[string]any{
-		"entities": map[string]any{"type": "array", "items": map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"name":        map[string]any{"type": "string"},
-				"type":        map[string]any{"type": "string"},
-				"description": map[string]any{"type": "string"},
-			},
-			"required":             []string{"name", "type", "description"},
-			"additionalProperties": false,
-		}},
-		"relationships": map[string]any{"type": "array", "items": map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"source":      map[string]any{"type": "string"},
-				"target":      map[string]any{"type": "string"},
-				"type":        map[string]any{"type": "string"},
-				"description": map[string]any{"type": "string"},
-				"strength":    map[string]any{"type": "integer", "minimum": 1, "maximum": 10},
-			},
-			"required":             []string{"source", "target", "type", "description", "strength"},
-			"additionalProperties": false,
-		}},
-	},
-	"required":             []string{"entities", "relationships"},
-	"additionalProperties": false,
+// the prompt (models grade integers better than fractions) and scaled to (0, 1]. The
+// per-chunk caps are in the schema (maxItems), so a constrained decoder cannot run past
+// them and a small model cannot loop until max_tokens cuts its JSON.
+func extractionSchema(maxEnt, maxRel int) map[string]any {
+	return map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"entities": map[string]any{"type": "array", "maxItems": maxEnt, "items": map[string]any{
+				"type": "object",
+				"properties": map[string]any{
+					"name":        map[string]any{"type": "string"},
+					"type":        map[string]any{"type": "string"},
+					"description": map[string]any{"type": "string"},
+				},
+				"required":             []string{"name", "type", "description"},
+				"additionalProperties": false,
+			}},
+			"relationships": map[string]any{"type": "array", "maxItems": maxRel, "items": map[string]any{
+				"type": "object",
+				"properties": map[string]any{
+					"source":      map[string]any{"type": "string"},
+					"target":      map[string]any{"type": "string"},
+					"type":        map[string]any{"type": "string"},
+					"description": map[string]any{"type": "string"},
+					"strength":    map[string]any{"type": "integer", "minimum": 1, "maximum": 10},
+				},
+				"required":             []string{"source", "target", "type", "description", "strength"},
+				"additionalProperties": false,
+			}},
+		},
+		"required":             []string{"entities", "relationships"},
+		"additionalProperties": false,
+	}
 }
 
 type llmExtraction struct {
@@ -91,7 +95,7 @@ func (s *Service) extractLLM(ctx context.Context, title, text string, types []st
 		User:        extractionPrompt(title, text, types, s.cfg.MaxEntities, s.cfg.MaxRelationships),
 		Temperature: 0,
 		MaxTokens:   2048,
-		JSONSchema:  &llm.Schema{Name: "extraction", Schema: extractionSchema, Strict: true},
+		JSONSchema:  &llm.Schema{Name: "extraction", Schema: extractionSchema(s.cfg.MaxEntities, s.cfg.MaxRelationships), Strict: true},
 	}
 	var ents []events.ExtractedEntity
 	var rels []events.ExtractedRelationship

@@ -149,7 +149,7 @@ var reportSchema = map[string]any{
 	"properties": map[string]any{
 		"title":   map[string]any{"type": "string"},
 		"summary": map[string]any{"type": "string"},
-		"findings": map[string]any{"type": "array", "items": map[string]any{
+		"findings": map[string]any{"type": "array", "maxItems": 7, "items": map[string]any{
 			"type": "object",
 			"properties": map[string]any{
 				"summary":     map[string]any{"type": "string"},

@@ -193,12 +193,22 @@ func (e *Engine) mapPhase(ctx context.Context, q string, comms []Community) ([]P
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	// A community whose map call failed (after the client's retries) is left out, as an
+	// irrelevant one is: one bad answer must not sink the question. Only when every call
+	// failed is the question answered with an error.
+	failed := 0
+	for _, err := range errs {
+		if err != nil {
+			failed++
+			e.log.WarnContext(ctx, "map call failed; community left out", "err", err)
+		}
+	}
+	if failed > 0 && failed == len(comms) {
+		return nil, errors.Join(errs...)
 	}
 	kept := out[:0]
-	for _, p := range out {
-		if p.Score > 0 && !strings.EqualFold(strings.TrimSpace(p.Answer), "not relevant") {
+	for i, p := range out {
+		if errs[i] == nil && p.Score > 0 && !strings.EqualFold(strings.TrimSpace(p.Answer), "not relevant") {
 			kept = append(kept, p)
 		}
 	}

@@ -122,7 +122,11 @@ func (s *Service) handleCommunity(ctx context.Context, corpus string, m *bus.Mes
 		method = "llm/" + s.deps.LLM.Config().ChatModel
 		rep, err = s.llmReport(ctx, cc)
 		if errors.Is(err, llm.ErrInvalidJSON) {
-			return bus.Permanent(fmt.Errorf("community %s: %w", com.ID, err))
+			// The model could not produce a valid report after its retries: a community
+			// without a report would be invisible to global search, so write the
+			// extractive report instead, and say so in its method.
+			s.log.WarnContext(ctx, "the model gave no valid report; writing the extractive one", "corpus", corpus, "community", com.ID, "err", err)
+			rep, method, err = Extractive(cc), "extractive/v1 (model output invalid)", nil
 		}
 		if err != nil {
 			return fmt.Errorf("community %s: writing report: %w", com.ID, err)

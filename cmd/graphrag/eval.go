@@ -93,7 +93,7 @@ var evalKs = []int{2, 5, 10}
 
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := defaultUpConfig()
-	var dataset, out, strategies string
+	var dataset, out, strategies, details string
 	var limit int
 	// Log quietly: the table and the progress bar are the output.
 	args = append([]string{"-log-level", "warn", "-http-addr", "127.0.0.1:0", "-nats-port", "-1"}, args...)
@@ -116,6 +116,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			fs.StringVar(&out, "out", "", "write the JSON report here (required)")
 			fs.StringVar(&strategies, "strategies", "bm25,dense,hybrid,graph", "comma-separated: "+strings.Join(strategyNames(), ", "))
 			fs.IntVar(&limit, "limit", 0, "evaluate only the first N questions (0 = all)")
+			fs.StringVar(&details, "details", "", "also write one JSON line per question and strategy (top 10 documents, gold ranks) here")
 		},
 		Config: &cfg,
 		Tune: func(c *service.CommonFlags, _ *platform.BackendFlags) {
@@ -140,7 +141,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			}
 			runner := service.Loop("eval", func(ctx context.Context) error {
 				defer cancel()
-				r, err := evaluate(ctx, p, st, dataset, names, limit, stderr)
+				r, err := evaluate(ctx, p, st, evalOptions{dir: dataset, strategies: names, limit: limit, details: details}, stderr)
 				if err != nil {
 					return err
 				}
@@ -197,7 +198,38 @@ func readJSONL[T any](path string) ([]T, error) {
 // evalCorpus names the corpus the dataset is indexed into.
 const evalCorpus = "eval"
 
-func evaluate(ctx context.Context, p *platform.Platform, st *stack, dir string, names []string, limit int, progress io.Writer) (*EvalReport, error) {
+// evalOptions say what to evaluate.
+type evalOptions struct {
+	dir        string   // dataset directory
+	strategies []string // strategy names
+	limit      int      // first N questions (0 = all)
+	details    string   // per-question JSONL output ("" = none)
+}
+
+// questionDetail is one line of the -details file: how a strategy ranked one question's
+// documents, for failure analysis.
+type questionDetail struct {
+	Strategy  string         `json:"strategy"`
+	ID        string         `json:"id"`
+	Question  string         `json:"question"`
+	Gold      []string       `json:"gold"`
+	GoldRanks map[string]int `json:"gold_ranks"` // 1-based; 0 = not retrieved
+	Top       []string       `json:"top"`
+}
+
+func evaluate(ctx context.Context, p *platform.Platform, st *stack, o evalOptions, progress io.Writer) (*EvalReport, error) {
+	dir, names, limit := o.dir, o.strategies, o.limit
+	var details *json.Encoder
+	if o.details != "" {
+		f, err := os.Create(o.details)
+		if err != nil {
+			return nil, fmt.Errorf("creating the details file: %w", err)
+		}
+		defer f.Close()
+		bw := bufio.NewWriter(f)
+		defer bw.Flush()
+		details = json.NewEncoder(bw)
+	}
 	docs, err := readJSONL[evalDoc](filepath.Join(dir, "corpus.jsonl"))
 	if err != nil {
 		return nil, fmt.Errorf("reading the corpus: %w", err)
@@ -266,6 +298,11 @@ func evaluate(ctx context.Context, p *platform.Platform, st *stack, dir string, 
 			lat = append(lat, float64(time.Since(t0).Microseconds())/1000)
 			ranked := rankedDocuments(c.Chunks)
 			scoreQuestion(&sr, ranked, q.Gold)
+			if details != nil {
+				if err := details.Encode(detailOf(name, q, ranked)); err != nil {
+					return nil, fmt.Errorf("writing details: %w", err)
+				}
+			}
 			prog.update("retrieving: %s %d/%d", name, len(lat), len(qs))
 		}
 		n := float64(len(qs))
@@ -356,6 +393,19 @@ func rankedDocuments(chunks []query.Chunk) []string {
 		}
 	}
 	return out
+}
+
+func detailOf(strategy string, q evalQuestion, ranked []string) questionDetail {
+	d := questionDetail{Strategy: strategy, ID: q.ID, Question: q.Question, Gold: q.Gold, GoldRanks: map[string]int{}, Top: ranked[:min(len(ranked), 10)]}
+	for _, g := range q.Gold {
+		d.GoldRanks[g] = 0
+	}
+	for i, doc := range ranked {
+		if r, ok := d.GoldRanks[doc]; ok && r == 0 {
+			d.GoldRanks[doc] = i + 1
+		}
+	}
+	return d
 }
 
 // scoreQuestion adds one question's recall@k, all-gold@k and reciprocal rank.

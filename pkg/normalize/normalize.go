@@ -1,6 +1,7 @@
 package normalize
 
 import (
+	"regexp"
 	"strings"
 	"unicode"
 
@@ -59,4 +60,19 @@ func Name(s string) string {
 		words = words[:len(words)-1]
 	}
 	return strings.Join(words, " ")
+}
+
+// qualifier is a trailing parenthetical that tells apart documents about namesakes:
+// "Mark King (musician)".
+var qualifier = regexp.MustCompile(`\s*\([^()]*\)\s*$`)
+
+// Subject returns the key of the entity a document titled title is about: the title
+// without a trailing parenthetical qualifier, normalized ("Mark King (musician)" →
+// "mark king"). The offline extractor names a document's title entity so, and the query
+// service follows the same key from an entity to the passages about it.
+func Subject(title string) string {
+	if loc := qualifier.FindStringIndex(title); loc != nil && loc[0] > 0 {
+		title = title[:loc[0]]
+	}
+	return Name(title)
 }

@@ -83,3 +83,20 @@ func FuzzName(f *testing.F) {
 		}
 	})
 }
+
+func TestSubject(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"Mark King (musician)", "mark king"},
+		{"Scott Howell (political consultant)", "scott howell"},
+		{"Leland, North Carolina", "leland north carolina"},
+		{"Toad Hall (ANU)", "toad hall"},
+		{"(What's the Story) Morning Glory?", "whats the story morning glory"}, // not a trailing qualifier
+		{"Maximum Overdrive", "maximum overdrive"},
+		{"(Untitled)", "untitled"}, // a title that is only a parenthetical stays
+		{"", ""},
+	} {
+		if got := Subject(tt.in); got != tt.want {
+			t.Errorf("Subject(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

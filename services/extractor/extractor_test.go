@@ -147,8 +147,12 @@ func TestLLMExtraction(t *testing.T) {
 		t.Fatal(err)
 	}
 	x := lastExtraction(t, f.bus)
-	if x.Method != "llm/test" || len(x.Entities) != 2 || len(x.Relationships) != 1 {
+	if x.Method != "llm/test" || len(x.Entities) != 3 || len(x.Relationships) != 1 {
 		t.Fatalf("extraction %+v", x)
+	}
+	// The model left out the document's subject; the extractor adds it first.
+	if x.Entities[0].Name != "Storm Hester" {
+		t.Errorf("first entity %+v, want the document's subject Storm Hester", x.Entities[0])
 	}
 	if r := x.Relationships[0]; r.Type != "CHAIRED" || r.Strength != 0.9 {
 		t.Fatalf("relationship %+v (strength 1..10 scaled to 0.1..1)", r)
@@ -255,5 +259,26 @@ func waitStage(t *testing.T, b *bus.Bus, docs uint64) {
 			t.Fatalf("timed out: %+v", st.Stages)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestWithSubject(t *testing.T) {
+	ents := []events.ExtractedEntity{{Name: "Stephen King", Type: "PERSON"}, {Name: "Emilio Estevez", Type: "PERSON"}}
+	text := "Maximum Overdrive is a 1986 horror film written and directed by Stephen King."
+	got := withSubject(ents, "Maximum Overdrive (film)", text, 10)
+	if len(got) != 3 || got[0].Name != "Maximum Overdrive" || got[0].Type == "" {
+		t.Fatalf("got %+v, want Maximum Overdrive (without the qualifier) first", got)
+	}
+	// Already there (under another surface form of the same key): unchanged.
+	with := append([]events.ExtractedEntity{{Name: "maximum overdrive", Type: "WORK"}}, ents...)
+	if got := withSubject(with, "Maximum Overdrive (film)", text, 10); len(got) != 3 || got[0].Type != "WORK" {
+		t.Fatalf("got %+v, want the model's own entity kept", got)
+	}
+	// At the cap, the subject takes the last slot.
+	if got := withSubject(ents, "Maximum Overdrive", text, 2); len(got) != 2 || got[0].Name != "Maximum Overdrive" || got[1].Name != "Stephen King" {
+		t.Fatalf("got %+v, want [Maximum Overdrive, Stephen King]", got)
+	}
+	if got := withSubject(ents, "", text, 10); len(got) != 2 {
+		t.Fatalf("no title: got %+v", got)
 	}
 }

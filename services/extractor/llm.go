@@ -11,6 +11,8 @@ import (
 
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/llm"
+	"github.com/graphrag/graphrag/pkg/normalize"
+	"github.com/graphrag/graphrag/pkg/offlinextract"
 	"github.com/graphrag/graphrag/pkg/taxonomy"
 )
 
@@ -123,7 +125,36 @@ func (s *Service) extractLLM(ctx context.Context, title, text string, types []st
 		}
 	}
 	ents, rels = capAndClean(ents, rels, s.cfg.MaxEntities, s.cfg.MaxRelationships)
-	return ents, rels, nil
+	return withSubject(ents, title, text, s.cfg.MaxEntities), rels, nil
+}
+
+// withSubject makes sure the entity the document is titled after is among a chunk's
+// entities, as the offline extractor always does: the query service finds the passages
+// about an entity through it (normalize.Subject), and a model often leaves the title out
+// of a chunk that speaks of "the film" or "she". The offline extractor names and types it.
+func withSubject(ents []events.ExtractedEntity, title, text string, maxEnt int) []events.ExtractedEntity {
+	key := normalize.Subject(title)
+	if key == "" || maxEnt <= 0 {
+		return ents
+	}
+	for _, e := range ents {
+		if normalize.Name(e.Name) == key {
+			return ents
+		}
+	}
+	found, _ := offlinextract.Extract(title, text, offlinextract.WithMaxEntities(1), offlinextract.WithMaxRelationships(0))
+	if len(found) == 0 || normalize.Name(found[0].Name) != key {
+		return ents
+	}
+	// One description for every chunk of the document: it says what the entity is to the
+	// document and leaves the facts to the model's own entities, and it does not grow the
+	// entity's description set (which would call for LLM summaries the cache cannot serve
+	// when chunks arrive in another order).
+	subj := events.ExtractedEntity{Name: found[0].Name, Type: found[0].Type, Description: clip(fmt.Sprintf("The subject of the document titled %q.", title), 1000)}
+	if len(ents) >= maxEnt {
+		ents = ents[:maxEnt-1]
+	}
+	return append([]events.ExtractedEntity{subj}, ents...)
 }
 
 // taxonomyCache reads the consolidated types at most once per ttl.

@@ -27,6 +27,9 @@ type Weights struct {
 	Dense   float64 `json:"dense"`
 	Lexical float64 `json:"lexical"`
 	Graph   float64 `json:"graph"`
+	// Subject weighs the list of passages about the entities the question names or the
+	// best passages mention (see subjectList).
+	Subject float64 `json:"subject"`
 }
 
 // Config tunes retrieval and answering. Defaults are documented in docs/configuration.md.
@@ -51,6 +54,9 @@ type Config struct {
 	// through their document entity, with weight PassageSeedWeight / rank.
 	PassageSeeds      int
 	PassageSeedWeight float64
+	// SubjectPassages is how many of the best dense/lexical passages contribute the
+	// entities they mention to the subject list.
+	SubjectPassages int
 }
 
 // Auto marks a parameter whose default depends on the embedder. With a semantic embedding
@@ -69,7 +75,7 @@ func DefaultConfig() Config {
 		Depth:          2,
 		MaxNeighbors:   200,
 		RRFK:           60,
-		Weights:        Weights{Dense: Auto, Lexical: 1, Graph: 1},
+		Weights:        Weights{Dense: Auto, Lexical: 1, Graph: 1, Subject: 1},
 		GraphRanking:   RankPPR,
 		EntityTopK:     10,
 		EntityMinSim:   Auto,
@@ -83,6 +89,7 @@ func DefaultConfig() Config {
 
 		PassageSeeds:      5,
 		PassageSeedWeight: 0.5,
+		SubjectPassages:   2,
 	}
 }
 
@@ -157,6 +164,9 @@ func (c Config) withDefaults(offline bool) Config {
 	if c.PassageSeeds < 0 {
 		c.PassageSeeds = 0
 	}
+	if c.SubjectPassages < 0 {
+		c.SubjectPassages = 0
+	}
 	if c.PassageSeedWeight <= 0 {
 		c.PassageSeedWeight = d.PassageSeedWeight
 	}
@@ -176,6 +186,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&c.Weights.Dense, "weight-dense", c.Weights.Dense, "RRF weight of the dense list (-1 = 1 with an embedding model, 0 with the offline embedder)")
 	fs.Float64Var(&c.Weights.Lexical, "weight-lexical", c.Weights.Lexical, "RRF weight of the BM25 list")
 	fs.Float64Var(&c.Weights.Graph, "weight-graph", c.Weights.Graph, "RRF weight of the graph list")
+	fs.Float64Var(&c.Weights.Subject, "weight-subject", c.Weights.Subject, "RRF weight of the subject list (passages about the entities the question names or the best passages mention)")
+	fs.IntVar(&c.SubjectPassages, "subject-passages", c.SubjectPassages, "best dense/lexical passages whose mentioned entities' own passages join the subject list (0 = only the question's entities)")
 	fs.StringVar(&c.GraphRanking, "graph-ranking", c.GraphRanking, "graph list ranking: ppr (personalized PageRank) or path (hops, then PageRank)")
 	fs.IntVar(&c.EntityTopK, "entity-top-k", c.EntityTopK, "entities linked by embedding similarity")
 	fs.Float64Var(&c.EntityMinSim, "entity-min-similarity", c.EntityMinSim, "minimum cosine similarity of an embedding link (-1 = 0.3 with an embedding model, 0.6 with the offline embedder)")

@@ -1,6 +1,8 @@
 // Package query answers questions over an indexed corpus: local questions by entity
-// linking, graph traversal and Reciprocal Rank Fusion of dense, lexical and graph result
-// lists with community context; global questions by map-reduce over community reports.
+// linking, graph traversal and Reciprocal Rank Fusion of dense, lexical, graph and
+// subject result lists with community context; global questions by map-reduce over
+// community reports. The subject list (subject.go) is the explicit second hop: the
+// passages about the entities the question names or the best passages mention.
 // It serves an HTTP JSON API (with an OpenAPI document) and MCP tools; the graphrag CLI
 // calls the same Engine.
 //

@@ -162,7 +162,7 @@ func (e *Engine) retrieve(ctx context.Context, req Request, t *timer) (*retrieva
 	if weights.Graph > 0 {
 		var passages []passageSeed
 		if ranking == RankPPR && e.cfg.PassageSeeds > 0 {
-			passages = e.passageSeeds(weights, dense, lexical)
+			passages = e.passageSeeds(weights, dense, lexical, e.cfg.PassageSeeds)
 		}
 		if gl, err = e.graphList(ctx, req.Corpus, linked, passages, pool, ranking); err != nil {
 			return nil, err
@@ -171,11 +171,20 @@ func (e *Engine) retrieve(ctx context.Context, req Request, t *timer) (*retrieva
 	} else {
 		gl = graphResult{paths: map[string][]string{}}
 	}
+	sl := graphResult{paths: map[string][]string{}}
+	if weights.Subject > 0 {
+		passages := e.passageSeeds(weights, dense, lexical, e.cfg.SubjectPassages)
+		if sl, err = e.subjectList(ctx, req.Corpus, linked, passages, lexical); err != nil {
+			return nil, err
+		}
+		t.mark("subject")
+	}
 
 	lists := []RankedList{
 		hitsList("dense", weights.Dense, dense),
 		hitsList("lexical", weights.Lexical, lexical),
 		{Name: "graph", Weight: weights.Graph, IDs: gl.ids, Scores: gl.scores},
+		{Name: "subject", Weight: weights.Subject, IDs: sl.ids, Scores: sl.scores},
 	}
 	fused := RRF(e.cfg.RRFK, lists...)
 	if len(fused) > topK {
@@ -208,8 +217,12 @@ func (e *Engine) retrieve(ctx context.Context, req Request, t *timer) (*retrieva
 		if !ok {
 			continue // deleted since the graph was built
 		}
+		path := gl.paths[f.ID]
+		if path == nil {
+			path = sl.paths[f.ID]
+		}
 		out.ctx.Chunks = append(out.ctx.Chunks, Chunk{ID: f.ID, DocumentID: r.Attrs["document_id"], Title: r.Attrs["title"],
-			Text: r.Text, Score: f.Score, Lists: f.Hits, GraphPath: gl.paths[f.ID]})
+			Text: r.Text, Score: f.Score, Lists: f.Hits, GraphPath: path})
 	}
 	t.mark("fuse")
 
@@ -441,11 +454,11 @@ type passageSeed struct {
 // too: the walk spreads from passages that already match the question to the entities
 // they mention and on to the passages about those entities — the second hop of a
 // multi-hop question.
-func (e *Engine) passageSeeds(w Weights, dense, lexical []vectorstore.Hit) []passageSeed {
+func (e *Engine) passageSeeds(w Weights, dense, lexical []vectorstore.Hit, n int) []passageSeed {
 	fused := RRF(e.cfg.RRFK, hitsList("dense", w.Dense, dense), hitsList("lexical", w.Lexical, lexical))
 	var out []passageSeed
 	for i, f := range fused {
-		if i >= e.cfg.PassageSeeds {
+		if i >= n {
 			break
 		}
 		out = append(out, passageSeed{id: f.ID, weight: e.cfg.PassageSeedWeight / float64(i+1)})

@@ -168,7 +168,7 @@ func TestHTTPRetrieve(t *testing.T) {
 			t.Errorf("chunk %s has no list hits", c.ID)
 		}
 		for _, h := range c.Lists {
-			if !slices.Contains([]string{"dense", "lexical", "graph"}, h.List) || h.Rank < 1 {
+			if !slices.Contains([]string{"dense", "lexical", "graph", "subject"}, h.List) || h.Rank < 1 {
 				t.Errorf("chunk %s: list hit %+v, want a known list with a 1-based rank", c.ID, h)
 			}
 		}

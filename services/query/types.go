@@ -73,7 +73,7 @@ func (r *Request) Validate() error {
 	if r.Level != nil && (*r.Level < 0 || *r.Level > 16) {
 		return badf("level: %d is outside 0..16", *r.Level)
 	}
-	if w := r.Weights; w != nil && (w.Dense < 0 || w.Lexical < 0 || w.Graph < 0 || *w == (Weights{})) {
+	if w := r.Weights; w != nil && (w.Dense < 0 || w.Lexical < 0 || w.Graph < 0 || w.Subject < 0 || *w == (Weights{})) {
 		return badf("weights: must be non-negative and not all zero")
 	}
 	switch r.GraphRanking {
@@ -86,7 +86,7 @@ func (r *Request) Validate() error {
 
 // ListHit says where a list ranked a chunk (1-based).
 type ListHit struct {
-	List  string  `json:"list"` // dense, lexical, graph
+	List  string  `json:"list"` // dense, lexical, graph, subject
 	Rank  int     `json:"rank"`
 	Score float64 `json:"score"`
 }

@@ -1,0 +1,170 @@
+package query
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/graphrag/graphrag/pkg/graphstore"
+	"github.com/graphrag/graphrag/pkg/graphstore/boltgraph"
+	"github.com/graphrag/graphrag/pkg/hashembed"
+	"github.com/graphrag/graphrag/pkg/vectorstore"
+	"github.com/graphrag/graphrag/pkg/vectorstore/embedded"
+)
+
+// bridgeChunk is a passage of the bridge fixture with the entities its extraction names.
+type bridgeChunk struct {
+	id, title, text string
+	entities        []string
+}
+
+// bridgeFixture is a two-hop question in miniature: the question's words point at the
+// Leland passage and at distractors; the answer is in the passage about the film the
+// Leland passage mentions, which shares almost no words with the question.
+var bridgeFixture = []bridgeChunk{
+	{"leland", "Leland, North Carolina", "Leland is a town in Brunswick County, North Carolina. The 1986 film Maximum Overdrive was shot in and around Leland.",
+		[]string{"Leland, North Carolina", "Brunswick County", "Maximum Overdrive"}},
+	{"overdrive", "Maximum Overdrive (film)", "Maximum Overdrive is a horror picture that Stephen King wrote and made, starring Emilio Estevez.",
+		[]string{"Maximum Overdrive", "Stephen King", "Emilio Estevez"}},
+	// Mentions the film but is about something else: not a passage about the film.
+	{"review", "Drive-in reviews", "Critics panned Maximum Overdrive and several other drive-in features of the decade.",
+		[]string{"Maximum Overdrive", "Drive-in"}},
+}
+
+func newBridgeEngine(t *testing.T) *Engine {
+	t.Helper()
+	ctx := t.Context()
+	dir := t.TempDir()
+	g, err := boltgraph.Open(filepath.Join(dir, "graph.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = g.Close() })
+	v, err := embedded.Open(filepath.Join(dir, "vectors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = v.Close() })
+	emb := hashembed.New(384)
+	coll := vectorstore.CollectionName("demo", kindChunks)
+	if err := v.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: 384, Lexical: true}); err != nil {
+		t.Fatal(err)
+	}
+	chunks := slices.Clone(bridgeFixture)
+	// Distractors that share the question's words (film, shot, North Carolina, 1986).
+	for i := range 8 {
+		chunks = append(chunks, bridgeChunk{fmt.Sprintf("noise%d", i), fmt.Sprintf("North Carolina film list %d", i),
+			fmt.Sprintf("A film shot in North Carolina in 1986, number %d of the state's film productions.", i),
+			[]string{"North Carolina"}})
+	}
+	var recs []vectorstore.Record
+	var exts []graphstore.ChunkExtraction
+	for _, c := range chunks {
+		vec, err := emb.Embed(ctx, []string{c.text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, vectorstore.Record{ID: c.id, Vector: vec[0], Text: c.text, Attrs: map[string]string{"document_id": c.id, "title": c.title}})
+		x := graphstore.ChunkExtraction{ChunkID: c.id, DocumentID: c.id}
+		for _, name := range c.entities {
+			x.Entities = append(x.Entities, mcpMention(name, "OTHER", name))
+		}
+		exts = append(exts, x)
+	}
+	if err := v.Upsert(ctx, coll, recs); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Merge(ctx, "demo", exts); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.Pool = 5
+	e, err := New(cfg, Deps{Graph: g, Vectors: v, Embedder: emb, OfflineEmbedder: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func rankOf(c Context, id string) int {
+	return slices.IndexFunc(c.Chunks, func(ch Chunk) bool { return ch.ID == id }) + 1
+}
+
+// The passage about the entity the best passage mentions reaches the top 5, which the
+// lexical list alone does not give it; the passage that merely mentions the film does not
+// come in through the subject list.
+func TestSubjectListFindsTheSecondHop(t *testing.T) {
+	e := newBridgeEngine(t)
+	q := "Who directed the film that was shot in or around Leland, North Carolina in 1986?"
+	bm25, _, err := e.Retrieve(t.Context(), Request{Corpus: "demo", Query: q, TopK: 10, Weights: &Weights{Lexical: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rankOf(bm25, "overdrive"); r >= 1 && r <= 5 {
+		t.Fatalf("the lexical list alone ranks the second hop %d: the fixture does not need the hop", r)
+	}
+	got, _, err := e.Retrieve(t.Context(), Request{Corpus: "demo", Query: q, TopK: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rankOf(got, "overdrive")
+	if r < 1 || r > 5 {
+		t.Fatalf("second hop ranked %d, want 1..5; ranking %v", r, chunkIDs(got))
+	}
+	ch := got.Chunks[r-1]
+	if !slices.ContainsFunc(ch.Lists, func(h ListHit) bool { return h.List == "subject" && h.Rank == 2 }) {
+		t.Errorf("second hop lists %+v, want subject rank 2 (after Leland, which the question names)", ch.Lists)
+	}
+	if !slices.Equal(ch.GraphPath, []string{"maximum overdrive"}) {
+		t.Errorf("second hop path %v, want [maximum overdrive]", ch.GraphPath)
+	}
+	for _, c := range got.Chunks {
+		if c.ID == "review" && slices.ContainsFunc(c.Lists, func(h ListHit) bool { return h.List == "subject" }) {
+			t.Errorf("a passage that only mentions the film is in the subject list: %+v", c.Lists)
+		}
+	}
+}
+
+// Entities the question names come first, then those of the best passages in rank
+// order; a seed passage is not its own second hop.
+func TestSubjectListOrder(t *testing.T) {
+	e := newBridgeEngine(t)
+	ctx := t.Context()
+	linked := []linkedEntity{{key: "stephen king", score: 1}, {key: "maximum overdrive", score: 1}}
+	res, err := e.subjectList(ctx, "demo", linked, []passageSeed{{id: "leland"}, {id: "overdrive"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "stephen king" has no passage about it; "maximum overdrive" does; the Leland
+	// passage's own subject is Leland (itself), the overdrive seed mentions nothing new.
+	if want := []string{"overdrive"}; !slices.Equal(res.ids, want) {
+		t.Fatalf("subject list %v, want %v", res.ids, want)
+	}
+	res, err = e.subjectList(ctx, "demo", nil, []passageSeed{{id: "overdrive"}, {id: "leland"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// From the Leland passage: the film's passage; the Leland passage itself is excluded
+	// as the source; nothing is about Brunswick County.
+	if want := []string{"overdrive"}; !slices.Equal(res.ids, want) {
+		t.Fatalf("subject list %v, want %v", res.ids, want)
+	}
+	res, err = e.subjectList(ctx, "demo", []linkedEntity{{key: "leland north carolina", score: 1}}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"leland"}; !slices.Equal(res.ids, want) {
+		t.Fatalf("subject list %v, want %v (a named entity's own passage)", res.ids, want)
+	}
+}
+
+func chunkIDs(c Context) []string {
+	out := make([]string, len(c.Chunks))
+	for i, ch := range c.Chunks {
+		out[i] = ch.ID
+	}
+	return out
+}

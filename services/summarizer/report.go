@@ -3,6 +3,7 @@ package summarizer
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -79,6 +80,9 @@ func (s *Service) Context(ctx context.Context, corpus string, com graphstore.Com
 	cc.Relationships = rels
 	if len(com.ChildIDs) > 0 {
 		recs, err := s.deps.Vectors.Get(ctx, vectorstore.CollectionName(corpus, "communities"), com.ChildIDs)
+		if errors.Is(err, vectorstore.ErrNotFound) {
+			recs, err = nil, nil // no report written yet in this corpus
+		}
 		if err != nil {
 			return cc, fmt.Errorf("reading sub-community reports of %s: %w", com.ID, err)
 		}

@@ -96,6 +96,10 @@ func (s *Service) Start(ctx context.Context) error {
 // Stop stops pulling and finishes in-flight reports; safe twice.
 func (s *Service) Stop(ctx context.Context) error { return s.runner.Stop(ctx) }
 
+// subReportDeliveries is the delivery at which a community report is written even if some
+// sub-community reports are still missing (deliveries 1 and 2 wait: 1 s + 5 s of backoff).
+const subReportDeliveries = 3
+
 func (s *Service) handleCommunity(ctx context.Context, corpus string, m *bus.Message) error {
 	var ev events.Community
 	if err := events.Decode(m.Data, &ev); err != nil {
@@ -115,6 +119,13 @@ func (s *Service) handleCommunity(ctx context.Context, corpus string, m *bus.Mes
 	cc, err := s.Context(ctx, corpus, com)
 	if err != nil {
 		return err
+	}
+	// A higher level condenses its sub-communities' reports, which other replicas (or
+	// workers) may still be writing: wait for them a couple of redeliveries, then write
+	// with what there is. Without the wait the report would depend on timing, and
+	// re-indexing identical content would miss the model cache.
+	if missing := len(com.ChildIDs) - len(cc.SubReports); missing > 0 && m.Deliveries < subReportDeliveries {
+		return fmt.Errorf("community %s: %d of %d sub-community reports not written yet; retrying", com.ID, missing, len(com.ChildIDs))
 	}
 	var rep Report
 	method := "extractive/v1"

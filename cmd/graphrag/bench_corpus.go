@@ -135,7 +135,9 @@ func newSynthCorpus(n int, seed uint64) *synthCorpus {
 		text := b.String()
 		c.chunks = append(c.chunks, synthChunk{
 			id:    fmt.Sprintf("doc%06d:%d:%s", doc, i%chunksPerDoc, events.Hash(text)[:8]),
-			docID: fmt.Sprintf("doc%06d", doc), title: fmt.Sprintf("Notes %d on %s", doc, c.topics[topic][0]),
+			// Each document is titled after an entity, as encyclopedia pages are, so the
+			// subject list has passages to find.
+			docID: fmt.Sprintf("doc%06d", doc), title: c.entities[doc%len(c.entities)].name,
 			text: text, topic: topic, mentions: mentions,
 		})
 	}

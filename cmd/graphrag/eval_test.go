@@ -59,9 +59,10 @@ func TestEvalCommand(t *testing.T) {
 		t.Skip("end to end")
 	}
 	out := filepath.Join(t.TempDir(), "report.json")
+	details := filepath.Join(t.TempDir(), "details.jsonl")
 	var stdout, stderr bytes.Buffer
 	err := dispatch(t.Context(), []string{"eval", "-data-dir", t.TempDir(), "-detect-debounce", "200ms",
-		"-dataset", "testdata/evalset", "-out", out, "-strategies", "bm25,dense,hybrid,graph"}, &stdout, &stderr)
+		"-dataset", "testdata/evalset", "-out", out, "-details", details, "-strategies", "bm25,dense,hybrid,graph"}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("eval: %v\n%s", err, stderr.String())
 	}
@@ -95,6 +96,28 @@ func TestEvalCommand(t *testing.T) {
 	}
 	if !bytes.Contains(stdout.Bytes(), []byte("strategy")) {
 		t.Errorf("no table on stdout: %s", stdout.String())
+	}
+	// -details: one line per question and strategy, every gold document with its rank.
+	qs, err := readJSONL[evalQuestion]("testdata/evalset/questions.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := readJSONL[questionDetail](details)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 4*len(qs) {
+		t.Fatalf("%d detail lines, want %d", len(ds), 4*len(qs))
+	}
+	for _, d := range ds {
+		if len(d.GoldRanks) != len(d.Gold) || len(d.Top) == 0 {
+			t.Errorf("detail %+v", d)
+		}
+		for g, r := range d.GoldRanks {
+			if r < 1 || d.Top[r-1] != g {
+				t.Errorf("%s %s: gold %s rank %d, top %v", d.Strategy, d.ID, g, r, d.Top)
+			}
+		}
 	}
 }
 

@@ -133,10 +133,10 @@ func newSynthCorpus(n int, seed uint64) *synthCorpus {
 		}
 		doc := i / chunksPerDoc
 		text := b.String()
+		// Each document is titled after an entity, as encyclopedia pages are, so the
+		// subject list has passages to find.
 		c.chunks = append(c.chunks, synthChunk{
 			id:    fmt.Sprintf("doc%06d:%d:%s", doc, i%chunksPerDoc, events.Hash(text)[:8]),
-			// Each document is titled after an entity, as encyclopedia pages are, so the
-			// subject list has passages to find.
 			docID: fmt.Sprintf("doc%06d", doc), title: c.entities[doc%len(c.entities)].name,
 			text: text, topic: topic, mentions: mentions,
 		})

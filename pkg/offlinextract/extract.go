@@ -206,6 +206,24 @@ func (x *extractor) afterOpener(s sentence, k int) bool {
 	return strings.HasSuffix(gap, ":") || strings.HasSuffix(gap, "\"") || strings.HasSuffix(gap, "“")
 }
 
+// quotedName reports whether tokens [start, end) of s are a whole quoted span
+// inside a sentence: a quote before, a closing quote right after, and a word before
+// the opening quote.
+func (x *extractor) quotedName(s sentence, start, end int) bool {
+	if start == 0 {
+		return false
+	}
+	before := strings.TrimSpace(x.text[s.toks[start-1].end:s.toks[start].start])
+	if before != "\"" && before != "“" {
+		return false
+	}
+	after := x.text[s.toks[end-1].end:]
+	if end < len(s.toks) {
+		after = x.text[s.toks[end-1].end:s.toks[end].start]
+	}
+	return strings.HasPrefix(after, "\"") || strings.HasPrefix(after, "”")
+}
+
 // gapJoins reports whether tokens k-1 and k of s may be in one name: only
 // white space between them, "&" ("Procter & Gamble"), or the period of an
 // initial ("J. K. Rowling").
@@ -288,7 +306,10 @@ func (x *extractor) properNouns(i int) {
 		if end < len(s.toks) && s.toks[end].cap && !x.isNameWord(s.toks[end]) && x.gapJoins(s, end) && strings.ContainsAny(s.toks[end].text, "-‐") {
 			continue // "Los Angeles-based": the name is cut off by the adjective
 		}
-		initial := start == 0 || x.afterOpener(s, start)
+		// A capital after an opening quote proves nothing ("He said: "Go""), unless
+		// the quote closes right after the name mid-sentence: the title of a work, as in
+		// the soap opera "Neighbours".
+		initial := start == 0 || (x.afterOpener(s, start) && !x.quotedName(s, start, end))
 		if initial {
 			orig := start
 			for start < end && (commonWords[s.toks[start].lower] || connectors[s.toks[start].lower]) {

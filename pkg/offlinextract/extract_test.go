@@ -194,6 +194,12 @@ func TestExtractRules(t *testing.T) {
 			absent: []string{"kolno", "however", "it"},
 		},
 		{
+			name:   "a whole quoted span mid-sentence is a title; quoted speech is not",
+			text:   `She was cast in the soap opera "Neighbours", filmed in Melbourne. He told her: "Wait" and left. "Yes" was all he said.`,
+			want:   map[string]string{"neighbours": "", "melbourne": ""},
+			absent: []string{"wait", "yes"},
+		},
+		{
 			name:  "title makes a sentence-initial word a name",
 			title: "Kolno",
 			text:  "Kolno is a village in Poland.",

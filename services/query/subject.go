@@ -23,7 +23,8 @@ const (
 //  1. the entities the question names (linked entities), best link first, then
 //  2. the entities the best passages mention, best passage first,
 //
-// each group ordered by the passage's own lexical rank. "Who directed the film shot in
+// the second group ordered by how strongly the seed passages point at it (Σ 1/rank of
+// the seeds that mention its subject), then by its own lexical rank. "Who directed the film shot in
 // Leland, North Carolina in 1986?": the best passage, about Leland, mentions Maximum
 // Overdrive; the passage about Maximum Overdrive names the director but shares almost no
 // words with the question, so only this hop finds it. HippoRAG's walk reaches it too,
@@ -107,14 +108,26 @@ func (e *Engine) subjectList(ctx context.Context, corpus string, linked []linked
 		}
 	}
 
-	// One group per source entity, in source order; within a group, lexical rank first.
+	// Score each passage about a source entity: the question naming its subject puts it
+	// in the first tier; otherwise each seed passage mentioning its subject adds 1/rank,
+	// so an entity several good passages mention comes before one the first mentions in
+	// passing. Ties go to the better lexical rank.
+	type cand struct {
+		id    string
+		tier  int
+		score float64
+		path  []string
+	}
+	seedRank := map[string]int{}
+	for i, p := range passages {
+		seedRank[p.id] = i + 1
+	}
 	subjectOf := map[string]string{} // title → subject key, computed once
-	listed := map[string]bool{}
+	cands := map[string]*cand{}
 	for _, s := range sources {
-		var group []string
 		for _, c := range chunksOf[s.key] {
 			t, ok := title[c]
-			if !ok || t == "" || c == s.from || listed[c] {
+			if !ok || t == "" || c == s.from {
 				continue
 			}
 			sub, ok := subjectOf[t]
@@ -122,23 +135,46 @@ func (e *Engine) subjectList(ctx context.Context, corpus string, linked []linked
 				sub = normalize.Subject(t)
 				subjectOf[t] = sub
 			}
-			if sub == s.key {
-				group = append(group, c)
+			if sub != s.key {
+				continue
+			}
+			x := cands[c]
+			if x == nil {
+				x = &cand{id: c, tier: 1, path: []string{s.key}}
+				cands[c] = x
+			}
+			if s.from == "" {
+				x.tier = 0
+			} else {
+				x.score += 1 / float64(seedRank[s.from])
 			}
 		}
-		sort.SliceStable(group, func(i, j int) bool {
-			ri, rj := lexRank[group[i]], lexRank[group[j]]
-			if (ri > 0) != (rj > 0) {
-				return ri > 0
-			}
-			return ri < rj
-		})
-		for _, c := range group {
-			listed[c] = true
-			res.ids = append(res.ids, c)
-			res.scores = append(res.scores, 1/float64(len(res.ids)))
-			res.paths[c] = []string{s.key}
+	}
+	out := make([]*cand, 0, len(cands))
+	for _, x := range cands {
+		out = append(out, x)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.tier != b.tier {
+			return a.tier < b.tier
 		}
+		if a.score != b.score {
+			return a.score > b.score
+		}
+		ra, rb := lexRank[a.id], lexRank[b.id]
+		if (ra > 0) != (rb > 0) {
+			return ra > 0
+		}
+		if ra != rb {
+			return ra < rb
+		}
+		return a.id < b.id
+	})
+	for i, x := range out {
+		res.ids = append(res.ids, x.id)
+		res.scores = append(res.scores, 1/float64(i+1))
+		res.paths[x.id] = x.path
 	}
 	return res, nil
 }

@@ -153,3 +153,45 @@ func TestEndToEndWithLLM(t *testing.T) {
 		t.Errorf("re-indexing identical content made %d model calls (cache hits %d)", after.Calls-before.Calls, after.CacheHits-before.CacheHits)
 	}
 }
+
+// TestEndToEndWithEmbeddingModelOnly: an embedding endpoint without a chat model gives
+// semantic vectors to every stage while extraction, reports and answers stay offline
+// (the cheap configuration: embedding models cost little next to chat models).
+func TestEndToEndWithEmbeddingModelOnly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end")
+	}
+	srv := llmtest.NewServer(llmtest.WithDimension(48))
+	t.Cleanup(srv.Close)
+	p := testPlatform(t, t.TempDir(), "-llm-embed-base-url", srv.URL(), "-llm-embed-model", "fake-embed")
+	if p.LLM != nil || p.Embeddings == nil || p.OfflineEmbedder {
+		t.Fatalf("platform: LLM %v, embeddings %v, offline embedder %v; want no chat client, an embedding client",
+			p.LLM != nil, p.Embeddings != nil, p.OfflineEmbedder)
+	}
+	st := startStack(t, p, fastConfig())
+	ctx := t.Context()
+	if _, err := publishPaths(ctx, p.Bus, "emb", []string{"../../examples/corpus"}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	waitIndexed(t, p, "emb")
+	if srv.ChatCalls() != 0 || srv.EmbedCalls() == 0 {
+		t.Fatalf("endpoint calls: chat %d, embeddings %d; want embeddings only", srv.ChatCalls(), srv.EmbedCalls())
+	}
+	recs, err := p.Vectors.Get(ctx, vectorstore.CollectionName("emb", "entities"), []string{"ada quillane"})
+	if err != nil || len(recs) != 1 || len(recs[0].Vector) != 48 {
+		t.Fatalf("entity vector from the model: %+v %v", recs, err)
+	}
+	cs, _ := p.Graph.Communities(ctx, "emb", -1)
+	reps, err := p.Vectors.Get(ctx, vectorstore.CollectionName("emb", "communities"), []string{cs[0].ID})
+	if err != nil || len(reps) != 1 || !strings.HasPrefix(reps[0].Attrs["method"], "extractive") {
+		t.Fatalf("report %+v %v, want an extractive report", reps, err)
+	}
+	// The query engine takes the semantic defaults (the dense list on).
+	if w := st.Engine.Config().Weights.Dense; w != 1 {
+		t.Errorf("dense weight %v with an embedding model, want 1", w)
+	}
+	resp, err := st.Engine.Query(ctx, query.Request{Corpus: "emb", Query: "Who chaired the Storm Hester inquiry?", Mode: query.ModeLocal}, nil)
+	if err != nil || len(resp.Context.Chunks) == 0 || resp.Answer == "" {
+		t.Fatalf("local answer %q, %d chunks, %v", resp.Answer, len(resp.Context.Chunks), err)
+	}
+}

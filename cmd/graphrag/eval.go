@@ -22,6 +22,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/graphrag/graphrag/pkg/events"
+	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/platform"
 	"github.com/graphrag/graphrag/pkg/service"
@@ -278,9 +279,18 @@ func evaluate(ctx context.Context, p *platform.Platform, st *stack, o evalOption
 	}
 	rep.Indexing.Chunks, rep.Indexing.Entities, rep.Indexing.Relationships, rep.Indexing.Communities =
 		stats.Chunks, stats.Entities, stats.Relationships, stats.Communities
-	if p.LLM != nil {
-		u := p.LLM.Usage()
-		rep.Indexing.LLMCalls, rep.Indexing.PromptTokens, rep.Indexing.CompletionTokens = u.Calls, u.PromptTokens, u.CompletionTokens
+	clients := []*llm.Client{p.LLM}
+	if p.Embeddings != p.LLM {
+		clients = append(clients, p.Embeddings) // an embedding model without a chat model
+	}
+	for _, c := range clients {
+		if c == nil {
+			continue
+		}
+		u := c.Usage()
+		rep.Indexing.LLMCalls += u.Calls
+		rep.Indexing.PromptTokens += u.PromptTokens
+		rep.Indexing.CompletionTokens += u.CompletionTokens
 	}
 
 	// Retrieve for every question with every strategy.

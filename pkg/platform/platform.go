@@ -72,11 +72,11 @@ func (b *BackendFlags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&b.VectorStore, "vector-store", Embedded, "vector store: embedded (bbolt + HNSW + bleve in the data dir) or milvus")
 	fs.StringVar(&b.MilvusAddress, "milvus-address", "127.0.0.1:19530", "Milvus gRPC address (with -vector-store milvus)")
 	fs.StringVar(&b.MilvusDB, "milvus-database", "", "Milvus database (empty = default)")
-	fs.StringVar(&b.EmbedBaseURL, "llm-embed-base-url", "", "separate OpenAI-compatible endpoint for embeddings (empty = -llm-base-url)")
+	fs.StringVar(&b.EmbedBaseURL, "llm-embed-base-url", "", "separate OpenAI-compatible endpoint for embeddings (empty = -llm-base-url); without -llm-base-url, an embedding model with offline extraction, reports and answers")
 	fs.StringVar(&b.LLMBaseURL, "llm-base-url", "", "OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1; empty = offline extraction, extractive reports and answers")
 	fs.Var(&b.LLMAPIKey, "llm-api-key", "API key of the endpoint")
 	fs.StringVar(&b.ChatModel, "llm-chat-model", "", "chat model name (required with -llm-base-url)")
-	fs.StringVar(&b.EmbedModel, "llm-embed-model", "", "embedding model name; empty = the offline embedder")
+	fs.StringVar(&b.EmbedModel, "llm-embed-model", "", "embedding model name (needs -llm-base-url or -llm-embed-base-url); empty = the offline embedder")
 	fs.IntVar(&b.LLMConcurrency, "llm-concurrency", 8, "concurrent calls to the endpoint per process")
 	fs.IntVar(&b.LLMRPM, "llm-rpm", 0, "requests per minute limit (0 = none)")
 	fs.IntVar(&b.LLMTPM, "llm-tpm", 0, "tokens per minute limit (0 = none)")
@@ -99,8 +99,11 @@ func (b *BackendFlags) Validate() error {
 	if b.LLMBaseURL != "" && b.ChatModel == "" {
 		errs = append(errs, errors.New("-llm-chat-model is required with -llm-base-url"))
 	}
-	if b.EmbedModel != "" && b.LLMBaseURL == "" {
-		errs = append(errs, errors.New("-llm-embed-model needs -llm-base-url"))
+	if b.EmbedModel != "" && b.LLMBaseURL == "" && b.EmbedBaseURL == "" {
+		errs = append(errs, errors.New("-llm-embed-model needs -llm-base-url or -llm-embed-base-url"))
+	}
+	if b.EmbedBaseURL != "" && b.EmbedModel == "" {
+		errs = append(errs, errors.New("-llm-embed-base-url needs -llm-embed-model"))
 	}
 	if b.StreamReplicas < 1 || b.StreamReplicas > 5 {
 		errs = append(errs, fmt.Errorf("-stream-replicas %d is outside 1..5", b.StreamReplicas))
@@ -125,7 +128,10 @@ type Platform struct {
 	// Algorithms runs Leiden and PageRank in the graph store when it can (Neo4j GDS).
 	Algorithms graphstore.Algorithms
 	Vectors    vectorstore.Store
-	LLM        *llm.Client // nil offline
+	LLM        *llm.Client // nil offline (and with an embedding model only)
+	// Embeddings is the client behind Embedder when it is a model (nil with the offline
+	// embedder); the same client as LLM when one endpoint serves both.
+	Embeddings *llm.Client
 	Embedder   Embedder
 	// OfflineEmbedder is true when Embedder is the offline hashing embedder.
 	OfflineEmbedder bool
@@ -150,7 +156,7 @@ func Open(ctx context.Context, common service.CommonFlags, b BackendFlags, needs
 			return nil, fmt.Errorf("creating data dir: %w", err)
 		}
 	}
-	if needs.Bus || b.LLMBaseURL != "" {
+	if needs.Bus || b.LLMBaseURL != "" || b.EmbedModel != "" {
 		if err := p.openBus(ctx, common, b, name, log); err != nil {
 			return nil, err
 		}
@@ -179,9 +185,27 @@ func Open(ctx context.Context, common service.CommonFlags, b BackendFlags, needs
 		p.LLM = c
 		p.closers = append(p.closers, c.Close)
 	}
-	if b.EmbedModel != "" {
+	switch {
+	case b.EmbedModel != "" && p.LLM != nil:
+		p.Embeddings = p.LLM
 		p.Embedder = p.LLM
-	} else {
+	case b.EmbedModel != "":
+		// An embedding model without a chat model: semantic dense retrieval and entity
+		// linking, with offline extraction, reports and answers.
+		kv, err := p.Bus.KV(ctx, pipeline.LLMCacheBucket)
+		if err != nil {
+			return nil, fmt.Errorf("opening the LLM cache: %w", err)
+		}
+		c, err := llm.New(llm.Config{BaseURL: b.EmbedBaseURL, APIKey: b.LLMAPIKey.Value(), EmbedModel: b.EmbedModel,
+			Timeout: b.LLMTimeout, MaxConcurrency: b.LLMConcurrency, RequestsPerMinute: b.LLMRPM, TokensPerMinute: b.LLMTPM},
+			llm.WithCache(llm.NewKVCache(kv)), llm.WithLogger(log))
+		if err != nil {
+			return nil, fmt.Errorf("configuring the embedding client: %w", err)
+		}
+		p.Embeddings = c
+		p.Embedder = c
+		p.closers = append(p.closers, c.Close)
+	default:
 		p.Embedder, p.OfflineEmbedder = hashembed.New(b.EmbedDim), true
 	}
 	return p, nil

@@ -34,18 +34,22 @@ type Weights struct {
 
 // Config tunes retrieval and answering. Defaults are documented in docs/configuration.md.
 type Config struct {
-	TopK           int     // chunks returned
-	Pool           int     // candidates taken from each list before fusion
-	Depth          int     // graph traversal hops
-	MaxNeighbors   int     // entities reached by traversal
-	RRFK           float64 // RRF constant
-	Weights        Weights // per-list RRF weights
-	GraphRanking   string  // RankPPR or RankPath
-	EntityTopK     int     // entities linked by embedding similarity
-	EntityMinSim   float64 // minimum cosine similarity for an embedding link
-	CommunityTopK  int     // community reports in local context
-	MapTopK        int     // communities mapped in global search (0 = all at the level, pruned)
-	MapConcurrency int     // parallel map calls
+	TopK         int     // chunks returned
+	Pool         int     // candidates taken from each list before fusion
+	Depth        int     // graph traversal hops
+	MaxNeighbors int     // entities reached by traversal
+	RRFK         float64 // RRF constant
+	Weights      Weights // per-list RRF weights
+	GraphRanking string  // RankPPR or RankPath
+	EntityTopK   int     // entities linked by embedding similarity
+	EntityMinSim float64 // minimum cosine similarity for an embedding link
+	// EntityMargin keeps only embedding links within this much of the best one: models
+	// spread similarities differently (E5's unrelated pairs score 0.7), so an absolute
+	// minimum alone does not carry from one model to the next.
+	EntityMargin   float64
+	CommunityTopK  int // community reports in local context
+	MapTopK        int // communities mapped in global search (0 = all at the level, pruned)
+	MapConcurrency int // parallel map calls
 	MapMaxTokens   int
 	ReduceTokens   int
 	AnswerTokens   int
@@ -79,6 +83,7 @@ func DefaultConfig() Config {
 		GraphRanking:   RankPPR,
 		EntityTopK:     10,
 		EntityMinSim:   Auto,
+		EntityMargin:   0.02,
 		CommunityTopK:  3,
 		MapTopK:        5,
 		MapConcurrency: 4,
@@ -143,6 +148,9 @@ func (c Config) withDefaults(offline bool) Config {
 			c.EntityMinSim = 0.6
 		}
 	}
+	if c.EntityMargin <= 0 {
+		c.EntityMargin = d.EntityMargin
+	}
 	if c.CommunityTopK <= 0 {
 		c.CommunityTopK = d.CommunityTopK
 	}
@@ -190,6 +198,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.SubjectPassages, "subject-passages", c.SubjectPassages, "best dense/lexical passages whose mentioned entities' own passages join the subject list (0 = only the question's entities)")
 	fs.StringVar(&c.GraphRanking, "graph-ranking", c.GraphRanking, "graph list ranking: ppr (personalized PageRank) or path (hops, then PageRank)")
 	fs.IntVar(&c.EntityTopK, "entity-top-k", c.EntityTopK, "entities linked by embedding similarity")
+	fs.Float64Var(&c.EntityMargin, "entity-margin", c.EntityMargin, "embedding links kept only within this cosine of the best one (1 = no margin)")
 	fs.Float64Var(&c.EntityMinSim, "entity-min-similarity", c.EntityMinSim, "minimum cosine similarity of an embedding link (-1 = 0.3 with an embedding model, 0.6 with the offline embedder)")
 	fs.IntVar(&c.CommunityTopK, "community-top-k", c.CommunityTopK, "community reports in the local context")
 	fs.IntVar(&c.MapTopK, "map-top-k", c.MapTopK, "communities in a global search's map phase (0 = all at the level, pruned)")

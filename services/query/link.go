@@ -102,8 +102,12 @@ func (e *Engine) link(ctx context.Context, corpus, query string, qvec []float32)
 		return nil, fmt.Errorf("searching entities: %w", err)
 	}
 	var embedded []string
+	best := 0.0
 	for _, h := range hits {
-		if h.Score >= e.cfg.EntityMinSim {
+		best = max(best, h.Score)
+	}
+	for _, h := range hits {
+		if h.Score >= e.cfg.EntityMinSim && h.Score >= best-e.cfg.EntityMargin {
 			embedded = append(embedded, h.ID)
 		}
 	}

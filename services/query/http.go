@@ -88,7 +88,42 @@ func NewAPI(e *Engine, cfg HTTPConfig, log *slog.Logger) *API {
 // and deadline as the API.
 func (a *API) Guard(h http.Handler) http.Handler { return a.guard(h.ServeHTTP) }
 
-func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.mux.ServeHTTP(w, r) }
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if _, pattern := a.mux.Handler(r); pattern == "" {
+		// No route matches: the mux would answer 404 or 405 in plain text. Let it decide
+		// (and set Allow), and answer in the API's JSON error shape.
+		w = &routeErrorWriter{ResponseWriter: w, r: r}
+	}
+	a.mux.ServeHTTP(w, r)
+}
+
+// routeErrorWriter turns the mux's plain-text 404 and 405 into JSON errors.
+type routeErrorWriter struct {
+	http.ResponseWriter
+	r       *http.Request
+	written bool
+}
+
+func (w *routeErrorWriter) WriteHeader(status int) {
+	if w.written {
+		return
+	}
+	w.written = true
+	msg := fmt.Sprintf("no route for %s %s (the API is described at /openapi.json)", w.r.Method, w.r.URL.Path)
+	if status == http.StatusMethodNotAllowed {
+		msg = fmt.Sprintf("method %s is not allowed on %s (allowed: %s)", w.r.Method, w.r.URL.Path, w.Header().Get("Allow"))
+	}
+	w.Header().Del("X-Content-Type-Options")
+	writeJSON(w.ResponseWriter, status, apiError{Error: msg})
+}
+
+// Write drops the mux's plain-text body: WriteHeader wrote the JSON one.
+func (w *routeErrorWriter) Write(b []byte) (int, error) {
+	if !w.written {
+		w.WriteHeader(http.StatusOK)
+	}
+	return len(b), nil
+}
 
 type apiError struct {
 	Error string `json:"error"`

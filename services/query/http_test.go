@@ -428,13 +428,25 @@ func TestHTTPBadInput(t *testing.T) {
 	}
 
 	t.Run("wrong method", func(t *testing.T) {
-		// The mux answers (in plain text) before any handler runs.
+		// The mux decides before any handler runs; the answer is still a JSON error.
 		resp, body := call(t, srv, http.MethodGet, "/v1/query", "", "")
 		if resp.StatusCode != http.StatusMethodNotAllowed {
 			t.Fatalf("status %d, body %s: want 405", resp.StatusCode, body)
 		}
 		if allow := resp.Header.Get("Allow"); !strings.Contains(allow, http.MethodPost) {
 			t.Errorf("Allow %q, want POST", allow)
+		}
+		if msg := apiErrorOf(t, resp, body); !strings.Contains(msg, "POST") {
+			t.Errorf("error %q does not name the allowed method", msg)
+		}
+	})
+	t.Run("no route", func(t *testing.T) {
+		resp, body := call(t, srv, http.MethodGet, "/v1/nowhere", "", "")
+		if resp.StatusCode != http.StatusNotFound {
+			t.Fatalf("status %d, body %s: want 404", resp.StatusCode, body)
+		}
+		if msg := apiErrorOf(t, resp, body); !strings.Contains(msg, "/v1/nowhere") {
+			t.Errorf("error %q does not name the path", msg)
 		}
 	})
 }

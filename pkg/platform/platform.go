@@ -46,6 +46,9 @@ type BackendFlags struct {
 	VectorStore   string         `config:"vector-store"`
 	MilvusAddress string         `config:"milvus-address"`
 	MilvusDB      string         `config:"milvus-database"`
+	MilvusUser    string         `config:"milvus-user"`
+	MilvusPass    service.Secret `config:"milvus-password"`
+	MilvusToken   service.Secret `config:"milvus-token"`
 	EmbedBaseURL  string         `config:"llm-embed-base-url"`
 
 	LLMBaseURL     string         `config:"llm-base-url"`
@@ -72,6 +75,9 @@ func (b *BackendFlags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&b.VectorStore, "vector-store", Embedded, "vector store: embedded (bbolt + HNSW + bleve in the data dir) or milvus")
 	fs.StringVar(&b.MilvusAddress, "milvus-address", "127.0.0.1:19530", "Milvus gRPC address (with -vector-store milvus)")
 	fs.StringVar(&b.MilvusDB, "milvus-database", "", "Milvus database (empty = default)")
+	fs.StringVar(&b.MilvusUser, "milvus-user", "", "Milvus user (empty = no authentication; with -milvus-password)")
+	fs.Var(&b.MilvusPass, "milvus-password", "password of -milvus-user")
+	fs.Var(&b.MilvusToken, "milvus-token", "Milvus API key or user:password token (instead of -milvus-user)")
 	fs.StringVar(&b.EmbedBaseURL, "llm-embed-base-url", "", "separate OpenAI-compatible endpoint for embeddings (empty = -llm-base-url); without -llm-base-url, an embedding model with offline extraction, reports and answers")
 	fs.StringVar(&b.LLMBaseURL, "llm-base-url", "", "OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1; empty = offline extraction, extractive reports and answers")
 	fs.Var(&b.LLMAPIKey, "llm-api-key", "API key of the endpoint")
@@ -104,6 +110,9 @@ func (b *BackendFlags) Validate() error {
 	}
 	if b.EmbedBaseURL != "" && b.EmbedModel == "" {
 		errs = append(errs, errors.New("-llm-embed-base-url needs -llm-embed-model"))
+	}
+	if b.MilvusUser != "" && b.MilvusToken.Value() != "" {
+		errs = append(errs, errors.New("-milvus-user and -milvus-token are exclusive"))
 	}
 	if b.StreamReplicas < 1 || b.StreamReplicas > 5 {
 		errs = append(errs, fmt.Errorf("-stream-replicas %d is outside 1..5", b.StreamReplicas))
@@ -246,6 +255,12 @@ func (p *Platform) openVectors(ctx context.Context, common service.CommonFlags, 
 		var opts []milvusstore.Option
 		if b.MilvusDB != "" {
 			opts = append(opts, milvusstore.WithDatabase(b.MilvusDB))
+		}
+		if b.MilvusUser != "" {
+			opts = append(opts, milvusstore.WithCredentials(b.MilvusUser, b.MilvusPass.Value()))
+		}
+		if b.MilvusToken.Value() != "" {
+			opts = append(opts, milvusstore.WithToken(b.MilvusToken.Value()))
 		}
 		v, err := milvusstore.Open(ctx, b.MilvusAddress, opts...)
 		if err != nil {

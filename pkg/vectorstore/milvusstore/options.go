@@ -63,6 +63,7 @@ func (k IndexKind) String() string {
 
 type config struct {
 	db           string
+	token        string // "user:password" or an API key
 	consistency  Consistency
 	index        IndexKind
 	hnswM        int
@@ -95,6 +96,20 @@ func (f optionFunc) apply(c *config) { f(c) }
 // WithDatabase selects a Milvus database (default: the server's default
 // database).
 func WithDatabase(name string) Option { return optionFunc(func(c *config) { c.db = name }) }
+
+// WithCredentials authenticates as a Milvus user (a server with
+// common.security.authorizationEnabled). The password travels in clear over
+// the insecure connection: keep it on a private network.
+func WithCredentials(user, password string) Option {
+	return optionFunc(func(c *config) {
+		if user != "" {
+			c.token = user + ":" + password
+		}
+	})
+}
+
+// WithToken authenticates with an API key or a "user:password" token.
+func WithToken(token string) Option { return optionFunc(func(c *config) { c.token = token }) }
 
 // WithConsistency sets the consistency level of reads (default
 // ConsistencyStrong).

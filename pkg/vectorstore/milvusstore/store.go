@@ -2,6 +2,7 @@ package milvusstore
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"math"
@@ -76,10 +77,18 @@ func Open(ctx context.Context, addr string, opts ...Option) (*Store, error) {
 		// 4 MiB default as well.
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32), grpc.MaxCallSendMsgSize(math.MaxInt32)),
 	}
+	// Every call carries the database and the credentials as metadata, as Milvus' own
+	// clients send them: "authorization" is base64 of "user:password" or of the token.
+	var md []string
 	if cfg.db != "" {
-		db := cfg.db
+		md = append(md, "dbname", cfg.db)
+	}
+	if cfg.token != "" {
+		md = append(md, "authorization", base64.StdEncoding.EncodeToString([]byte(cfg.token)))
+	}
+	if len(md) > 0 {
 		dial = append(dial, grpc.WithUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-			return invoker(metadata.AppendToOutgoingContext(ctx, "dbname", db), method, req, reply, cc, opts...)
+			return invoker(metadata.AppendToOutgoingContext(ctx, md...), method, req, reply, cc, opts...)
 		}))
 	}
 	conn, err := grpc.NewClient(addr, dial...)

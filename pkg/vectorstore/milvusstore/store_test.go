@@ -17,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/graphrag/graphrag/pkg/vectorstore"
@@ -35,15 +36,21 @@ type fakeMilvus struct {
 	scores  []float32
 	topks   []int
 	upserts [][]*schemapb.FieldData
+	auth    []string // "authorization" metadata seen by ShowCollections
+	dbs     []string // "dbname" metadata seen by ShowCollections
 }
 
 func notFound() *commonpb.Status {
 	return &commonpb.Status{ErrorCode: commonpb.ErrorCode_CollectionNotExists, Code: codeCollectionNotFound, Reason: "collection not found"}
 }
 
-func (f *fakeMilvus) ShowCollections(context.Context, *milvuspb.ShowCollectionsRequest) (*milvuspb.ShowCollectionsResponse, error) {
+func (f *fakeMilvus) ShowCollections(ctx context.Context, _ *milvuspb.ShowCollectionsRequest) (*milvuspb.ShowCollectionsResponse, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if md, ok := metadata.FromIncomingContext(ctx); ok {
+		f.auth = append(f.auth, md.Get("authorization")...)
+		f.dbs = append(f.dbs, md.Get("dbname")...)
+	}
 	resp := &milvuspb.ShowCollectionsResponse{Status: &commonpb.Status{}}
 	for name := range f.schemas {
 		resp.CollectionNames = append(resp.CollectionNames, name)
@@ -352,5 +359,41 @@ func TestTruncateUTF8(t *testing.T) {
 		if got := truncateUTF8(tc.s, tc.n); got != tc.want {
 			t.Errorf("truncateUTF8(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
 		}
+	}
+}
+
+// Credentials and the database travel as metadata on every call, encoded as Milvus'
+// clients encode them.
+func TestCredentialsMetadata(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []Option
+		auth string
+	}{
+		{"user and password", []Option{WithCredentials("root", "Milvus"), WithDatabase("rag")}, "cm9vdDpNaWx2dXM="},
+		{"token", []Option{WithToken("api-key-1")}, "YXBpLWtleS0x"},
+		{"none", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(4, false)
+			s := startFake(t, f, tc.opts...)
+			if err := s.Ping(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if tc.auth == "" {
+				if len(f.auth) != 0 {
+					t.Fatalf("authorization sent without credentials: %v", f.auth)
+				}
+				return
+			}
+			if len(f.auth) < 2 || f.auth[len(f.auth)-1] != tc.auth {
+				t.Fatalf("authorization %v, want %q on every call", f.auth, tc.auth)
+			}
+			if tc.name == "user and password" && (len(f.dbs) < 2 || f.dbs[len(f.dbs)-1] != "rag") {
+				t.Fatalf("dbname %v, want rag alongside the credentials", f.dbs)
+			}
+		})
 	}
 }

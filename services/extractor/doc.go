@@ -7,5 +7,6 @@
 // every replica through one durable consumer per corpus) and extracts entities and
 // relationships, with an LLM (structured output against a JSON Schema, optional gleaning)
 // or offline (proper nouns, noun phrases, sentence co-occurrence), publishing one
-// extraction event per chunk.
+// extraction event per chunk. A chunk the model cannot answer in valid JSON after its
+// retries is extracted offline, and its event's method says so.
 package extractor

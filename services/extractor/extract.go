@@ -38,13 +38,20 @@ func (s *Service) handleChunk(ctx context.Context, corpus string, m *bus.Message
 			s.log.WarnContext(ctx, "reading taxonomy; extracting with open types", "err", err)
 		}
 		ents, rels, err := s.extractLLM(ctx, c.DocumentTitle, c.Text, types)
-		if errors.Is(err, llm.ErrInvalidJSON) {
-			return bus.Permanent(fmt.Errorf("chunk %s: the model returned invalid JSON after retries: %w", c.ID, err))
-		}
-		if err != nil {
+		switch {
+		case errors.Is(err, llm.ErrInvalidJSON):
+			// The model could not produce valid JSON after its retries. A chunk without
+			// an extraction would be missing from the graph, and redelivery would ask
+			// the same question again: extract it offline instead, and say so in the
+			// method (as the summarizer writes an extractive report).
+			s.log.WarnContext(ctx, "the model gave no valid extraction; extracting offline", "corpus", corpus, "chunk", c.ID, "err", err)
+			x.Method = offlineMethod
+			x.Entities, x.Relationships = offline(c.DocumentTitle, c.Text, s.cfg.MaxEntities, s.cfg.MaxRelationships)
+		case err != nil:
 			return fmt.Errorf("chunk %s: extracting: %w", c.ID, err)
+		default:
+			x.Entities, x.Relationships = ents, rels
 		}
-		x.Entities, x.Relationships = ents, rels
 	}
 	s.extracted.Add(ctx, 1, metric.WithAttributes(attribute.String("method", x.Method)))
 	return s.publish(ctx, events.KindExtractions, corpus, x, x.MsgID())

@@ -2,10 +2,10 @@ package extractor
 
 import (
 	"context"
-	"errors"
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -163,16 +163,19 @@ func TestLLMExtraction(t *testing.T) {
 	}
 }
 
-// Invalid JSON is retried, then the chunk is dead-lettered with the reason (the handler
-// returns a permanent error); the consumer itself carries on.
-func TestLLMGarbageIsPermanent(t *testing.T) {
+// Invalid JSON is retried, then the chunk is extracted offline, and the event says so:
+// the chunk still reaches the graph.
+func TestLLMGarbageFallsBackToOffline(t *testing.T) {
 	f := newFixture(t, func(openai.ChatCompletionRequest) string { return "this is not JSON {" })
-	err := f.svc.handleChunk(t.Context(), "demo", chunkMsg(t, "Dr Ada Quillane chaired the Storm Hester Inquiry in 1999."))
-	if !bus.IsPermanent(err) || !errors.Is(err, llm.ErrInvalidJSON) {
-		t.Fatalf("error %v: want a permanent error wrapping llm.ErrInvalidJSON", err)
+	if err := f.svc.handleChunk(t.Context(), "demo", chunkMsg(t, "Dr Ada Quillane chaired the Storm Hester Inquiry in 1999.")); err != nil {
+		t.Fatalf("handler: %v, want the offline fallback", err)
 	}
 	if calls := f.llms.ChatCalls(); calls < 2 {
 		t.Fatalf("invalid JSON was not retried (%d calls)", calls)
+	}
+	x := lastExtraction(t, f.bus)
+	if x.Method != offlineMethod || !slices.ContainsFunc(x.Entities, func(e events.ExtractedEntity) bool { return e.Name == "Ada Quillane" }) {
+		t.Fatalf("extraction %+v, want the offline one", x)
 	}
 }
 

@@ -148,9 +148,12 @@ func (s *Service) Stop(ctx context.Context) error {
 }
 
 // Method names the extraction method written into extraction events.
+// offlineMethod names the deterministic extractor in extraction events.
+const offlineMethod = "offline/v1"
+
 func (s *Service) Method() string {
 	if s.deps.LLM == nil {
-		return "offline/v1"
+		return offlineMethod
 	}
 	return "llm/" + s.deps.LLM.Config().ChatModel
 }

@@ -3,10 +3,12 @@ package milvusstore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
 	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
@@ -85,21 +87,39 @@ func (s *Store) SearchText(ctx context.Context, coll string, text string, k int,
 		positiveOnly: true,
 	}
 	hits, err := s.topK(ctx, coll, q, k, f)
-	if err == nil || ctx.Err() != nil {
-		return hits, err
+	for _, wait := range bm25StatsBackoff {
+		if !isBadSparseRow(err) {
+			break
+		}
+		// Milvus Lite 2.5 fails BM25 searches of an empty collection (its
+		// average document length is 0/0, "Invalid sparse row: NaN or Inf"),
+		// and, while upserts run, can score the query with document
+		// frequencies counted on more records than its total, which makes an
+		// IDF negative ("Invalid sparse row: negative value"). An empty
+		// collection has no hits; otherwise the statistics settle within
+		// milliseconds and the search is worth a few more tries.
+		if n, cerr := s.Count(ctx, coll); cerr == nil && n == 0 {
+			return []vectorstore.Hit{}, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("searching text in %q: %w (after: %v)", coll, ctx.Err(), err)
+		case <-time.After(wait):
+		}
+		hits, err = s.topK(ctx, coll, q, k, f)
 	}
-	// Milvus Lite 2.5 fails BM25 searches of an empty collection (its
-	// average document length is 0/0, "Invalid sparse row: NaN or Inf").
-	// An empty collection has no hits; if records arrived meanwhile, the
-	// search is worth one more try.
-	n, cerr := s.Count(ctx, coll)
-	if cerr != nil {
-		return nil, err
-	}
-	if n == 0 {
-		return []vectorstore.Hit{}, nil
-	}
-	return s.topK(ctx, coll, q, k, f)
+	return hits, err
+}
+
+// bm25StatsBackoff is how long SearchText waits before each new try of a
+// search Milvus rejected for inconsistent BM25 statistics.
+var bm25StatsBackoff = []time.Duration{20 * time.Millisecond, 100 * time.Millisecond, 500 * time.Millisecond}
+
+// isBadSparseRow reports whether Milvus rejected a BM25 query vector it built
+// itself (see SearchText): a transient server-side state, not a bad request.
+func isBadSparseRow(err error) bool {
+	var se *ServerError
+	return errors.As(err, &se) && strings.Contains(se.Reason, "Invalid sparse row")
 }
 
 // topK runs q and returns the best k hits ordered by vectorstore.CompareHits.

@@ -38,6 +38,7 @@ type fakeMilvus struct {
 	upserts [][]*schemapb.FieldData
 	auth    []string // "authorization" metadata seen by ShowCollections
 	dbs     []string // "dbname" metadata seen by ShowCollections
+	fail    []*commonpb.Status // statuses the next searches answer, in order
 }
 
 func notFound() *commonpb.Status {
@@ -85,6 +86,11 @@ func (f *fakeMilvus) Search(_ context.Context, req *milvuspb.SearchRequest) (*mi
 		}
 	}
 	f.topks = append(f.topks, topk)
+	if len(f.fail) > 0 {
+		st := f.fail[0]
+		f.fail = f.fail[1:]
+		return &milvuspb.SearchResults{Status: st}, nil
+	}
 	idx := make([]int, len(f.recs))
 	for i := range idx {
 		idx[i] = i
@@ -188,6 +194,54 @@ func TestSearchTiesAtTheBoundary(t *testing.T) {
 				t.Fatalf("topk requested = %v, want %v", f.topks, tc.wantTopks)
 			}
 		})
+	}
+}
+
+// Milvus Lite builds BM25 query vectors from statistics that can be
+// inconsistent while upserts run; SearchText tries again, a bounded number of
+// times, and only for that error.
+func TestSearchTextRetriesInconsistentBM25Stats(t *testing.T) {
+	negative := func() *commonpb.Status {
+		return &commonpb.Status{ErrorCode: commonpb.ErrorCode_Success, Code: 2000,
+			Reason: `Assert "element.val >= 0"  => Invalid sparse row: negative value`}
+	}
+	setup := func(fail ...*commonpb.Status) (*fakeMilvus, *Store) {
+		f := newFake(2, true)
+		f.recs = []vectorstore.Record{{ID: "a", Vector: []float32{1, 0}, Text: "item"}}
+		f.scores = []float32{1.5}
+		f.fail = fail
+		return f, startFake(t, f)
+	}
+
+	f, s := setup(negative(), negative())
+	hits, err := s.SearchText(context.Background(), "c", "item", 3, vectorstore.Filter{})
+	if err != nil || len(hits) != 1 || hits[0].ID != "a" {
+		t.Fatalf("SearchText after two transient failures = %v, %v; want [a]", hits, err)
+	}
+	if len(f.topks) != 3 {
+		t.Fatalf("searches = %d, want 3", len(f.topks))
+	}
+
+	// A lasting failure ends with the server's error after the bounded tries.
+	var fail []*commonpb.Status
+	for range len(bm25StatsBackoff) + 5 {
+		fail = append(fail, negative())
+	}
+	f, s = setup(fail...)
+	if _, err := s.SearchText(context.Background(), "c", "item", 3, vectorstore.Filter{}); err == nil || !strings.Contains(err.Error(), "negative value") {
+		t.Fatalf("SearchText with a lasting failure: err = %v, want the server's", err)
+	}
+	if len(f.topks) != len(bm25StatsBackoff)+1 {
+		t.Fatalf("searches = %d, want %d", len(f.topks), len(bm25StatsBackoff)+1)
+	}
+
+	// Any other server error is returned at once.
+	f, s = setup(&commonpb.Status{ErrorCode: commonpb.ErrorCode_UnexpectedError, Code: 65535, Reason: "boom"})
+	if _, err := s.SearchText(context.Background(), "c", "item", 3, vectorstore.Filter{}); err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Fatalf("SearchText with another error: err = %v", err)
+	}
+	if len(f.topks) != 1 {
+		t.Fatalf("searches = %d, want 1", len(f.topks))
 	}
 }
 

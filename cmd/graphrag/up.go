@@ -85,6 +85,9 @@ func newStack(p *platform.Platform, cfg upConfig, log *slog.Logger) (*stack, err
 	if st.Extractor, err = extractor.New(cfg.Extractor, extractor.Deps{Bus: p.Bus, Vectors: p.Vectors, Embedder: p.Embedder, LLM: p.LLM, Logger: log}); err != nil {
 		return nil, err
 	}
+	if p.ExclusiveGraph {
+		cfg.Grapher.Lease = false // the store's file lock already allows one grapher
+	}
 	if st.Grapher, err = grapher.New(cfg.Grapher, grapher.Deps{Bus: p.Bus, Graph: p.Graph, Algorithms: p.Algorithms, Vectors: p.Vectors, Embedder: p.Embedder, LLM: p.LLM, Logger: log}); err != nil {
 		return nil, err
 	}

@@ -37,7 +37,14 @@ const (
 	LLMCacheBucket = "graphrag_llm_cache"
 	// DocumentBucket holds documents too large for one message.
 	DocumentBucket = "graphrag_documents"
+	// LeaseBucket holds the leases of single-active services (the grapher); its
+	// entries expire after LeaseTTL unless renewed.
+	LeaseBucket = "graphrag_leases"
 )
+
+// LeaseTTL is how long a lease outlives its holder's last renewal: a grapher that
+// dies without releasing it is replaced after at most this long.
+const LeaseTTL = 15 * time.Second
 
 // DLQStream holds dead letters of every stage, on graphrag.dlq.<stage>.<corpus>.
 const DLQStream = "GRAPHRAG_DLQ"
@@ -87,6 +94,9 @@ func Provision(ctx context.Context, b *bus.Bus, t Topology) error {
 		if _, err := b.EnsureKV(ctx, bucket, 0, bus.WithReplicas(t.Replicas)); err != nil {
 			return fmt.Errorf("provisioning bucket %s: %w", bucket, err)
 		}
+	}
+	if _, err := b.EnsureKV(ctx, LeaseBucket, LeaseTTL, bus.WithReplicas(t.Replicas)); err != nil {
+		return fmt.Errorf("provisioning bucket %s: %w", LeaseBucket, err)
 	}
 	if _, err := b.EnsureObjectStore(ctx, DocumentBucket, bus.WithReplicas(t.Replicas)); err != nil {
 		return fmt.Errorf("provisioning object store %s: %w", DocumentBucket, err)

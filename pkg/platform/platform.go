@@ -144,6 +144,10 @@ type Platform struct {
 	Embedder   Embedder
 	// OfflineEmbedder is true when Embedder is the offline hashing embedder.
 	OfflineEmbedder bool
+	// ExclusiveGraph is true when the graph store is a file this process has locked
+	// (the embedded store): no second grapher can write the same graph, so the
+	// grapher needs no lease.
+	ExclusiveGraph bool
 	Health          *service.Health
 
 	closers []func() error
@@ -242,7 +246,7 @@ func (p *Platform) openGraph(ctx context.Context, common service.CommonFlags, b 
 		if err != nil {
 			return fmt.Errorf("opening the graph store: %w", err)
 		}
-		p.Graph = g
+		p.Graph, p.ExclusiveGraph = g, true
 		p.closers = append(p.closers, g.Close)
 		p.Health.AddReadiness("graph store", g.Ping)
 	}

@@ -6,7 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
+	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -47,6 +50,11 @@ type Config struct {
 	// Taxonomy selects the type consolidation strategy.
 	Taxonomy taxonomy.Options
 	Stage    pipeline.StageConfig
+	// Lease makes the grapher hold the pipeline's grapher lease while it runs, so
+	// that of two graphers on one bus (a rollout overlap, a node failure) only one
+	// merges and detects; the other waits. Off only where one grapher is certain
+	// otherwise (graphrag up on the embedded graph store, whose file lock allows one).
+	Lease bool
 }
 
 // DefaultConfig holds the seeds' parameters (Leiden γ 1.0, seed 42, 3 levels, minimum
@@ -68,6 +76,7 @@ func DefaultConfig() Config {
 		BatchWait:        20 * time.Millisecond,
 		Taxonomy:         taxonomy.DefaultOptions(),
 		Stage:            st,
+		Lease:            true,
 	}
 }
 
@@ -93,13 +102,16 @@ type Service struct {
 	merger *merger
 	kv     jetstream.KeyValue
 	dim    int
+	lease  *bus.Lease
+	failed chan error
 
 	mu      sync.Mutex
 	corpora map[string]*corpusState
 
-	stop chan struct{}
-	done chan struct{}
-	once sync.Once
+	started atomic.Bool // Start succeeded
+	stop    chan struct{}
+	done    chan struct{}
+	once    sync.Once
 }
 
 type corpusState struct {
@@ -151,15 +163,26 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		log = slog.Default()
 	}
 	s := &Service{cfg: cfg, deps: deps, log: log.With("service", "grapher"), corpora: map[string]*corpusState{},
-		stop: make(chan struct{}), done: make(chan struct{})}
+		stop: make(chan struct{}), done: make(chan struct{}), failed: make(chan error, 1)}
 	s.merger = newMerger(deps.Graph, cfg.BatchSize, cfg.BatchWait)
 	s.runner = pipeline.NewRunner(deps.Bus, pipeline.StageGrapher, events.KindExtractions, cfg.Stage, s.handleExtraction, s.log)
 	return s, nil
 }
 
-// Start loads the progress of every corpus (a crash between a merge and a detection run
-// leaves the corpus dirty, and detection resumes), then starts consuming and scheduling.
-func (s *Service) Start(ctx context.Context) error {
+// Start takes the grapher lease (waiting while another grapher holds it), loads the
+// progress of every corpus (a crash between a merge and a detection run leaves the
+// corpus dirty, and detection resumes), then starts consuming and scheduling.
+func (s *Service) Start(ctx context.Context) (err error) {
+	if s.cfg.Lease {
+		if err := s.acquireLease(ctx); err != nil {
+			return err
+		}
+		defer func() {
+			if err != nil {
+				err = errors.Join(err, s.lease.Release(context.WithoutCancel(ctx)))
+			}
+		}()
+	}
 	kv, err := s.deps.Bus.KV(ctx, pipeline.StateBucket)
 	if err != nil {
 		return fmt.Errorf("grapher: opening state bucket: %w", err)
@@ -185,14 +208,20 @@ func (s *Service) Start(ctx context.Context) error {
 	if err := s.runner.Start(ctx); err != nil {
 		return err
 	}
+	s.started.Store(true)
 	go s.schedule(context.WithoutCancel(ctx))
 	return nil
 }
 
-// Stop stops consuming, lets in-flight merges commit, and waits for a running detection.
+// Stop stops consuming, lets in-flight merges commit, waits for a running detection
+// and releases the lease, so a successor need not wait for it to expire.
 func (s *Service) Stop(ctx context.Context) error {
 	var err error
 	s.once.Do(func() {
+		if !s.started.Load() {
+			close(s.stop)
+			return // Start failed or never ran: it released what it had taken
+		}
 		err = s.runner.Stop(ctx)
 		s.merger.stop()
 		close(s.stop)
@@ -201,8 +230,40 @@ func (s *Service) Stop(ctx context.Context) error {
 		case <-ctx.Done():
 			err = errors.Join(err, fmt.Errorf("grapher: waiting for detection: %w", ctx.Err()))
 		}
+		if s.lease != nil {
+			err = errors.Join(err, s.lease.Release(ctx))
+		}
 	})
 	return err
+}
+
+// Failed reports the loss of the lease: the process must stop merging, since
+// another grapher may be taking over (service.Run then shuts it down).
+func (s *Service) Failed() <-chan error { return s.failed }
+
+// leaseKey is the grapher's lease in pipeline.LeaseBucket: one active grapher per bus.
+const leaseKey = "grapher"
+
+func (s *Service) acquireLease(ctx context.Context) error {
+	kv, err := s.deps.Bus.KV(ctx, pipeline.LeaseBucket)
+	if err != nil {
+		return fmt.Errorf("grapher: opening lease bucket: %w", err)
+	}
+	host, _ := os.Hostname()
+	holder := fmt.Sprintf("%s/%d/%x", host, os.Getpid(), rand.Uint32())
+	l, err := bus.AcquireLease(ctx, kv, bus.LeaseOptions{Key: leaseKey, Holder: holder, Logger: s.log})
+	if err != nil {
+		return fmt.Errorf("grapher: %w", err)
+	}
+	s.lease = l
+	go func() {
+		select {
+		case <-l.Lost():
+			s.failed <- fmt.Errorf("grapher: %w", l.Err())
+		case <-s.stop:
+		}
+	}()
+	return nil
 }
 
 // schedule runs detection for corpora that are dirty and quiet (or very busy).
@@ -278,5 +339,6 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Taxonomy.Strategy, "taxonomy-strategy", c.Taxonomy.Strategy, "entity type consolidation: stratified or global")
 	fs.IntVar(&c.Taxonomy.PerCorpus, "taxonomy-types-per-corpus", c.Taxonomy.PerCorpus, "entity types kept per corpus")
 	fs.Float64Var(&c.Taxonomy.MinPercent, "taxonomy-min-percent", c.Taxonomy.MinPercent, "minimum share of a corpus's mentions for a kept type")
+	fs.BoolVar(&c.Lease, "lease", c.Lease, "hold the grapher lease in NATS so that one grapher is active per bus, a second one waiting (not needed, and not taken, on the embedded graph store, which admits one process)")
 	c.Stage.RegisterFlags(fs, "grapher")
 }

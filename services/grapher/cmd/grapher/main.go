@@ -29,6 +29,9 @@ func run(ctx context.Context, args []string) error {
 		Flags:  func(fs *flag.FlagSet) { cfg.RegisterFlags(fs) },
 		Config: &cfg,
 		Build: func(_ context.Context, p *platform.Platform, _ *http.ServeMux, log *slog.Logger) ([]service.Component, error) {
+			if p.ExclusiveGraph {
+				cfg.Lease = false // the store's file lock already allows one grapher
+			}
 			s, err := grapher.New(cfg, grapher.Deps{Bus: p.Bus, Graph: p.Graph, Algorithms: p.Algorithms, Vectors: p.Vectors, Embedder: p.Embedder, LLM: p.LLM, Logger: log})
 			return []service.Component{s}, err
 		},

@@ -1,0 +1,159 @@
+package bus_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/graphrag/graphrag/pkg/bus"
+	"github.com/graphrag/graphrag/pkg/bus/bustest"
+)
+
+const leaseTTL = time.Second
+
+func leaseBucket(t *testing.T, b *bus.Bus) jetstream.KeyValue {
+	t.Helper()
+	kv, err := b.EnsureKV(testCtx(t), "leases", leaseTTL)
+	if err != nil {
+		t.Fatalf("EnsureKV: %v", err)
+	}
+	return kv
+}
+
+// openLeases opens the bucket through another connection (another process).
+func openLeases(t *testing.T, b *bus.Bus) jetstream.KeyValue {
+	t.Helper()
+	kv, err := b.KV(testCtx(t), "leases")
+	if err != nil {
+		t.Fatalf("KV: %v", err)
+	}
+	return kv
+}
+
+func acquire(t *testing.T, ctx context.Context, kv jetstream.KeyValue, holder string) (*bus.Lease, error) {
+	t.Helper()
+	l, err := bus.AcquireLease(ctx, kv, bus.LeaseOptions{Key: "grapher", Holder: holder, Poll: 50 * time.Millisecond})
+	if err == nil {
+		t.Cleanup(func() { _ = l.Release(context.Background()) })
+	}
+	return l, err
+}
+
+func TestLeaseIsExclusiveWhileRenewed(t *testing.T) {
+	e := newEnv(t)
+	kv := leaseBucket(t, e.b)
+	a, err := acquire(t, testCtx(t), kv, "a")
+	if err != nil {
+		t.Fatalf("first AcquireLease: %v", err)
+	}
+	if a.TTL() != leaseTTL {
+		t.Fatalf("TTL = %v, want the bucket's %v", a.TTL(), leaseTTL)
+	}
+	// Longer than the TTL: only renewals keep the key from expiring.
+	ctx, cancel := context.WithTimeout(testCtx(t), 5*leaseTTL/2)
+	defer cancel()
+	if _, err := acquire(t, ctx, openLeases(t, e.newBus(t)), "b"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("second AcquireLease while held = %v, want a deadline error", err)
+	}
+	select {
+	case <-a.Lost():
+		t.Fatalf("the holder lost its lease: %v", a.Err())
+	default:
+	}
+	if err := a.Release(testCtx(t)); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+	// Released, not expired: the successor gets it well within the TTL.
+	ctx, cancel = context.WithTimeout(testCtx(t), leaseTTL/2)
+	defer cancel()
+	if _, err := acquire(t, ctx, kv, "b"); err != nil {
+		t.Fatalf("AcquireLease after Release: %v", err)
+	}
+	if err := a.Release(testCtx(t)); err != nil {
+		t.Fatalf("second Release: %v", err)
+	}
+}
+
+// A holder that cannot reach the server any more counts its lease lost before
+// the server expires it, so at no time do two processes hold it.
+func TestLeaseLostBeforeSuccessorAcquires(t *testing.T) {
+	e := newEnv(t)
+	kv := leaseBucket(t, e.b)
+	nc := bustest.Connect(t, e.srv)
+	b, err := bus.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := acquire(t, testCtx(t), openLeases(t, b), "a")
+	if err != nil {
+		t.Fatalf("AcquireLease: %v", err)
+	}
+	nc.Close() // the holder is cut off; its renewals fail from now on
+	cut := time.Now()
+
+	lostAt := make(chan time.Time, 1)
+	go func() { <-a.Lost(); lostAt <- time.Now() }()
+	if _, err := acquire(t, testCtx(t), kv, "b"); err != nil {
+		t.Fatalf("successor AcquireLease: %v", err)
+	}
+	acquiredAt := time.Now()
+	select {
+	case at := <-lostAt:
+		if !at.Before(acquiredAt) {
+			t.Fatalf("holder noticed the loss %v after the cut, the successor acquired at %v", at.Sub(cut), acquiredAt.Sub(cut))
+		}
+	default:
+		t.Fatalf("the successor acquired %v after the cut while the holder still believed it held the lease", acquiredAt.Sub(cut))
+	}
+	if !errors.Is(a.Err(), bus.ErrLeaseLost) {
+		t.Fatalf("Err = %v, want ErrLeaseLost", a.Err())
+	}
+	if acquiredAt.Sub(cut) < leaseTTL/2 {
+		t.Fatalf("successor acquired %v after the cut: before the key could expire", acquiredAt.Sub(cut))
+	}
+}
+
+// A holder whose key another process overwrote stops at its next renewal.
+func TestLeaseLostWhenTaken(t *testing.T) {
+	e := newEnv(t)
+	kv := leaseBucket(t, e.b)
+	a, err := acquire(t, testCtx(t), kv, "a")
+	if err != nil {
+		t.Fatalf("AcquireLease: %v", err)
+	}
+	if _, err := kv.Put(testCtx(t), "grapher", []byte("intruder")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-a.Lost():
+	case <-time.After(5 * leaseTTL):
+		t.Fatal("the lease was not reported lost")
+	}
+	if !errors.Is(a.Err(), bus.ErrLeaseLost) {
+		t.Fatalf("Err = %v, want ErrLeaseLost", a.Err())
+	}
+	// Release must not delete the other holder's key.
+	if err := a.Release(testCtx(t)); err != nil {
+		t.Fatalf("Release after loss: %v", err)
+	}
+	if e, err := kv.Get(testCtx(t), "grapher"); err != nil || string(e.Value()) != "intruder" {
+		t.Fatalf("key after Release = %v, %v", e, err)
+	}
+}
+
+func TestLeaseNeedsAnExpiringBucket(t *testing.T) {
+	e := newEnv(t)
+	kv, err := e.b.EnsureKV(testCtx(t), "forever", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bus.AcquireLease(testCtx(t), kv, bus.LeaseOptions{Key: "k", Holder: "h"}); !errors.Is(err, bus.ErrInvalidSpec) {
+		t.Fatalf("AcquireLease on a bucket without TTL = %v, want ErrInvalidSpec", err)
+	}
+	if _, err := bus.AcquireLease(testCtx(t), leaseBucket(t, e.b), bus.LeaseOptions{Key: "k"}); !errors.Is(err, bus.ErrInvalidSpec) {
+		t.Fatalf("AcquireLease without a holder = %v, want ErrInvalidSpec", err)
+	}
+}

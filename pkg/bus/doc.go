@@ -25,4 +25,7 @@
 //     them at once instead of after AckWait (a nak counts as a delivery).
 //   - At most Workers messages are buffered per process: a buffered message's
 //     AckWait runs while it waits and nothing keeps it alive.
+//   - Single-active services hold a Lease: a key in an expiring key-value
+//     bucket, written with compare-and-set and renewed, so that no second
+//     coordination system (Kubernetes leases, etcd) is needed off a cluster.
 package bus

@@ -1,5 +1,6 @@
 // Package grapher is the stage that owns the knowledge graph. It runs as a single active
-// instance per deployment (see docs/operations.md).
+// instance per bus: it holds the grapher lease (pkg/bus Lease) while it runs, and a second
+// grapher waits for it (see docs/operations.md).
 //
 // It consumes extraction events, normalizes entity names with pkg/normalize (the one
 // normalization the query service also uses), and merges them into the graph store in

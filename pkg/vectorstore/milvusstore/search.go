@@ -183,6 +183,9 @@ func (s *Store) searchOnce(ctx context.Context, coll string, q query, expr strin
 		Nq:               1,
 		ConsistencyLevel: s.cfg.consistency.proto(),
 	}
+	if err := s.awaitVisibility(ctx); err != nil {
+		return nil, 0, false, fmt.Errorf("milvusstore: searching %q: %w", coll, err)
+	}
 	var resp *milvuspb.SearchResults
 	err = s.retryLoad(ctx, coll, func() error {
 		var err error

@@ -36,9 +36,12 @@ type fakeMilvus struct {
 	scores  []float32
 	topks   []int
 	upserts [][]*schemapb.FieldData
-	auth    []string // "authorization" metadata seen by ShowCollections
-	dbs     []string // "dbname" metadata seen by ShowCollections
+	auth    []string           // "authorization" metadata seen by ShowCollections
+	dbs     []string           // "dbname" metadata seen by ShowCollections
 	fail    []*commonpb.Status // statuses the next searches answer, in order
+	writeTS uint64             // the timestamp Upsert reports (0, like Milvus Lite)
+	wroteAt time.Time          // when the last Upsert handler returned
+	readAt  []time.Time        // when each Search arrived
 }
 
 func notFound() *commonpb.Status {
@@ -73,7 +76,8 @@ func (f *fakeMilvus) Upsert(_ context.Context, req *milvuspb.UpsertRequest) (*mi
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.upserts = append(f.upserts, req.GetFieldsData())
-	return &milvuspb.MutationResult{Status: &commonpb.Status{}}, nil
+	f.wroteAt = time.Now()
+	return &milvuspb.MutationResult{Status: &commonpb.Status{}, Timestamp: f.writeTS}, nil
 }
 
 func (f *fakeMilvus) Search(_ context.Context, req *milvuspb.SearchRequest) (*milvuspb.SearchResults, error) {
@@ -86,6 +90,7 @@ func (f *fakeMilvus) Search(_ context.Context, req *milvuspb.SearchRequest) (*mi
 		}
 	}
 	f.topks = append(f.topks, topk)
+	f.readAt = append(f.readAt, time.Now())
 	if len(f.fail) > 0 {
 		st := f.fail[0]
 		f.fail = f.fail[1:]
@@ -242,6 +247,36 @@ func TestSearchTextRetriesInconsistentBM25Stats(t *testing.T) {
 	}
 	if len(f.topks) != 1 {
 		t.Fatalf("searches = %d, want 1", len(f.topks))
+	}
+}
+
+// Milvus Lite reports no write timestamp and makes a row visible only from the
+// millisecond after its insert: a Strong read right after a write waits that
+// long. Milvus reports the timestamp, and its reads need no wait.
+func TestReadAfterUntimedWriteWaits(t *testing.T) {
+	for _, ts := range []uint64{0, 42} {
+		f := newFake(2, false)
+		f.recs = []vectorstore.Record{{ID: "a", Vector: []float32{1, 0}}}
+		f.scores = []float32{1}
+		f.writeTS = ts
+		s := startFake(t, f)
+		for range 3 {
+			if err := s.Upsert(context.Background(), "c", []vectorstore.Record{{ID: "a", Vector: []float32{1, 0}}}); err != nil {
+				t.Fatalf("Upsert: %v", err)
+			}
+			if _, err := s.Search(context.Background(), "c", []float32{1, 0}, 1, vectorstore.Filter{}); err != nil {
+				t.Fatalf("Search: %v", err)
+			}
+			f.mu.Lock()
+			gap := f.readAt[len(f.readAt)-1].Sub(f.wroteAt)
+			f.mu.Unlock()
+			if ts == 0 && gap < liteVisibilityLag {
+				t.Fatalf("Search arrived %v after an untimed write, want at least %v", gap, liteVisibilityLag)
+			}
+		}
+		if got := s.untimedWrite.Load() != 0; got != (ts == 0) {
+			t.Fatalf("write timestamp %d: untimed write recorded = %v", ts, got)
+		}
 	}
 }
 

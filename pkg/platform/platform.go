@@ -148,7 +148,7 @@ type Platform struct {
 	// (the embedded store): no second grapher can write the same graph, so the
 	// grapher needs no lease.
 	ExclusiveGraph bool
-	Health          *service.Health
+	Health         *service.Health
 
 	closers []func() error
 }

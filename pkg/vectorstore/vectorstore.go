@@ -80,6 +80,16 @@ type Store interface {
 	SearchText(ctx context.Context, coll string, query string, k int, f Filter) ([]Hit, error)
 	// Count returns the number of records in the collection.
 	Count(ctx context.Context, coll string) (int, error)
+	// List enumerates the collection: the IDs after the cursor after (""
+	// starts at the beginning) in ascending byte order, at most limit of
+	// them (limit >= 1, else ErrInvalidArgument), and next, the cursor of
+	// the following page: the last ID returned when more may follow, ""
+	// at the end. A driver may return fewer than limit IDs before the end,
+	// so callers page until next is "". An ID present for the whole
+	// listing appears exactly once; one written or deleted meanwhile may
+	// or may not. Unlike Search, List has no cap: it is how a caller reads
+	// every ID of a collection of any size.
+	List(ctx context.Context, coll, after string, limit int) (ids []string, next string, err error)
 	// DropCollection removes the collection and its records.
 	DropCollection(ctx context.Context, coll string) error
 	// Collections lists the collection names, sorted.
@@ -183,6 +193,14 @@ func ValidateRecords(recs []Record, dim int) error {
 func ValidateK(k int) error {
 	if k < 1 {
 		return fmt.Errorf("%w: k must be at least 1, got %d", ErrInvalidArgument, k)
+	}
+	return nil
+}
+
+// ValidateLimit checks the page size asked of List.
+func ValidateLimit(limit int) error {
+	if limit < 1 {
+		return fmt.Errorf("%w: limit must be at least 1, got %d", ErrInvalidArgument, limit)
 	}
 	return nil
 }

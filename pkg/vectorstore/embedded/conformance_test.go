@@ -47,16 +47,18 @@ func TestConformance(t *testing.T) {
 	// Both search paths must conform: exact scans (the default for small
 	// collections) and the HNSW graph (forced with threshold 0).
 	for _, tc := range []struct {
-		name string
-		opts []embedded.Option
+		name      string
+		opts      []embedded.Option
+		skipLarge bool
 	}{
-		{"exact", nil},
-		{"hnsw", []embedded.Option{embedded.WithExactThreshold(0)}},
+		{"exact", nil, false},
+		{"hnsw", []embedded.Option{embedded.WithExactThreshold(0)}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			vectorstoretest.Run(t, vectorstoretest.Features{
 				Persistent: true,
 				Lexical:    true,
+				SkipLarge:  tc.skipLarge,
 				Reopen: func(t *testing.T, old vectorstore.Store) vectorstore.Store {
 					return reopen(t, old, tc.opts...)
 				},

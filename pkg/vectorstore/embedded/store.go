@@ -448,6 +448,50 @@ func (s *Store) Count(ctx context.Context, name string) (int, error) {
 	return len(c.dense.docs), nil
 }
 
+// List implements vectorstore.Store: a bbolt cursor over the records
+// bucket, whose keys are the IDs in byte order.
+func (s *Store) List(ctx context.Context, name, after string, limit int) ([]string, string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, "", err
+	}
+	c, err := s.coll(name)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := vectorstore.ValidateLimit(limit); err != nil {
+		return nil, "", err
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.gone != nil {
+		return nil, "", fmt.Errorf("collection %q: %w", name, c.gone)
+	}
+	ids := make([]string, 0, min(limit, 1024))
+	more := false
+	err = s.db.View(func(tx *bolt.Tx) error {
+		cur := tx.Bucket(bucketCollections).Bucket([]byte(name)).Bucket(bucketRecords).Cursor()
+		k, _ := cur.Seek([]byte(after))
+		if k != nil && string(k) == after {
+			k, _ = cur.Next()
+		}
+		for ; k != nil; k, _ = cur.Next() {
+			if len(ids) == limit {
+				more = true
+				break
+			}
+			ids = append(ids, string(k))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("listing records of %q: %w", name, err)
+	}
+	if !more {
+		return ids, "", nil
+	}
+	return ids, ids[len(ids)-1], nil
+}
+
 // Upsert implements vectorstore.Store.
 func (s *Store) Upsert(ctx context.Context, name string, recs []vectorstore.Record) error {
 	if err := ctx.Err(); err != nil {

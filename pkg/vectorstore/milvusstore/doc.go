@@ -15,7 +15,9 @@
 // whose string literals are escaped by quoteString, because ids and
 // attribute values come from outside. Reads use Strong consistency unless
 // WithConsistency says otherwise, so an Upsert is visible to the next Get or
-// Search. Dense scores are recomputed in float64 from the returned vectors
+// Search. Search returns at most MaxK hits (Milvus' topk limit); List pages
+// through a collection of any size with `id > "cursor"` queries, which
+// Milvus answers in primary-key order (see List). Dense scores are recomputed in float64 from the returned vectors
 // (exact cosine, deterministic ties); BM25 scores are Milvus'. Texts longer
 // than MaxTextBytes are rejected with vectorstore.ErrInvalidArgument unless
 // WithTruncateText is set. Milvus errors are translated at the boundary:

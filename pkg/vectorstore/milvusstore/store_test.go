@@ -42,6 +42,7 @@ type fakeMilvus struct {
 	writeTS uint64             // the timestamp Upsert reports (0, like Milvus Lite)
 	wroteAt time.Time          // when the last Upsert handler returned
 	readAt  []time.Time        // when each Search arrived
+	queries []string           // "<expr> limit <n>" of each Query
 }
 
 func notFound() *commonpb.Status {

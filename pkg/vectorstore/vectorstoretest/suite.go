@@ -22,6 +22,11 @@ type Features struct {
 	Persistent bool
 	// Lexical: collections with Lexical true support SearchText (BM25).
 	Lexical bool
+	// SkipLarge skips the cases that write tens of thousands of records
+	// (ListBeyondSearchCap). For a second configuration of a driver whose
+	// first one runs them: the embedded driver's HNSW run, where building the
+	// graph makes them slow and listing takes the same path.
+	SkipLarge bool
 	// Reopen closes old and opens the same backing storage again. Required
 	// when Persistent is true.
 	Reopen func(t *testing.T, old vectorstore.Store) vectorstore.Store
@@ -65,6 +70,8 @@ func Run(t *testing.T, f Features, open func(t *testing.T) vectorstore.Store) {
 		{"DenseTies", h.testDenseTies, false},
 		{"DenseFilters", h.testDenseFilters, false},
 		{"KLargerThanCount", h.testKLarge, false},
+		{"List", h.testList, false},
+		{"ListBeyondSearchCap", h.testListBeyondSearchCap, f.SkipLarge},
 		{"TextUnsupported", h.testTextUnsupported, false},
 		{"BM25RareTerm", h.testBM25Rare, !f.Lexical},
 		{"BM25Saturation", h.testBM25Saturation, !f.Lexical},
@@ -214,6 +221,7 @@ func (h *harness) testNotFound(t *testing.T) {
 		"Delete": func() error { return s.Delete(ctx, missing, []string{"a"}) },
 		"Search": func() error { _, err := s.Search(ctx, missing, v, 1, vectorstore.Filter{}); return err },
 		"Count":  func() error { _, err := s.Count(ctx, missing); return err },
+		"List":   func() error { _, _, err := s.List(ctx, missing, "", 10); return err },
 		"Drop":   func() error { return s.DropCollection(ctx, missing) },
 	}
 	for name, op := range ops {
@@ -817,6 +825,7 @@ func (h *harness) testCanceled(t *testing.T) {
 			return err
 		},
 		"Count":       func() error { _, err := s.Count(ctx, name); return err },
+		"List":        func() error { _, _, err := s.List(ctx, name, "", 10); return err },
 		"Collections": func() error { _, err := s.Collections(ctx); return err },
 		"Ping":        func() error { return s.Ping(ctx) },
 	}

@@ -54,7 +54,7 @@ export GRAPHRAG_TEST_INTEGRATION_DIR=$here GRAPHRAG_TEST_RUN_DIR=$run_dir
 
 cd "$root"
 status=0
-for m in pkg cmd/graphrag; do
+for m in pkg services/extractor services/grapher services/summarizer services/query cmd/graphrag; do
   # Only the packages that have integration tests.
   pkgs=$(cd "$m" && grep -rl --include='*_test.go' '^//go:build integration' . | xargs -r -n1 dirname | sort -u)
   [[ -n $pkgs ]] || continue

@@ -2,7 +2,6 @@ package grapher
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -276,9 +275,8 @@ func (s *Service) publishUnreported(ctx context.Context, corpus string, comms []
 	return published, nil
 }
 
-// deleteStaleReports removes reports whose community is gone. The embedded store and
-// Milvus both answer an ids-filtered search; we page through every record instead by
-// asking for the ids we know were reports via the collection count being larger.
+// deleteStaleReports removes reports whose community is gone. It enumerates the
+// collection only when it holds more records than there are communities.
 func (s *Service) deleteStaleReports(ctx context.Context, coll string, current []string) error {
 	n, err := s.deps.Vectors.Count(ctx, coll)
 	if err != nil {
@@ -291,44 +289,10 @@ func (s *Service) deleteStaleReports(ctx context.Context, coll string, current [
 	for _, id := range current {
 		keep[id] = true
 	}
-	ids, err := listIDs(ctx, s.deps.Vectors, coll, s.dim, n)
-	if err != nil {
-		return err
-	}
-	var stale []string
-	for _, id := range ids {
-		if !keep[id] {
-			stale = append(stale, id)
-		}
-	}
-	if len(stale) == 0 {
-		return nil
-	}
-	if err := s.deps.Vectors.Delete(ctx, coll, stale); err != nil {
-		return fmt.Errorf("deleting %d stale community reports: %w", len(stale), err)
+	if _, err := deleteStale(ctx, s.deps.Vectors, coll, func(id string) bool { return keep[id] }); err != nil {
+		return fmt.Errorf("deleting stale community reports: %w", err)
 	}
 	return nil
-}
-
-// listIDs enumerates a small collection through an exhaustive search with a zero-free
-// probe vector. Community and entity collections are small enough for this.
-func listIDs(ctx context.Context, vs vectorstore.Store, coll string, dim, n int) ([]string, error) {
-	probe := make([]float32, dim)
-	for i := range probe {
-		probe[i] = 1
-	}
-	hits, err := vs.Search(ctx, coll, probe, n, vectorstore.Filter{})
-	if err != nil {
-		return nil, fmt.Errorf("listing %s: %w", coll, err)
-	}
-	ids := make([]string, len(hits))
-	for i, h := range hits {
-		ids[i] = h.ID
-	}
-	if len(ids) < n {
-		return ids, errors.New("listing " + coll + ": the store returned fewer records than it counts")
-	}
-	return ids, nil
 }
 
 func batches(ids []string, size int) [][]string {

@@ -75,17 +75,11 @@ func (s *Service) embedEntities(ctx context.Context, corpus string, keys []strin
 		return fmt.Errorf("counting entity records: %w", err)
 	}
 	if n > len(keys) {
-		ids, err := listIDs(ctx, s.deps.Vectors, coll, s.dim, n)
-		if err != nil {
-			return err
+		current := func(id string) bool {
+			i := sort.SearchStrings(keys, id)
+			return i < len(keys) && keys[i] == id
 		}
-		var stale []string
-		for _, id := range ids {
-			if i := sort.SearchStrings(keys, id); i >= len(keys) || keys[i] != id {
-				stale = append(stale, id)
-			}
-		}
-		if err := s.deps.Vectors.Delete(ctx, coll, stale); err != nil {
+		if _, err := deleteStale(ctx, s.deps.Vectors, coll, current); err != nil {
 			return fmt.Errorf("deleting stale entity records: %w", err)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/hashembed"
 	"github.com/graphrag/graphrag/pkg/leiden"
 	"github.com/graphrag/graphrag/pkg/pagerank"
+	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 	"github.com/graphrag/graphrag/pkg/vectorstore/embedded"
 	"github.com/graphrag/graphrag/pkg/wgraph"
@@ -120,7 +121,7 @@ func openBenchStores(dir string, vecOpts ...embedded.Option) (_ *benchStores, er
 
 // denseTopIDs returns, per question, the ids of the top k chunks of a dense search.
 func denseTopIDs(ctx context.Context, st *benchStores, qs []string, k int) ([][]string, error) {
-	coll := vectorstore.CollectionName(benchCorpus, vectorstore.KindChunks)
+	coll := schema.Collection(benchCorpus, schema.Chunks)
 	out := make([][]string, len(qs))
 	for i, q := range qs {
 		vecs, err := st.embedder.Embed(ctx, []string{q})
@@ -161,7 +162,7 @@ func benchRecall(truth, got [][]string) float64 {
 }
 
 func (s *benchStores) writeChunks(ctx context.Context, c *synthCorpus) error {
-	coll := vectorstore.CollectionName(benchCorpus, vectorstore.KindChunks)
+	coll := schema.Collection(benchCorpus, schema.Chunks)
 	if err := s.vectors.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: benchEmbedDim, Lexical: true}); err != nil {
 		return fmt.Errorf("creating the chunk collection: %w", err)
 	}
@@ -178,7 +179,7 @@ func (s *benchStores) writeChunks(ctx context.Context, c *synthCorpus) error {
 		recs := make([]vectorstore.Record, len(part))
 		for i, ch := range part {
 			recs[i] = vectorstore.Record{ID: ch.id, Vector: vecs[i], Text: ch.text, Attrs: map[string]string{
-				"document_id": ch.docID, "title": ch.title, "position": strconv.Itoa(lo + i)}}
+				schema.ChunkDocumentID: ch.docID, schema.ChunkTitle: ch.title, schema.ChunkPosition: strconv.Itoa(lo + i)}}
 		}
 		if err := s.vectors.Upsert(ctx, coll, recs); err != nil {
 			return fmt.Errorf("writing chunks: %w", err)
@@ -242,7 +243,7 @@ func (s *benchStores) detect(ctx context.Context) ([]graphstore.Community, error
 }
 
 func (s *benchStores) writeEntities(ctx context.Context) error {
-	coll := vectorstore.CollectionName(benchCorpus, grapher.KindEntities)
+	coll := schema.Collection(benchCorpus, schema.Entities)
 	if err := s.vectors.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: benchEmbedDim, Lexical: true}); err != nil {
 		return fmt.Errorf("creating the entity collection: %w", err)
 	}
@@ -266,7 +267,7 @@ func (s *benchStores) writeEntities(ctx context.Context) error {
 		recs := make([]vectorstore.Record, len(ents))
 		for i, e := range ents {
 			recs[i] = vectorstore.Record{ID: e.Key, Vector: vecs[i], Text: texts[i], Attrs: map[string]string{
-				grapher.AttrName: e.Name, grapher.AttrType: e.Type, grapher.AttrDescHash: events.Hash(texts[i])[:16]}}
+				schema.EntityName: e.Name, schema.EntityType: e.Type, schema.EntityTextHash: events.Hash(texts[i])[:16]}}
 		}
 		if err := s.vectors.Upsert(ctx, coll, recs); err != nil {
 			return fmt.Errorf("writing entity records: %w", err)
@@ -278,7 +279,7 @@ func (s *benchStores) writeEntities(ctx context.Context) error {
 // writeReports writes the summarizer's extractive report of every community, finest
 // level first (coarser reports read their children's).
 func (s *benchStores) writeReports(ctx context.Context, comms []graphstore.Community) error {
-	coll := vectorstore.CollectionName(benchCorpus, grapher.KindCommunities)
+	coll := schema.Collection(benchCorpus, schema.Communities)
 	if err := s.vectors.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: benchEmbedDim, Lexical: true}); err != nil {
 		return fmt.Errorf("creating the community collection: %w", err)
 	}
@@ -305,10 +306,10 @@ func (s *benchStores) writeReports(ctx context.Context, comms []graphstore.Commu
 			return fmt.Errorf("encoding a report: %w", err)
 		}
 		recs = append(recs, vectorstore.Record{ID: com.ID, Vector: vecs[0], Text: text, Attrs: map[string]string{
-			summarizer.AttrLevel: strconv.Itoa(com.Level), summarizer.AttrParent: com.ParentID, summarizer.AttrTitle: rep.Title,
-			summarizer.AttrRating: strconv.FormatFloat(rep.Rating, 'f', 1, 64), summarizer.AttrMembers: strconv.Itoa(len(com.Members)),
-			summarizer.AttrRelationships: strconv.Itoa(com.RelationshipCount), summarizer.AttrReport: string(rj),
-			summarizer.AttrMethod: "extractive/v1"}})
+			schema.ReportLevel: strconv.Itoa(com.Level), schema.ReportParent: com.ParentID, schema.ReportTitle: rep.Title,
+			schema.ReportRating: strconv.FormatFloat(rep.Rating, 'f', 1, 64), schema.ReportMembers: strconv.Itoa(len(com.Members)),
+			schema.ReportRelationships: strconv.Itoa(com.RelationshipCount), schema.ReportJSON: string(rj),
+			schema.ReportMethod: "extractive/v1"}})
 		if len(recs) == writeBatch {
 			if err := s.vectors.Upsert(ctx, coll, recs); err != nil {
 				return fmt.Errorf("writing reports: %w", err)

@@ -21,7 +21,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/bus"
 	"github.com/graphrag/graphrag/pkg/graphstore/boltgraph"
 	"github.com/graphrag/graphrag/pkg/pipeline"
-	"github.com/graphrag/graphrag/pkg/vectorstore"
+	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore/embedded"
 )
 
@@ -98,11 +98,11 @@ func TestCrashRecoveryMatchesUninterruptedRun(t *testing.T) {
 		t.Errorf("fsck of the restarted run's graph: %v", err)
 	}
 	compareCrashGraphs(ctx, t, corpus, ga, gb)
-	ca, err := va.Count(ctx, vectorstore.CollectionName(corpus, "chunks"))
+	ca, err := va.Count(ctx, schema.Collection(corpus, schema.Chunks))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cb, err := vb.Count(ctx, vectorstore.CollectionName(corpus, "chunks"))
+	cb, err := vb.Count(ctx, schema.Collection(corpus, schema.Chunks))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/graphrag/graphrag/pkg/llm/llmtest"
 	"github.com/graphrag/graphrag/pkg/offlinextract"
-	"github.com/graphrag/graphrag/pkg/vectorstore"
+	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/services/query"
 )
 
@@ -104,8 +104,8 @@ func TestEndToEndWithLLM(t *testing.T) {
 	}
 	// Reports were written by the model.
 	cs, _ := p.Graph.Communities(ctx, "llm", -1)
-	recs, err := p.Vectors.Get(ctx, vectorstore.CollectionName("llm", "communities"), []string{cs[0].ID})
-	if err != nil || len(recs) != 1 || recs[0].Attrs["method"] != "llm/fake" || !strings.HasPrefix(recs[0].Attrs["title"], "The ") {
+	recs, err := p.Vectors.Get(ctx, schema.Collection("llm", schema.Communities), []string{cs[0].ID})
+	if err != nil || len(recs) != 1 || recs[0].Attrs[schema.ReportMethod] != "llm/fake" || !strings.HasPrefix(recs[0].Attrs[schema.ReportTitle], "The ") {
 		t.Fatalf("report %+v %v", recs, err)
 	}
 	usage := p.LLM.Usage()
@@ -177,13 +177,13 @@ func TestEndToEndWithEmbeddingModelOnly(t *testing.T) {
 	if srv.ChatCalls() != 0 || srv.EmbedCalls() == 0 {
 		t.Fatalf("endpoint calls: chat %d, embeddings %d; want embeddings only", srv.ChatCalls(), srv.EmbedCalls())
 	}
-	recs, err := p.Vectors.Get(ctx, vectorstore.CollectionName("emb", "entities"), []string{"ada quillane"})
+	recs, err := p.Vectors.Get(ctx, schema.Collection("emb", schema.Entities), []string{"ada quillane"})
 	if err != nil || len(recs) != 1 || len(recs[0].Vector) != 48 {
 		t.Fatalf("entity vector from the model: %+v %v", recs, err)
 	}
 	cs, _ := p.Graph.Communities(ctx, "emb", -1)
-	reps, err := p.Vectors.Get(ctx, vectorstore.CollectionName("emb", "communities"), []string{cs[0].ID})
-	if err != nil || len(reps) != 1 || !strings.HasPrefix(reps[0].Attrs["method"], "extractive") {
+	reps, err := p.Vectors.Get(ctx, schema.Collection("emb", schema.Communities), []string{cs[0].ID})
+	if err != nil || len(reps) != 1 || !strings.HasPrefix(reps[0].Attrs[schema.ReportMethod], "extractive") {
 		t.Fatalf("report %+v %v, want an extractive report", reps, err)
 	}
 	// The query engine takes the semantic defaults (the dense list on).

@@ -14,8 +14,8 @@ import (
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/platform"
+	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/service"
-	"github.com/graphrag/graphrag/pkg/vectorstore"
 	"github.com/graphrag/graphrag/services/query"
 )
 
@@ -126,11 +126,11 @@ func TestEndToEndSampleCorpus(t *testing.T) {
 		t.Errorf("ada quillane: chunks %d, mentions %d, pagerank %v, communities %v", len(en.ChunkIDs), en.MentionCount, en.PageRank, en.Communities)
 	}
 	// Every community has a report, and every entity an embedding.
-	reports, err := p.Vectors.Count(ctx, vectorstore.CollectionName("demo", "communities"))
+	reports, err := p.Vectors.Count(ctx, schema.Collection("demo", schema.Communities))
 	if err != nil || reports != gs.Communities {
 		t.Errorf("reports = %d (%v), communities = %d", reports, err, gs.Communities)
 	}
-	ents, err := p.Vectors.Count(ctx, vectorstore.CollectionName("demo", "entities"))
+	ents, err := p.Vectors.Count(ctx, schema.Collection("demo", schema.Entities))
 	if err != nil || ents != gs.Entities {
 		t.Errorf("entity embeddings = %d (%v), entities = %d", ents, err, gs.Entities)
 	}

@@ -18,7 +18,7 @@ import (
 
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/platform"
-	"github.com/graphrag/graphrag/pkg/vectorstore"
+	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/services/query"
 )
 
@@ -108,16 +108,16 @@ func TestIntegrationRealBackends(t *testing.T) {
 	if gs.Entities < 5 || gs.Relationships < 1 || gs.Communities < 1 {
 		t.Fatalf("graph too small: %+v", gs)
 	}
-	reports, err := p.Vectors.Get(ctx, vectorstore.CollectionName(corpus, "communities"), communityIDs(t, p, corpus))
+	reports, err := p.Vectors.Get(ctx, schema.Collection(corpus, schema.Communities), communityIDs(t, p, corpus))
 	if err != nil || len(reports) != gs.Communities {
 		t.Fatalf("reports in Milvus: %d (%v), communities %d", len(reports), err, gs.Communities)
 	}
 	byModel := 0
 	for _, r := range reports {
-		if strings.HasPrefix(r.Attrs["method"], "llm/") {
+		if strings.HasPrefix(r.Attrs[schema.ReportMethod], "llm/") {
 			byModel++
 		} else {
-			t.Logf("report %s written by %q (the model's output was invalid)", r.ID, r.Attrs["method"])
+			t.Logf("report %s written by %q (the model's output was invalid)", r.ID, r.Attrs[schema.ReportMethod])
 		}
 	}
 	// Which reports the model managed varies run to run with a 135M model (its JSON is
@@ -230,7 +230,7 @@ func TestIntegrationMilvusRestartDuringIndexing(t *testing.T) {
 			t.Errorf("stage %s dead-lettered %d messages across the restart", s.Stage, s.DeadLettered)
 		}
 	}
-	n, err := p.Vectors.Count(ctx, vectorstore.CollectionName(corpus, "chunks"))
+	n, err := p.Vectors.Count(ctx, schema.Collection(corpus, schema.Chunks))
 	if err != nil || uint64(n) != st.Stages[1].Total {
 		t.Fatalf("chunks in Milvus after the restart: %d (%v), chunk events %d", n, err, st.Stages[1].Total)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/bus"
 	"github.com/graphrag/graphrag/pkg/bus/bustest"
 	"github.com/graphrag/graphrag/pkg/events"
+	"github.com/graphrag/graphrag/pkg/schema"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -139,7 +140,7 @@ func TestStatusCompleteness(t *testing.T) {
 	if st.Complete || st.Stages[0].Pending != 1 {
 		t.Fatalf("unconsumed document: %+v", st)
 	}
-	kv, err := b.EnsureKV(t.Context(), StateBucket, 0)
+	kv, err := b.EnsureKV(t.Context(), schema.StateBucket, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,12 +7,13 @@ import (
 
 	"github.com/graphrag/graphrag/pkg/bus"
 	"github.com/graphrag/graphrag/pkg/events"
+	"github.com/graphrag/graphrag/pkg/schema"
 )
 
 // PublishDocument validates a document and publishes it to graphrag.documents.<corpus>
 // with its content-derived message id, so publishing the same content twice stores it
 // once. A document whose message would exceed the server's payload limit has its text
-// moved to the DocumentBucket object store first, and the event carries the reference.
+// moved to the schema.DocumentBucket object store first, and the event carries the reference.
 func PublishDocument(ctx context.Context, b *bus.Bus, d events.Document) (bus.PubAck, error) {
 	d.Schema = events.SchemaDocument
 	if d.Text != "" {
@@ -27,7 +28,7 @@ func PublishDocument(ctx context.Context, b *bus.Bus, d events.Document) (bus.Pu
 	}
 	// Leave room for headers (trace context, message id).
 	if limit := b.MaxPayload() - 4096; len(data) > limit {
-		ref, err := b.PutObject(ctx, DocumentBucket, d.Corpus+"/"+d.ContentHash, strings.NewReader(d.Text))
+		ref, err := b.PutObject(ctx, schema.DocumentBucket, schema.DocumentObject(d.Corpus, d.ContentHash), strings.NewReader(d.Text))
 		if err != nil {
 			return bus.PubAck{}, fmt.Errorf("document %s: storing %d bytes in the object store: %w", d.ID, len(d.Text), err)
 		}

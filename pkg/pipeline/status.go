@@ -11,10 +11,11 @@ import (
 
 	"github.com/graphrag/graphrag/pkg/bus"
 	"github.com/graphrag/graphrag/pkg/events"
+	"github.com/graphrag/graphrag/pkg/schema"
 )
 
-// GraphState is the grapher's per-corpus progress record, in StateBucket under
-// "grapher.<corpus>". Dirty means extractions were merged since the last community
+// GraphState is the grapher's per-corpus progress record, in schema.StateBucket under
+// schema.GraphStateKey. Dirty means extractions were merged since the last community
 // detection run, so communities (and their reports) are not yet current.
 type GraphState struct {
 	Dirty      bool      `json:"dirty"`
@@ -26,12 +27,10 @@ type GraphState struct {
 	Detections int       `json:"detections"`
 }
 
-func graphStateKey(corpus string) string { return "grapher." + corpus }
-
 // LoadGraphState reads the grapher's record of a corpus (zero value when absent).
 func LoadGraphState(ctx context.Context, kv jetstream.KeyValue, corpus string) (GraphState, error) {
 	var s GraphState
-	e, err := kv.Get(ctx, graphStateKey(corpus))
+	e, err := kv.Get(ctx, schema.GraphStateKey(corpus))
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return s, nil
 	}
@@ -50,7 +49,7 @@ func SaveGraphState(ctx context.Context, kv jetstream.KeyValue, corpus string, s
 	if err != nil {
 		return fmt.Errorf("encoding grapher state: %w", err)
 	}
-	if _, err := kv.Put(ctx, graphStateKey(corpus), b); err != nil {
+	if _, err := kv.Put(ctx, schema.GraphStateKey(corpus), b); err != nil {
 		return fmt.Errorf("writing grapher state of %s: %w", corpus, err)
 	}
 	return nil
@@ -88,7 +87,7 @@ func GetStatus(ctx context.Context, b *bus.Bus, corpus string) (Status, error) {
 	}
 	for _, s := range Stages {
 		if s.Name == StageSummarizer {
-			kv, err := b.KV(ctx, StateBucket)
+			kv, err := b.KV(ctx, schema.StateBucket)
 			if err != nil {
 				return st, err
 			}

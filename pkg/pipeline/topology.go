@@ -8,6 +8,7 @@ import (
 
 	"github.com/graphrag/graphrag/pkg/bus"
 	"github.com/graphrag/graphrag/pkg/events"
+	"github.com/graphrag/graphrag/pkg/schema"
 )
 
 // Stage names. The chunker and the extractor both run in the extractor service.
@@ -29,21 +30,9 @@ var Stages = []struct {
 	{StageSummarizer, events.KindCommunities},
 }
 
-// Bucket names.
-const (
-	// StateBucket holds small per-corpus records (the grapher's progress).
-	StateBucket = "graphrag_state"
-	// LLMCacheBucket holds LLM responses shared by every replica.
-	LLMCacheBucket = "graphrag_llm_cache"
-	// DocumentBucket holds documents too large for one message.
-	DocumentBucket = "graphrag_documents"
-	// LeaseBucket holds the leases of single-active services (the grapher); its
-	// entries expire after LeaseTTL unless renewed.
-	LeaseBucket = "graphrag_leases"
-)
-
-// LeaseTTL is how long a lease outlives its holder's last renewal: a grapher that
-// dies without releasing it is replaced after at most this long.
+// LeaseTTL is how long a lease in schema.LeaseBucket outlives its holder's last
+// renewal: a grapher that dies without releasing it is replaced after at most this
+// long.
 const LeaseTTL = 15 * time.Second
 
 // DLQStream holds dead letters of every stage, on graphrag.dlq.<stage>.<corpus>.
@@ -90,16 +79,16 @@ func Provision(ctx context.Context, b *bus.Bus, t Topology) error {
 	if err := b.EnsureStream(ctx, dlq); err != nil {
 		return fmt.Errorf("provisioning stream %s: %w", dlq.Name, err)
 	}
-	for _, bucket := range []string{StateBucket, LLMCacheBucket} {
+	for _, bucket := range []string{schema.StateBucket, schema.LLMCacheBucket} {
 		if _, err := b.EnsureKV(ctx, bucket, 0, bus.WithReplicas(t.Replicas)); err != nil {
 			return fmt.Errorf("provisioning bucket %s: %w", bucket, err)
 		}
 	}
-	if _, err := b.EnsureKV(ctx, LeaseBucket, LeaseTTL, bus.WithReplicas(t.Replicas)); err != nil {
-		return fmt.Errorf("provisioning bucket %s: %w", LeaseBucket, err)
+	if _, err := b.EnsureKV(ctx, schema.LeaseBucket, LeaseTTL, bus.WithReplicas(t.Replicas)); err != nil {
+		return fmt.Errorf("provisioning bucket %s: %w", schema.LeaseBucket, err)
 	}
-	if _, err := b.EnsureObjectStore(ctx, DocumentBucket, bus.WithReplicas(t.Replicas)); err != nil {
-		return fmt.Errorf("provisioning object store %s: %w", DocumentBucket, err)
+	if _, err := b.EnsureObjectStore(ctx, schema.DocumentBucket, bus.WithReplicas(t.Replicas)); err != nil {
+		return fmt.Errorf("provisioning object store %s: %w", schema.DocumentBucket, err)
 	}
 	return nil
 }

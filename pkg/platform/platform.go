@@ -20,6 +20,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/natsembed"
 	"github.com/graphrag/graphrag/pkg/pipeline"
+	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/service"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 	"github.com/graphrag/graphrag/pkg/vectorstore/embedded"
@@ -185,7 +186,7 @@ func Open(ctx context.Context, common service.CommonFlags, b BackendFlags, needs
 		}
 	}
 	if b.LLMBaseURL != "" {
-		kv, err := p.Bus.KV(ctx, pipeline.LLMCacheBucket)
+		kv, err := p.Bus.KV(ctx, schema.LLMCacheBucket)
 		if err != nil {
 			return nil, fmt.Errorf("opening the LLM cache: %w", err)
 		}
@@ -205,7 +206,7 @@ func Open(ctx context.Context, common service.CommonFlags, b BackendFlags, needs
 	case b.EmbedModel != "":
 		// An embedding model without a chat model: semantic dense retrieval and entity
 		// linking, with offline extraction, reports and answers.
-		kv, err := p.Bus.KV(ctx, pipeline.LLMCacheBucket)
+		kv, err := p.Bus.KV(ctx, schema.LLMCacheBucket)
 		if err != nil {
 			return nil, fmt.Errorf("opening the LLM cache: %w", err)
 		}

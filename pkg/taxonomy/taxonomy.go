@@ -10,10 +10,9 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-)
 
-// Key is where the taxonomy lives in the state bucket.
-const Key = "taxonomy"
+	"github.com/graphrag/graphrag/pkg/schema"
+)
 
 // Strategies.
 const (
@@ -131,7 +130,7 @@ func (t Taxonomy) Canonical(raw string) string {
 // Load reads the taxonomy (zero value when none was written yet).
 func Load(ctx context.Context, kv jetstream.KeyValue) (Taxonomy, error) {
 	var t Taxonomy
-	e, err := kv.Get(ctx, Key)
+	e, err := kv.Get(ctx, schema.TaxonomyKey)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return t, nil
 	}
@@ -150,7 +149,7 @@ func Save(ctx context.Context, kv jetstream.KeyValue, t Taxonomy) error {
 	if err != nil {
 		return fmt.Errorf("encoding taxonomy: %w", err)
 	}
-	if _, err := kv.Put(ctx, Key, b); err != nil {
+	if _, err := kv.Put(ctx, schema.TaxonomyKey, b); err != nil {
 		return fmt.Errorf("writing taxonomy: %w", err)
 	}
 	return nil

@@ -100,17 +100,6 @@ type Store interface {
 	Close() error
 }
 
-// Collection kinds used by the GraphRAG services.
-const (
-	KindChunks      = "chunks"
-	KindEntities    = "entities"
-	KindCommunities = "communities"
-)
-
-// CollectionName returns the collection name for a corpus and a kind:
-// "<corpus>_<kind>".
-func CollectionName(corpus, kind string) string { return corpus + "_" + kind }
-
 // Sentinel errors. Drivers wrap them (errors.Is works) and translate backend
 // errors to them at the boundary.
 var (

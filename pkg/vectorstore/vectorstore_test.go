@@ -10,24 +10,6 @@ import (
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
 
-func TestCollectionName(t *testing.T) {
-	tests := []struct{ corpus, kind, want string }{
-		{"news", vectorstore.KindChunks, "news_chunks"},
-		{"bio_2024", vectorstore.KindEntities, "bio_2024_entities"},
-		{"x", vectorstore.KindCommunities, "x_communities"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.want, func(t *testing.T) {
-			if got := vectorstore.CollectionName(tc.corpus, tc.kind); got != tc.want {
-				t.Fatalf("CollectionName(%q, %q) = %q, want %q", tc.corpus, tc.kind, got, tc.want)
-			}
-			if err := vectorstore.ValidateCollectionName(tc.want); err != nil {
-				t.Fatalf("ValidateCollectionName(%q) = %v", tc.want, err)
-			}
-		})
-	}
-}
-
 func TestValidateCollectionName(t *testing.T) {
 	tests := []struct {
 		name string

@@ -16,17 +16,8 @@ import (
 	"github.com/graphrag/graphrag/pkg/bus"
 	"github.com/graphrag/graphrag/pkg/chunking"
 	"github.com/graphrag/graphrag/pkg/events"
-	"github.com/graphrag/graphrag/pkg/pipeline"
+	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
-)
-
-// Chunk record attributes in the vector store.
-const (
-	AttrDocument = "document_id"
-	AttrTitle    = "title"
-	AttrSection  = "section"
-	AttrPosition = "position"
-	AttrSkip     = "skip"
 )
 
 // docRecord remembers which chunks the current version of a document has, so that a new
@@ -35,8 +26,6 @@ type docRecord struct {
 	ContentHash string   `json:"content_hash"`
 	ChunkIDs    []string `json:"chunk_ids"`
 }
-
-func docKey(corpus, docID string) string { return "doc." + corpus + "." + events.Hash(docID)[:32] }
 
 func (s *Service) handleDocument(ctx context.Context, corpus string, m *bus.Message) error {
 	var d events.Document
@@ -63,7 +52,7 @@ func (s *Service) handleDocument(ctx context.Context, corpus string, m *bus.Mess
 		return bus.Permanent(fmt.Errorf("document %s: chunking: %w", d.ID, err))
 	}
 
-	kv, err := s.deps.Bus.KV(ctx, pipeline.StateBucket)
+	kv, err := s.deps.Bus.KV(ctx, schema.StateBucket)
 	if err != nil {
 		return err
 	}
@@ -72,7 +61,7 @@ func (s *Service) handleDocument(ctx context.Context, corpus string, m *bus.Mess
 		return err
 	}
 
-	coll := vectorstore.CollectionName(corpus, "chunks")
+	coll := schema.Collection(corpus, schema.Chunks)
 	if err := s.deps.Vectors.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: s.dim, Lexical: true}); err != nil {
 		return fmt.Errorf("ensuring chunk collection: %w", err)
 	}
@@ -91,7 +80,8 @@ func (s *Service) handleDocument(ctx context.Context, corpus string, m *bus.Mess
 	recs := make([]vectorstore.Record, len(chunks))
 	for i, c := range chunks {
 		recs[i] = vectorstore.Record{ID: c.ID, Vector: vecs[i], Text: texts[i], Attrs: map[string]string{
-			AttrDocument: d.ID, AttrTitle: d.Title, AttrSection: c.Section, AttrPosition: strconv.Itoa(c.Position), AttrSkip: skips[i],
+			schema.ChunkDocumentID: d.ID, schema.ChunkTitle: d.Title, schema.ChunkSection: c.Section,
+			schema.ChunkPosition: strconv.Itoa(c.Position), schema.ChunkSkip: skips[i],
 		}}
 	}
 	if err := s.deps.Vectors.Upsert(ctx, coll, recs); err != nil {
@@ -126,7 +116,7 @@ func (s *Service) handleDocument(ctx context.Context, corpus string, m *bus.Mess
 		}
 	}
 	b, _ := json.Marshal(docRecord{ContentHash: d.ContentHash, ChunkIDs: ids})
-	if _, err := kv.Put(ctx, docKey(corpus, d.ID), b); err != nil {
+	if _, err := kv.Put(ctx, schema.DocumentKey(corpus, d.ID), b); err != nil {
 		return fmt.Errorf("document %s: recording chunks: %w", d.ID, err)
 	}
 	s.log.DebugContext(ctx, "document chunked", "corpus", corpus, "document", d.ID, "chunks", len(chunks), "stale", len(stale))
@@ -152,7 +142,7 @@ func ChunkText(title, section, text string) string {
 
 func loadDocRecord(ctx context.Context, kv jetstream.KeyValue, corpus, docID string) (docRecord, error) {
 	var r docRecord
-	e, err := kv.Get(ctx, docKey(corpus, docID))
+	e, err := kv.Get(ctx, schema.DocumentKey(corpus, docID))
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return r, nil
 	}

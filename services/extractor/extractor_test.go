@@ -20,6 +20,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/llm/llmtest"
 	"github.com/graphrag/graphrag/pkg/pipeline"
+	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore/embedded"
 )
 
@@ -98,7 +99,7 @@ func newFixture(t *testing.T, reply func(openai.ChatCompletionRequest) string) f
 	if err != nil {
 		t.Fatal(err)
 	}
-	kv, err := b.EnsureKV(t.Context(), pipeline.StateBucket, 0)
+	kv, err := b.EnsureKV(t.Context(), schema.StateBucket, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

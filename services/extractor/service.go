@@ -15,6 +15,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/pipeline"
+	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
 
@@ -126,7 +127,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 
 // Start provisions the pipeline and starts consuming.
 func (s *Service) Start(ctx context.Context) error {
-	kv, err := s.deps.Bus.KV(ctx, pipeline.StateBucket)
+	kv, err := s.deps.Bus.KV(ctx, schema.StateBucket)
 	if err != nil {
 		return fmt.Errorf("extractor: opening state bucket: %w", err)
 	}

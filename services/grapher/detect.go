@@ -14,21 +14,9 @@ import (
 	"github.com/graphrag/graphrag/pkg/leiden"
 	"github.com/graphrag/graphrag/pkg/pagerank"
 	"github.com/graphrag/graphrag/pkg/pipeline"
+	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 	"github.com/graphrag/graphrag/pkg/wgraph"
-)
-
-// Vector collection kinds the grapher and summarizer write.
-const (
-	KindEntities    = "entities"
-	KindCommunities = "communities"
-)
-
-// Entity record attributes in the vector store.
-const (
-	AttrName     = "name"
-	AttrType     = "type"
-	AttrDescHash = "desc_hash"
 )
 
 // Detect runs community detection and PageRank for a corpus now, writes the results, and
@@ -235,7 +223,7 @@ func indexOf(sorted []string, k string) int {
 // store (rather than diffing with the previous hierarchy) makes a crash anywhere in a
 // run harmless: the next run publishes whatever is still missing.
 func (s *Service) publishUnreported(ctx context.Context, corpus string, comms []graphstore.Community, run string) (int, error) {
-	coll := vectorstore.CollectionName(corpus, KindCommunities)
+	coll := schema.Collection(corpus, schema.Communities)
 	if err := s.deps.Vectors.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: s.dim, Lexical: true}); err != nil {
 		return 0, fmt.Errorf("ensuring community collection: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/llm"
+	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/taxonomy"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
@@ -27,7 +28,7 @@ func EntityText(e graphstore.Entity) string {
 // embedEntities (re-)embeds entities whose text changed since they were last embedded and
 // deletes records of entities that are gone.
 func (s *Service) embedEntities(ctx context.Context, corpus string, keys []string) error {
-	coll := vectorstore.CollectionName(corpus, KindEntities)
+	coll := schema.Collection(corpus, schema.Entities)
 	if err := s.deps.Vectors.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: s.dim, Lexical: true}); err != nil {
 		return fmt.Errorf("ensuring entity collection: %w", err)
 	}
@@ -42,7 +43,7 @@ func (s *Service) embedEntities(ctx context.Context, corpus string, keys []strin
 		}
 		prev := make(map[string]string, len(old))
 		for _, r := range old {
-			prev[r.ID] = r.Attrs[AttrDescHash]
+			prev[r.ID] = r.Attrs[schema.EntityTextHash]
 		}
 		var todo []graphstore.Entity
 		var texts []string
@@ -64,7 +65,7 @@ func (s *Service) embedEntities(ctx context.Context, corpus string, keys []strin
 		recs := make([]vectorstore.Record, len(todo))
 		for i, e := range todo {
 			recs[i] = vectorstore.Record{ID: e.Key, Vector: vecs[i], Text: texts[i], Attrs: map[string]string{
-				AttrName: e.Name, AttrType: e.Type, AttrDescHash: events.Hash(texts[i])[:16]}}
+				schema.EntityName: e.Name, schema.EntityType: e.Type, schema.EntityTextHash: events.Hash(texts[i])[:16]}}
 		}
 		if err := s.deps.Vectors.Upsert(ctx, coll, recs); err != nil {
 			return fmt.Errorf("writing entity records: %w", err)
@@ -139,11 +140,11 @@ func (s *Service) refreshTaxonomy(ctx context.Context, corpus string, keys []str
 	if err != nil {
 		return err
 	}
-	if _, err := s.kv.Put(ctx, "types."+corpus, b); err != nil {
+	if _, err := s.kv.Put(ctx, schema.TypeCountsKey(corpus), b); err != nil {
 		return fmt.Errorf("writing type counts: %w", err)
 	}
 	all := taxonomy.Counts{}
-	lister, err := s.kv.ListKeysFiltered(ctx, "types.*")
+	lister, err := s.kv.ListKeysFiltered(ctx, schema.TypeCountsPrefix+"*")
 	if err != nil {
 		return fmt.Errorf("listing type counts: %w", err)
 	}
@@ -156,7 +157,7 @@ func (s *Service) refreshTaxonomy(ctx context.Context, corpus string, keys []str
 		if err := json.Unmarshal(e.Value(), &c); err != nil {
 			return err
 		}
-		all[strings.TrimPrefix(k, "types.")] = c
+		all[strings.TrimPrefix(k, schema.TypeCountsPrefix)] = c
 	}
 	types, err := taxonomy.Select(all, s.cfg.Taxonomy)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/graphstore/boltgraph"
 	"github.com/graphrag/graphrag/pkg/hashembed"
 	"github.com/graphrag/graphrag/pkg/pipeline"
+	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 	"github.com/graphrag/graphrag/pkg/vectorstore/embedded"
 )
@@ -145,13 +146,13 @@ func TestReplayAndIncrementalDetection(t *testing.T) {
 		t.Fatalf("state after detection: %+v", st)
 	}
 	// Entities are embedded for query-time linking.
-	if n, err := vs.Count(ctx, vectorstore.CollectionName("demo", KindEntities)); err != nil || n != 3 {
+	if n, err := vs.Count(ctx, schema.Collection("demo", schema.Entities)); err != nil || n != 3 {
 		t.Fatalf("entity records: %d %v", n, err)
 	}
 	// Pretend the summarizer wrote every report: the next run publishes nothing.
 	cs, _ := g.Communities(ctx, "demo", -1)
 	for _, c := range cs {
-		if err := vs.Upsert(ctx, vectorstore.CollectionName("demo", KindCommunities), []vectorstore.Record{{ID: c.ID, Vector: []float32{1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}, Text: "r"}}); err != nil {
+		if err := vs.Upsert(ctx, schema.Collection("demo", schema.Communities), []vectorstore.Record{{ID: c.ID, Vector: []float32{1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}, Text: "r"}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/graphstore/boltgraph"
 	"github.com/graphrag/graphrag/pkg/hashembed"
 	"github.com/graphrag/graphrag/pkg/pipeline"
+	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore/embedded"
 )
 
@@ -81,11 +82,11 @@ func TestOneGrapherHoldsTheLease(t *testing.T) {
 	}
 	t.Logf("second grapher took over %v after the first stopped", time.Since(stopped).Round(time.Millisecond))
 
-	kv, err := b1.KV(ctx, pipeline.LeaseBucket)
+	kv, err := b1.KV(ctx, schema.LeaseBucket)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kv.Put(ctx, leaseKey, []byte("someone else")); err != nil {
+	if _, err := kv.Put(ctx, schema.GrapherLease, []byte("someone else")); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -19,6 +19,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/pipeline"
+	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/taxonomy"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
@@ -183,7 +184,7 @@ func (s *Service) Start(ctx context.Context) (err error) {
 			}
 		}()
 	}
-	kv, err := s.deps.Bus.KV(ctx, pipeline.StateBucket)
+	kv, err := s.deps.Bus.KV(ctx, schema.StateBucket)
 	if err != nil {
 		return fmt.Errorf("grapher: opening state bucket: %w", err)
 	}
@@ -241,17 +242,14 @@ func (s *Service) Stop(ctx context.Context) error {
 // another grapher may be taking over (service.Run then shuts it down).
 func (s *Service) Failed() <-chan error { return s.failed }
 
-// leaseKey is the grapher's lease in pipeline.LeaseBucket: one active grapher per bus.
-const leaseKey = "grapher"
-
 func (s *Service) acquireLease(ctx context.Context) error {
-	kv, err := s.deps.Bus.KV(ctx, pipeline.LeaseBucket)
+	kv, err := s.deps.Bus.KV(ctx, schema.LeaseBucket)
 	if err != nil {
 		return fmt.Errorf("grapher: opening lease bucket: %w", err)
 	}
 	host, _ := os.Hostname()
 	holder := fmt.Sprintf("%s/%d/%x", host, os.Getpid(), rand.Uint32())
-	l, err := bus.AcquireLease(ctx, kv, bus.LeaseOptions{Key: leaseKey, Holder: holder, Logger: s.log})
+	l, err := bus.AcquireLease(ctx, kv, bus.LeaseOptions{Key: schema.GrapherLease, Holder: holder, Logger: s.log})
 	if err != nil {
 		return fmt.Errorf("grapher: %w", err)
 	}

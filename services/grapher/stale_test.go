@@ -16,6 +16,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/graphstore/boltgraph"
 	"github.com/graphrag/graphrag/pkg/hashembed"
 	"github.com/graphrag/graphrag/pkg/pipeline"
+	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 	"github.com/graphrag/graphrag/pkg/vectorstore/embedded"
 )
@@ -78,10 +79,10 @@ func checkStaleEntities(t *testing.T, vs vectorstore.Store, n, stale int) {
 
 	// A corpus of its own: the Milvus server is shared by the integration tests.
 	corpus := fmt.Sprintf("stale%d", time.Now().UnixNano()%1_000_000)
-	coll := vectorstore.CollectionName(corpus, KindEntities)
+	coll := schema.Collection(corpus, schema.Entities)
 	t.Cleanup(func() {
 		_ = vs.DropCollection(context.Background(), coll)
-		_ = vs.DropCollection(context.Background(), vectorstore.CollectionName(corpus, KindCommunities))
+		_ = vs.DropCollection(context.Background(), schema.Collection(corpus, schema.Communities))
 	})
 	keys := make([]string, n)
 	var batch []graphstore.ChunkExtraction

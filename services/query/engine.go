@@ -11,14 +11,8 @@ import (
 	"time"
 
 	"github.com/graphrag/graphrag/pkg/graphstore"
+	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
-)
-
-// Vector collection kinds, as the pipeline writes them.
-const (
-	kindChunks      = "chunks"
-	kindEntities    = "entities"
-	kindCommunities = "communities"
 )
 
 // Engine answers questions. It is safe for concurrent use.
@@ -102,7 +96,7 @@ func (e *Engine) embedQuery(ctx context.Context, q string) ([]float32, error) {
 }
 
 func (e *Engine) checkCorpus(ctx context.Context, corpus string) error {
-	n, err := e.deps.Vectors.Count(ctx, vectorstore.CollectionName(corpus, kindChunks))
+	n, err := e.deps.Vectors.Count(ctx, schema.Collection(corpus, schema.Chunks))
 	if errors.Is(err, vectorstore.ErrNotFound) || (err == nil && n == 0) {
 		return fmt.Errorf("%w: %s", ErrUnknownCorpus, corpus)
 	}
@@ -129,7 +123,7 @@ func (e *Engine) retrieve(ctx context.Context, req Request, t *timer) (*retrieva
 	if req.GraphRanking != "" {
 		ranking = req.GraphRanking
 	}
-	chunks := vectorstore.CollectionName(req.Corpus, kindChunks)
+	chunks := schema.Collection(req.Corpus, schema.Chunks)
 	qvec, err := e.embedQuery(ctx, req.Query)
 	if err != nil {
 		return nil, err
@@ -221,7 +215,7 @@ func (e *Engine) retrieve(ctx context.Context, req Request, t *timer) (*retrieva
 		if path == nil {
 			path = sl.paths[f.ID]
 		}
-		out.ctx.Chunks = append(out.ctx.Chunks, Chunk{ID: f.ID, DocumentID: r.Attrs["document_id"], Title: r.Attrs["title"],
+		out.ctx.Chunks = append(out.ctx.Chunks, Chunk{ID: f.ID, DocumentID: r.Attrs[schema.ChunkDocumentID], Title: r.Attrs[schema.ChunkTitle],
 			Text: r.Text, Score: f.Score, Lists: f.Hits, GraphPath: path})
 	}
 	t.mark("fuse")
@@ -257,7 +251,7 @@ func hitsList(name string, w float64, hits []vectorstore.Hit) RankedList {
 // evidence picks, for each linked entity, its own chunk that best matches the query: a
 // dense search restricted to the chunks that mention it (node-centric context expansion).
 func (e *Engine) evidence(ctx context.Context, corpus string, ents []Entity, qvec []float32) error {
-	chunks := vectorstore.CollectionName(corpus, kindChunks)
+	chunks := schema.Collection(corpus, schema.Chunks)
 	keys := []string{}
 	for _, en := range ents {
 		if en.Distance == 0 {
@@ -321,10 +315,10 @@ func (e *Engine) relationships(ctx context.Context, corpus string, linked []link
 // communities returns the community reports most similar to the query, at a level when
 // one is given (nil: any level).
 func (e *Engine) communities(ctx context.Context, corpus string, qvec []float32, level *int, k int) ([]Community, error) {
-	coll := vectorstore.CollectionName(corpus, kindCommunities)
+	coll := schema.Collection(corpus, schema.Communities)
 	f := vectorstore.Filter{}
 	if level != nil {
-		f.Attrs = map[string]string{"level": strconv.Itoa(*level)}
+		f.Attrs = map[string]string{schema.ReportLevel: strconv.Itoa(*level)}
 	}
 	hits, err := e.deps.Vectors.Search(ctx, coll, qvec, k, f)
 	if errors.Is(err, vectorstore.ErrNotFound) {
@@ -341,13 +335,13 @@ func (e *Engine) communities(ctx context.Context, corpus string, qvec []float32,
 }
 
 func communityOf(r vectorstore.Record, score float64) Community {
-	lvl, _ := strconv.Atoi(r.Attrs["level"])
-	rating, _ := strconv.ParseFloat(r.Attrs["rating"], 64)
+	lvl, _ := strconv.Atoi(r.Attrs[schema.ReportLevel])
+	rating, _ := strconv.ParseFloat(r.Attrs[schema.ReportRating], 64)
 	summary := r.Text
 	if i := strings.Index(summary, "\n\n"); i >= 0 {
 		summary = summary[i+2:]
 	}
-	return Community{ID: r.ID, Level: lvl, Title: r.Attrs["title"], Summary: summary, Rating: rating, Score: score}
+	return Community{ID: r.ID, Level: lvl, Title: r.Attrs[schema.ReportTitle], Summary: summary, Rating: rating, Score: score}
 }
 
 // Stats counts what a corpus holds.
@@ -374,10 +368,10 @@ func (e *Engine) Stats(ctx context.Context, corpus string) (Stats, error) {
 		return Stats{}, fmt.Errorf("reading graph stats: %w", err)
 	}
 	st := Stats{Corpus: corpus, Entities: gs.Entities, Relationships: gs.Relationships, Communities: gs.Communities, Levels: gs.Levels}
-	if st.Chunks, err = e.deps.Vectors.Count(ctx, vectorstore.CollectionName(corpus, kindChunks)); err != nil {
+	if st.Chunks, err = e.deps.Vectors.Count(ctx, schema.Collection(corpus, schema.Chunks)); err != nil {
 		return st, fmt.Errorf("counting chunks: %w", err)
 	}
-	if st.Reports, err = e.deps.Vectors.Count(ctx, vectorstore.CollectionName(corpus, kindCommunities)); err != nil && !errors.Is(err, vectorstore.ErrNotFound) {
+	if st.Reports, err = e.deps.Vectors.Count(ctx, schema.Collection(corpus, schema.Communities)); err != nil && !errors.Is(err, vectorstore.ErrNotFound) {
 		return st, fmt.Errorf("counting reports: %w", err)
 	}
 	return st, nil

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/graphrag/graphrag/pkg/llm"
+	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
 
@@ -98,8 +99,8 @@ func (e *Engine) global(ctx context.Context, req Request, t *timer, onDelta func
 	if all {
 		k = 10000
 	}
-	hits, err := e.deps.Vectors.Search(ctx, vectorstore.CollectionName(req.Corpus, kindCommunities), qvec, k,
-		vectorstore.Filter{Attrs: map[string]string{"level": strconv.Itoa(level)}})
+	hits, err := e.deps.Vectors.Search(ctx, schema.Collection(req.Corpus, schema.Communities), qvec, k,
+		vectorstore.Filter{Attrs: map[string]string{schema.ReportLevel: strconv.Itoa(level)}})
 	if err != nil && !errors.Is(err, vectorstore.ErrNotFound) {
 		return nil, fmt.Errorf("selecting communities: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/normalize"
+	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
 
@@ -97,7 +98,7 @@ func (e *Engine) link(ctx context.Context, corpus, query string, qvec []float32)
 	}
 
 	// 2. embedding similarity over entity descriptions.
-	hits, err := e.deps.Vectors.Search(ctx, vectorstore.CollectionName(corpus, kindEntities), qvec, e.cfg.EntityTopK, vectorstore.Filter{})
+	hits, err := e.deps.Vectors.Search(ctx, schema.Collection(corpus, schema.Entities), qvec, e.cfg.EntityTopK, vectorstore.Filter{})
 	if err != nil && !errors.Is(err, vectorstore.ErrNotFound) {
 		return nil, fmt.Errorf("searching entities: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
 
@@ -27,7 +28,7 @@ func (f fixedEmbedder) Embed(_ context.Context, texts []string) ([][]float32, er
 func TestEntityLinkMargin(t *testing.T) {
 	base := newBridgeEngine(t)
 	ctx := t.Context()
-	coll := vectorstore.CollectionName("demo", kindEntities)
+	coll := schema.Collection("demo", schema.Entities)
 	if err := base.deps.Vectors.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: 2}); err != nil {
 		t.Fatal(err)
 	}

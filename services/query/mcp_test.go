@@ -19,6 +19,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/graphstore/boltgraph"
 	"github.com/graphrag/graphrag/pkg/hashembed"
 	"github.com/graphrag/graphrag/pkg/normalize"
+	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 	"github.com/graphrag/graphrag/pkg/vectorstore/embedded"
 )
@@ -55,7 +56,7 @@ func newMCPTestEngine(t *testing.T) *Engine {
 	t.Cleanup(func() { _ = v.Close() })
 	emb := hashembed.New(384)
 
-	coll := vectorstore.CollectionName("demo", kindChunks)
+	coll := schema.Collection("demo", schema.Chunks)
 	if err := v.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: 384, Lexical: true}); err != nil {
 		t.Fatalf("creating chunks collection: %v", err)
 	}
@@ -69,7 +70,7 @@ func newMCPTestEngine(t *testing.T) *Engine {
 	}
 	recs := make([]vectorstore.Record, len(mcpFixtureChunks))
 	for i, c := range mcpFixtureChunks {
-		recs[i] = vectorstore.Record{ID: c.id, Vector: vecs[i], Text: c.text, Attrs: map[string]string{"document_id": c.doc, "title": c.title}}
+		recs[i] = vectorstore.Record{ID: c.id, Vector: vecs[i], Text: c.text, Attrs: map[string]string{schema.ChunkDocumentID: c.doc, schema.ChunkTitle: c.title}}
 	}
 	if err := v.Upsert(ctx, coll, recs); err != nil {
 		t.Fatalf("writing chunks: %v", err)

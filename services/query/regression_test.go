@@ -10,6 +10,7 @@ import (
 
 	"github.com/graphrag/graphrag/pkg/hashembed"
 	"github.com/graphrag/graphrag/pkg/normalize"
+	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
 
@@ -25,9 +26,9 @@ func TestGraphOnlyChunkIsFetched(t *testing.T) {
 	for i := range 12 {
 		text := fmt.Sprintf("Ada Lovelace Ada Lovelace biography note %d about Ada Lovelace.", i)
 		v, _ := emb.Embed(ctx, []string{text})
-		recs = append(recs, vectorstore.Record{ID: fmt.Sprintf("filler%02d", i), Vector: v[0], Text: text, Attrs: map[string]string{"document_id": "filler"}})
+		recs = append(recs, vectorstore.Record{ID: fmt.Sprintf("filler%02d", i), Vector: v[0], Text: text, Attrs: map[string]string{schema.ChunkDocumentID: "filler"}})
 	}
-	if err := base.deps.Vectors.Upsert(ctx, vectorstore.CollectionName("demo", kindChunks), recs); err != nil {
+	if err := base.deps.Vectors.Upsert(ctx, schema.Collection("demo", schema.Chunks), recs); err != nil {
 		t.Fatal(err)
 	}
 	e, err := New(Config{Pool: 5, Weights: Weights{Dense: 1, Lexical: 1, Graph: 3}}, Deps{Graph: base.deps.Graph, Vectors: base.deps.Vectors, Embedder: emb,

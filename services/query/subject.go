@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/graphrag/graphrag/pkg/normalize"
+	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
 
@@ -85,7 +86,7 @@ func (e *Engine) subjectList(ctx context.Context, corpus string, linked []linked
 	title := map[string]string{}
 	lexRank := map[string]int{}
 	for i, h := range lexical {
-		title[h.ID] = h.Record.Attrs["title"]
+		title[h.ID] = h.Record.Attrs[schema.ChunkTitle]
 		lexRank[h.ID] = i + 1
 	}
 	var missing []string
@@ -99,12 +100,12 @@ func (e *Engine) subjectList(ctx context.Context, corpus string, linked []linked
 		}
 	}
 	if len(missing) > 0 {
-		recs, err := e.deps.Vectors.Get(ctx, vectorstore.CollectionName(corpus, kindChunks), missing)
+		recs, err := e.deps.Vectors.Get(ctx, schema.Collection(corpus, schema.Chunks), missing)
 		if err != nil {
 			return res, fmt.Errorf("reading the titles of %d candidate passages: %w", len(missing), err)
 		}
 		for _, r := range recs {
-			title[r.ID] = r.Attrs["title"]
+			title[r.ID] = r.Attrs[schema.ChunkTitle]
 		}
 	}
 

@@ -11,6 +11,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/graphstore/boltgraph"
 	"github.com/graphrag/graphrag/pkg/hashembed"
+	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 	"github.com/graphrag/graphrag/pkg/vectorstore/embedded"
 )
@@ -49,7 +50,7 @@ func newBridgeEngine(t *testing.T) *Engine {
 	}
 	t.Cleanup(func() { _ = v.Close() })
 	emb := hashembed.New(384)
-	coll := vectorstore.CollectionName("demo", kindChunks)
+	coll := schema.Collection("demo", schema.Chunks)
 	if err := v.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: 384, Lexical: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func newBridgeEngine(t *testing.T) *Engine {
 		if err != nil {
 			t.Fatal(err)
 		}
-		recs = append(recs, vectorstore.Record{ID: c.id, Vector: vec[0], Text: c.text, Attrs: map[string]string{"document_id": c.id, "title": c.title}})
+		recs = append(recs, vectorstore.Record{ID: c.id, Vector: vec[0], Text: c.text, Attrs: map[string]string{schema.ChunkDocumentID: c.id, schema.ChunkTitle: c.title}})
 		x := graphstore.ChunkExtraction{ChunkID: c.id, DocumentID: c.id}
 		for _, name := range c.entities {
 			x.Entities = append(x.Entities, mcpMention(name, "OTHER", name))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/llm"
+	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/textseg"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
@@ -79,7 +80,7 @@ func (s *Service) Context(ctx context.Context, corpus string, com graphstore.Com
 	sort.SliceStable(rels, func(i, j int) bool { return rels[i].Weight > rels[j].Weight })
 	cc.Relationships = rels
 	if len(com.ChildIDs) > 0 {
-		recs, err := s.deps.Vectors.Get(ctx, vectorstore.CollectionName(corpus, "communities"), com.ChildIDs)
+		recs, err := s.deps.Vectors.Get(ctx, schema.Collection(corpus, schema.Communities), com.ChildIDs)
 		if errors.Is(err, vectorstore.ErrNotFound) {
 			recs, err = nil, nil // no report written yet in this corpus
 		}
@@ -88,7 +89,7 @@ func (s *Service) Context(ctx context.Context, corpus string, com graphstore.Com
 		}
 		for _, r := range recs {
 			var rep Report
-			if json.Unmarshal([]byte(r.Attrs[AttrReport]), &rep) == nil {
+			if json.Unmarshal([]byte(r.Attrs[schema.ReportJSON]), &rep) == nil {
 				cc.SubReports = append(cc.SubReports, rep)
 			}
 		}

@@ -14,23 +14,12 @@ import (
 	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/pipeline"
+	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
 
 // Embedder turns texts into vectors (the LLM client's embeddings or the offline embedder).
 type Embedder = llm.Embedder
-
-// Community report attributes in the vector store.
-const (
-	AttrLevel         = "level"
-	AttrParent        = "parent"
-	AttrTitle         = "title"
-	AttrRating        = "rating"
-	AttrMembers       = "member_count"
-	AttrRelationships = "relationship_count"
-	AttrReport        = "report" // the Report as JSON
-	AttrMethod        = "method"
-)
 
 // Config tunes the summarizer.
 type Config struct {
@@ -150,15 +139,15 @@ func (s *Service) handleCommunity(ctx context.Context, corpus string, m *bus.Mes
 	if err != nil {
 		return fmt.Errorf("community %s: embedding report: %w", com.ID, err)
 	}
-	coll := vectorstore.CollectionName(corpus, "communities")
+	coll := schema.Collection(corpus, schema.Communities)
 	if err := s.deps.Vectors.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: s.dim, Lexical: true}); err != nil {
 		return fmt.Errorf("ensuring community collection: %w", err)
 	}
 	rj, _ := json.Marshal(rep)
 	rec := vectorstore.Record{ID: com.ID, Vector: vecs[0], Text: text, Attrs: map[string]string{
-		AttrLevel: strconv.Itoa(com.Level), AttrParent: com.ParentID, AttrTitle: rep.Title,
-		AttrRating: strconv.FormatFloat(rep.Rating, 'f', 1, 64), AttrMembers: strconv.Itoa(len(com.Members)),
-		AttrRelationships: strconv.Itoa(com.RelationshipCount), AttrReport: string(rj), AttrMethod: method,
+		schema.ReportLevel: strconv.Itoa(com.Level), schema.ReportParent: com.ParentID, schema.ReportTitle: rep.Title,
+		schema.ReportRating: strconv.FormatFloat(rep.Rating, 'f', 1, 64), schema.ReportMembers: strconv.Itoa(len(com.Members)),
+		schema.ReportRelationships: strconv.Itoa(com.RelationshipCount), schema.ReportJSON: string(rj), schema.ReportMethod: method,
 	}}
 	if err := s.deps.Vectors.Upsert(ctx, coll, []vectorstore.Record{rec}); err != nil {
 		return fmt.Errorf("community %s: writing report: %w", com.ID, err)

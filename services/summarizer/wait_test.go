@@ -13,7 +13,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/graphstore/boltgraph"
 	"github.com/graphrag/graphrag/pkg/hashembed"
 	"github.com/graphrag/graphrag/pkg/pipeline"
-	"github.com/graphrag/graphrag/pkg/vectorstore"
+	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore/embedded"
 )
 
@@ -71,7 +71,7 @@ func TestParentReportWaitsForSubReports(t *testing.T) {
 		}
 		return &bus.Message{Subject: events.Subject(events.KindCommunities, "demo"), Data: data, Deliveries: uint64(deliveries)}
 	}
-	reports := vectorstore.CollectionName("demo", "communities")
+	reports := schema.Collection("demo", schema.Communities)
 	written := func(id string) bool {
 		recs, err := v.Get(ctx, reports, []string{id})
 		return err == nil && len(recs) == 1

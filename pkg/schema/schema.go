@@ -1,0 +1,114 @@
+package schema
+
+import "github.com/graphrag/graphrag/pkg/events"
+
+// Kind is a kind of vector collection; every corpus has one collection of
+// each kind.
+type Kind string
+
+// Collection kinds.
+const (
+	// Chunks holds a corpus's chunks: dense and BM25 search over their text.
+	Chunks Kind = "chunks"
+	// Entities holds the entities of a corpus's graph, for entity linking.
+	Entities Kind = "entities"
+	// Communities holds the community reports.
+	Communities Kind = "communities"
+)
+
+// Collection names the vector collection of a kind for a corpus:
+// "<corpus>_<kind>".
+func Collection(corpus string, k Kind) string { return corpus + "_" + string(k) }
+
+// Attributes of chunk records, written by the extractor.
+const (
+	// ChunkDocumentID is the id of the document the chunk belongs to.
+	ChunkDocumentID = "document_id"
+	// ChunkTitle is the document's title.
+	ChunkTitle = "title"
+	// ChunkSection is the chunk's Markdown section path.
+	ChunkSection = "section"
+	// ChunkPosition is the chunk's index in its document, in decimal.
+	ChunkPosition = "position"
+	// ChunkSkip says why the chunk is not extracted; empty when it is.
+	ChunkSkip = "skip"
+)
+
+// Attributes of entity records, written by the grapher.
+const (
+	// EntityName is the entity's surface name.
+	EntityName = "name"
+	// EntityType is the entity's type.
+	EntityType = "type"
+	// EntityTextHash is the first 16 hex digits of the hash of the record's
+	// text: an entity whose text has not changed is not embedded again.
+	EntityTextHash = "desc_hash"
+)
+
+// Attributes of community report records, written by the summarizer.
+const (
+	// ReportLevel is the community's level, in decimal (0 is the finest).
+	ReportLevel = "level"
+	// ReportParent is the id of the community one level up; empty at the top.
+	ReportParent = "parent"
+	// ReportTitle is the report's title.
+	ReportTitle = "title"
+	// ReportRating is the report's importance rating, 0 to 10, in decimal.
+	ReportRating = "rating"
+	// ReportMembers counts the community's entities, in decimal.
+	ReportMembers = "member_count"
+	// ReportRelationships counts the relationships inside it, in decimal.
+	ReportRelationships = "relationship_count"
+	// ReportJSON is the whole report as JSON (the summarizer's Report type).
+	ReportJSON = "report"
+	// ReportMethod says how the report was written ("extractive/v1",
+	// "llm/<model>", ...).
+	ReportMethod = "method"
+)
+
+// Buckets the pipeline provisions (pipeline.Provision).
+const (
+	// StateBucket is a key-value bucket of small per-corpus records: the
+	// grapher's progress (GraphStateKey), the chunks of each document
+	// version (DocumentKey), entity type counts (TypeCountsKey) and the
+	// taxonomy (TaxonomyKey).
+	StateBucket = "graphrag_state"
+	// LLMCacheBucket is a key-value bucket of LLM responses shared by every
+	// replica; package llm derives its keys from the requests.
+	LLMCacheBucket = "graphrag_llm_cache"
+	// LeaseBucket is a key-value bucket of the leases of single-active
+	// services; its entries expire unless renewed.
+	LeaseBucket = "graphrag_leases"
+	// DocumentBucket is an object store of documents too large for one
+	// message (DocumentObject).
+	DocumentBucket = "graphrag_documents"
+)
+
+// GraphStateKey is where the grapher keeps its progress on a corpus in
+// StateBucket (pipeline.GraphState).
+func GraphStateKey(corpus string) string { return "grapher." + corpus }
+
+// DocumentKey is where the extractor records the chunks of the current
+// version of a document in StateBucket. The document id is hashed: ids may
+// hold characters that keys may not.
+func DocumentKey(corpus, documentID string) string {
+	return "doc." + corpus + "." + events.Hash(documentID)[:32]
+}
+
+// TypeCountsPrefix begins the keys of TypeCountsKey.
+const TypeCountsPrefix = "types."
+
+// TypeCountsKey is where the grapher keeps the mentions per entity type of a
+// corpus in StateBucket (a JSON object of counts).
+func TypeCountsKey(corpus string) string { return TypeCountsPrefix + corpus }
+
+// TaxonomyKey is where the consolidated entity types live in StateBucket
+// (taxonomy.Taxonomy): the grapher writes them, the extractor reads them.
+const TaxonomyKey = "taxonomy"
+
+// GrapherLease is the grapher's lease in LeaseBucket: one active grapher per
+// bus.
+const GrapherLease = "grapher"
+
+// DocumentObject names the text of a document in DocumentBucket.
+func DocumentObject(corpus, contentHash string) string { return corpus + "/" + contentHash }

@@ -170,7 +170,7 @@ func (b *Bus) EnsureStream(ctx context.Context, spec StreamSpec) error {
 
 // EnsureKV creates or updates a file-backed key-value bucket whose entries
 // expire after ttl (0: never).
-func (b *Bus) EnsureKV(ctx context.Context, bucket string, ttl time.Duration, opts ...BucketOption) (jetstream.KeyValue, error) {
+func (b *Bus) EnsureKV(ctx context.Context, bucket string, ttl time.Duration, opts ...BucketOption) (KV, error) {
 	bc := bucketConfig(opts)
 	kv, err := b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket:   bucket,
@@ -181,18 +181,23 @@ func (b *Bus) EnsureKV(ctx context.Context, bucket string, ttl time.Duration, op
 	if err != nil {
 		return nil, fmt.Errorf("ensuring key-value bucket %s: %w", bucket, err)
 	}
-	return kv, nil
+	return jsKV{kv}, nil
 }
 
 // KV opens an existing key-value bucket without changing its configuration (ErrNotFound
 // when it does not exist). Services use it; provisioning uses EnsureKV.
-func (b *Bus) KV(ctx context.Context, bucket string) (jetstream.KeyValue, error) {
-	kv, err := b.js.KeyValue(ctx, bucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		return nil, fmt.Errorf("key-value bucket %s: %w", bucket, ErrNotFound)
-	}
+func (b *Bus) KV(ctx context.Context, bucket string) (KV, error) {
+	kv, err := b.keyValue(ctx, bucket)
 	if err != nil {
-		return nil, fmt.Errorf("opening key-value bucket %s: %w", bucket, err)
+		return nil, err
+	}
+	return jsKV{kv}, nil
+}
+
+func (b *Bus) keyValue(ctx context.Context, bucket string) (jetstream.KeyValue, error) {
+	kv, err := b.js.KeyValue(ctx, bucket)
+	if err != nil {
+		return nil, fmt.Errorf("opening key-value bucket %s: %w", bucket, translate(err))
 	}
 	return kv, nil
 }
@@ -214,7 +219,12 @@ func bucketConfig(opts []BucketOption) bucketOptions {
 }
 
 // EnsureObjectStore creates or updates a file-backed object store bucket.
-func (b *Bus) EnsureObjectStore(ctx context.Context, bucket string, opts ...BucketOption) (jetstream.ObjectStore, error) {
+func (b *Bus) EnsureObjectStore(ctx context.Context, bucket string, opts ...BucketOption) error {
+	_, err := b.ensureObjectStore(ctx, bucket, opts...)
+	return err
+}
+
+func (b *Bus) ensureObjectStore(ctx context.Context, bucket string, opts ...BucketOption) (jetstream.ObjectStore, error) {
 	bc := bucketConfig(opts)
 	obs, err := b.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
 		Bucket:   bucket,
@@ -287,7 +297,8 @@ func translate(err error) error {
 		errors.Is(err, jetstream.ErrConsumerNotFound),
 		errors.Is(err, jetstream.ErrBucketNotFound),
 		errors.Is(err, jetstream.ErrObjectNotFound),
-		errors.Is(err, jetstream.ErrKeyNotFound):
+		errors.Is(err, jetstream.ErrKeyNotFound),
+		errors.Is(err, jetstream.ErrKeyDeleted):
 		return fmt.Errorf("%w: %w", ErrNotFound, err)
 	}
 	return err

@@ -60,9 +60,12 @@ func TestEnsureProvisioningIdempotent(t *testing.T) {
 	}
 
 	for _, ttl := range []time.Duration{time.Hour, time.Hour, 2 * time.Hour} {
-		kv, err := e.b.EnsureKV(ctx, "state", ttl)
-		if err != nil {
+		if _, err := e.b.EnsureKV(ctx, "state", ttl); err != nil {
 			t.Fatalf("EnsureKV(ttl=%s): %v", ttl, err)
+		}
+		kv, err := e.b.JetStream().KeyValue(ctx, "state")
+		if err != nil {
+			t.Fatalf("opening kv: %v", err)
 		}
 		st, err := kv.Status(ctx)
 		if err != nil {
@@ -73,7 +76,7 @@ func TestEnsureProvisioningIdempotent(t *testing.T) {
 		}
 	}
 	for i := range 2 {
-		if _, err := e.b.EnsureObjectStore(ctx, "blobs"); err != nil {
+		if err := e.b.EnsureObjectStore(ctx, "blobs"); err != nil {
 			t.Fatalf("EnsureObjectStore #%d: %v", i+1, err)
 		}
 	}

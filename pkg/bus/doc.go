@@ -7,6 +7,10 @@
 // bus acks, naks with backoff, or dead-letters the message with the reason.
 // It knows nothing about what a message means.
 //
+// Services store small records through KV, a key-value bucket interface with
+// this package's errors (ErrNotFound for a missing key), so that no package
+// but this one and pipeline imports the JetStream client.
+//
 // Delivery semantics: at least once. A handler may see a message again
 // (after a crash, an ack lost in transit, or AckWait expiring), so handlers
 // must be idempotent; the platform uses content-derived ids for that.

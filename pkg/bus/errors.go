@@ -11,12 +11,13 @@ var (
 	// at once.
 	ErrPermanent = errors.New("permanent failure")
 
-	// ErrNotFound is returned when a stream, consumer, bucket or object does
-	// not exist.
+	// ErrNotFound is returned when a stream, consumer, bucket, object or key
+	// does not exist.
 	ErrNotFound = errors.New("not found")
 
-	// ErrInvalidSpec is returned for a StreamSpec or ConsumerSpec that
-	// cannot work (missing name, no dead-letter subject, ...).
+	// ErrInvalidSpec is returned for a StreamSpec, ConsumerSpec, lease or
+	// key prefix that cannot work (missing name, no dead-letter subject,
+	// ...).
 	ErrInvalidSpec = errors.New("invalid spec")
 )
 

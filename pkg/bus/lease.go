@@ -16,7 +16,7 @@ import (
 var ErrLeaseLost = errors.New("lease lost")
 
 // Lease is an exclusive, expiring claim on one key of a key-value bucket whose
-// entries expire (EnsureKV with a TTL): the holder writes the key with
+// entries expire (EnsureKV with a TTL; Bus.AcquireLease): the holder writes the key with
 // compare-and-set and renews it every third of the bucket's TTL; if it stops
 // renewing (a crash, a partition), the server expires the key and another
 // process can take it. The lease counts itself lost once it has failed to
@@ -53,11 +53,16 @@ type LeaseOptions struct {
 	Logger *slog.Logger
 }
 
-// AcquireLease blocks until it holds the lease on opts.Key in kv, or ctx ends.
-// kv's bucket must have a TTL: it is the lease's duration.
-func AcquireLease(ctx context.Context, kv jetstream.KeyValue, opts LeaseOptions) (*Lease, error) {
+// AcquireLease blocks until it holds the lease on opts.Key in the key-value
+// bucket, or ctx ends. The bucket must exist (ErrNotFound) and have a TTL: it is
+// the lease's duration.
+func (b *Bus) AcquireLease(ctx context.Context, bucket string, opts LeaseOptions) (*Lease, error) {
 	if opts.Key == "" || opts.Holder == "" {
 		return nil, fmt.Errorf("%w: a lease needs a key and a holder", ErrInvalidSpec)
+	}
+	kv, err := b.keyValue(ctx, bucket)
+	if err != nil {
+		return nil, fmt.Errorf("lease %s: %w", opts.Key, err)
 	}
 	st, err := kv.Status(ctx)
 	if err != nil {

@@ -6,15 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/graphrag/graphrag/pkg/bus"
 	"github.com/graphrag/graphrag/pkg/bus/bustest"
 )
 
 const leaseTTL = time.Second
 
-func leaseBucket(t *testing.T, b *bus.Bus) jetstream.KeyValue {
+// leaseBucket creates the bucket "leases" and returns it.
+func leaseBucket(t *testing.T, b *bus.Bus) bus.KV {
 	t.Helper()
 	kv, err := b.EnsureKV(testCtx(t), "leases", leaseTTL)
 	if err != nil {
@@ -23,19 +22,11 @@ func leaseBucket(t *testing.T, b *bus.Bus) jetstream.KeyValue {
 	return kv
 }
 
-// openLeases opens the bucket through another connection (another process).
-func openLeases(t *testing.T, b *bus.Bus) jetstream.KeyValue {
+// acquire takes the lease "grapher" in the bucket "leases" through b (pass a bus
+// on another connection to act as another process).
+func acquire(t *testing.T, ctx context.Context, b *bus.Bus, holder string) (*bus.Lease, error) {
 	t.Helper()
-	kv, err := b.KV(testCtx(t), "leases")
-	if err != nil {
-		t.Fatalf("KV: %v", err)
-	}
-	return kv
-}
-
-func acquire(t *testing.T, ctx context.Context, kv jetstream.KeyValue, holder string) (*bus.Lease, error) {
-	t.Helper()
-	l, err := bus.AcquireLease(ctx, kv, bus.LeaseOptions{Key: "grapher", Holder: holder, Poll: 50 * time.Millisecond})
+	l, err := b.AcquireLease(ctx, "leases", bus.LeaseOptions{Key: "grapher", Holder: holder, Poll: 50 * time.Millisecond})
 	if err == nil {
 		t.Cleanup(func() { _ = l.Release(context.Background()) })
 	}
@@ -44,8 +35,8 @@ func acquire(t *testing.T, ctx context.Context, kv jetstream.KeyValue, holder st
 
 func TestLeaseIsExclusiveWhileRenewed(t *testing.T) {
 	e := newEnv(t)
-	kv := leaseBucket(t, e.b)
-	a, err := acquire(t, testCtx(t), kv, "a")
+	leaseBucket(t, e.b)
+	a, err := acquire(t, testCtx(t), e.b, "a")
 	if err != nil {
 		t.Fatalf("first AcquireLease: %v", err)
 	}
@@ -55,7 +46,7 @@ func TestLeaseIsExclusiveWhileRenewed(t *testing.T) {
 	// Longer than the TTL: only renewals keep the key from expiring.
 	ctx, cancel := context.WithTimeout(testCtx(t), 5*leaseTTL/2)
 	defer cancel()
-	if _, err := acquire(t, ctx, openLeases(t, e.newBus(t)), "b"); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := acquire(t, ctx, e.newBus(t), "b"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("second AcquireLease while held = %v, want a deadline error", err)
 	}
 	select {
@@ -69,7 +60,7 @@ func TestLeaseIsExclusiveWhileRenewed(t *testing.T) {
 	// Released, not expired: the successor gets it well within the TTL.
 	ctx, cancel = context.WithTimeout(testCtx(t), leaseTTL/2)
 	defer cancel()
-	if _, err := acquire(t, ctx, kv, "b"); err != nil {
+	if _, err := acquire(t, ctx, e.b, "b"); err != nil {
 		t.Fatalf("AcquireLease after Release: %v", err)
 	}
 	if err := a.Release(testCtx(t)); err != nil {
@@ -81,13 +72,13 @@ func TestLeaseIsExclusiveWhileRenewed(t *testing.T) {
 // the server expires it, so at no time do two processes hold it.
 func TestLeaseLostBeforeSuccessorAcquires(t *testing.T) {
 	e := newEnv(t)
-	kv := leaseBucket(t, e.b)
+	leaseBucket(t, e.b)
 	nc := bustest.Connect(t, e.srv)
 	b, err := bus.New(nc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := acquire(t, testCtx(t), openLeases(t, b), "a")
+	a, err := acquire(t, testCtx(t), b, "a")
 	if err != nil {
 		t.Fatalf("AcquireLease: %v", err)
 	}
@@ -96,7 +87,7 @@ func TestLeaseLostBeforeSuccessorAcquires(t *testing.T) {
 
 	lostAt := make(chan time.Time, 1)
 	go func() { <-a.Lost(); lostAt <- time.Now() }()
-	if _, err := acquire(t, testCtx(t), kv, "b"); err != nil {
+	if _, err := acquire(t, testCtx(t), e.b, "b"); err != nil {
 		t.Fatalf("successor AcquireLease: %v", err)
 	}
 	acquiredAt := time.Now()
@@ -120,11 +111,11 @@ func TestLeaseLostBeforeSuccessorAcquires(t *testing.T) {
 func TestLeaseLostWhenTaken(t *testing.T) {
 	e := newEnv(t)
 	kv := leaseBucket(t, e.b)
-	a, err := acquire(t, testCtx(t), kv, "a")
+	a, err := acquire(t, testCtx(t), e.b, "a")
 	if err != nil {
 		t.Fatalf("AcquireLease: %v", err)
 	}
-	if _, err := kv.Put(testCtx(t), "grapher", []byte("intruder")); err != nil {
+	if err := kv.Put(testCtx(t), "grapher", []byte("intruder")); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -139,21 +130,24 @@ func TestLeaseLostWhenTaken(t *testing.T) {
 	if err := a.Release(testCtx(t)); err != nil {
 		t.Fatalf("Release after loss: %v", err)
 	}
-	if e, err := kv.Get(testCtx(t), "grapher"); err != nil || string(e.Value()) != "intruder" {
-		t.Fatalf("key after Release = %v, %v", e, err)
+	if v, err := kv.Get(testCtx(t), "grapher"); err != nil || string(v) != "intruder" {
+		t.Fatalf("key after Release = %q, %v", v, err)
 	}
 }
 
 func TestLeaseNeedsAnExpiringBucket(t *testing.T) {
 	e := newEnv(t)
-	kv, err := e.b.EnsureKV(testCtx(t), "forever", 0)
-	if err != nil {
+	if _, err := e.b.EnsureKV(testCtx(t), "forever", 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := bus.AcquireLease(testCtx(t), kv, bus.LeaseOptions{Key: "k", Holder: "h"}); !errors.Is(err, bus.ErrInvalidSpec) {
+	if _, err := e.b.AcquireLease(testCtx(t), "forever", bus.LeaseOptions{Key: "k", Holder: "h"}); !errors.Is(err, bus.ErrInvalidSpec) {
 		t.Fatalf("AcquireLease on a bucket without TTL = %v, want ErrInvalidSpec", err)
 	}
-	if _, err := bus.AcquireLease(testCtx(t), leaseBucket(t, e.b), bus.LeaseOptions{Key: "k"}); !errors.Is(err, bus.ErrInvalidSpec) {
+	leaseBucket(t, e.b)
+	if _, err := e.b.AcquireLease(testCtx(t), "leases", bus.LeaseOptions{Key: "k"}); !errors.Is(err, bus.ErrInvalidSpec) {
 		t.Fatalf("AcquireLease without a holder = %v, want ErrInvalidSpec", err)
+	}
+	if _, err := e.b.AcquireLease(testCtx(t), "missing", bus.LeaseOptions{Key: "k", Holder: "h"}); !errors.Is(err, bus.ErrNotFound) {
+		t.Fatalf("AcquireLease in a missing bucket = %v, want ErrNotFound", err)
 	}
 }

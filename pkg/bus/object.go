@@ -24,7 +24,7 @@ type ObjectRef struct {
 func (b *Bus) PutObject(ctx context.Context, bucket, name string, r io.Reader) (ObjectRef, error) {
 	obs, err := b.js.ObjectStore(ctx, bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		obs, err = b.EnsureObjectStore(ctx, bucket)
+		obs, err = b.ensureObjectStore(ctx, bucket)
 	}
 	if err != nil {
 		return ObjectRef{}, fmt.Errorf("opening object store %s: %w", bucket, err)

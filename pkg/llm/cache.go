@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/nats-io/nats.go/jetstream"
+	"github.com/graphrag/graphrag/pkg/bus"
 )
 
 // Cache stores successful answers under content-derived keys. Keys are
@@ -80,28 +80,28 @@ func (m *MemoryCache) Len() int {
 // re-indexing unchanged chunks anywhere in the cluster makes no LLM call.
 // Size and age limits are the bucket's (MaxBytes, TTL, history 1 is enough).
 type KVCache struct {
-	kv jetstream.KeyValue
+	kv bus.KV
 }
 
 // NewKVCache wraps an existing bucket.
-func NewKVCache(kv jetstream.KeyValue) *KVCache { return &KVCache{kv: kv} }
+func NewKVCache(kv bus.KV) *KVCache { return &KVCache{kv: kv} }
 
 // Get reads key; a missing or deleted key is a miss, not an error.
 func (k *KVCache) Get(ctx context.Context, key string) ([]byte, bool, error) {
-	e, err := k.kv.Get(ctx, key)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
+	v, err := k.kv.Get(ctx, key)
+	if errors.Is(err, bus.ErrNotFound) {
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("reading llm cache key %s from bucket %s: %w", key, k.kv.Bucket(), err)
+		return nil, false, fmt.Errorf("reading llm cache: %w", err)
 	}
-	return e.Value(), true, nil
+	return v, true, nil
 }
 
 // Put writes key.
 func (k *KVCache) Put(ctx context.Context, key string, val []byte) error {
-	if _, err := k.kv.Put(ctx, key, val); err != nil {
-		return fmt.Errorf("writing llm cache key %s to bucket %s: %w", key, k.kv.Bucket(), err)
+	if err := k.kv.Put(ctx, key, val); err != nil {
+		return fmt.Errorf("writing llm cache: %w", err)
 	}
 	return nil
 }

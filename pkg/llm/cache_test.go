@@ -4,40 +4,21 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
+	"github.com/graphrag/graphrag/pkg/bus"
+	"github.com/graphrag/graphrag/pkg/bus/bustest"
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/llm/llmtest"
 )
 
 // newKV starts an in-process JetStream server and returns a fresh bucket.
-func newKV(t *testing.T) jetstream.KeyValue {
+func newKV(t *testing.T) bus.KV {
 	t.Helper()
-	ns, err := server.NewServer(&server.Options{
-		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
-	})
-	if err != nil {
-		t.Fatalf("nats server: %v", err)
-	}
-	ns.Start()
-	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats server not ready")
-	}
-	nc, err := nats.Connect(ns.ClientURL())
-	if err != nil {
-		t.Fatalf("connecting: %v", err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
+	b, err := bus.New(bustest.Connect(t, bustest.StartServer(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	kv, err := js.CreateKeyValue(t.Context(), jetstream.KeyValueConfig{Bucket: "llm_cache"})
+	kv, err := b.EnsureKV(t.Context(), "llm_cache", 0)
 	if err != nil {
 		t.Fatalf("creating bucket: %v", err)
 	}

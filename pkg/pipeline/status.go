@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/graphrag/graphrag/pkg/bus"
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/schema"
@@ -28,28 +26,28 @@ type GraphState struct {
 }
 
 // LoadGraphState reads the grapher's record of a corpus (zero value when absent).
-func LoadGraphState(ctx context.Context, kv jetstream.KeyValue, corpus string) (GraphState, error) {
+func LoadGraphState(ctx context.Context, kv bus.KV, corpus string) (GraphState, error) {
 	var s GraphState
-	e, err := kv.Get(ctx, schema.GraphStateKey(corpus))
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
+	v, err := kv.Get(ctx, schema.GraphStateKey(corpus))
+	if errors.Is(err, bus.ErrNotFound) {
 		return s, nil
 	}
 	if err != nil {
 		return s, fmt.Errorf("reading grapher state of %s: %w", corpus, err)
 	}
-	if err := json.Unmarshal(e.Value(), &s); err != nil {
+	if err := json.Unmarshal(v, &s); err != nil {
 		return s, fmt.Errorf("decoding grapher state of %s: %w", corpus, err)
 	}
 	return s, nil
 }
 
 // SaveGraphState writes the grapher's record of a corpus.
-func SaveGraphState(ctx context.Context, kv jetstream.KeyValue, corpus string, s GraphState) error {
+func SaveGraphState(ctx context.Context, kv bus.KV, corpus string, s GraphState) error {
 	b, err := json.Marshal(s)
 	if err != nil {
 		return fmt.Errorf("encoding grapher state: %w", err)
 	}
-	if _, err := kv.Put(ctx, schema.GraphStateKey(corpus), b); err != nil {
+	if err := kv.Put(ctx, schema.GraphStateKey(corpus), b); err != nil {
 		return fmt.Errorf("writing grapher state of %s: %w", corpus, err)
 	}
 	return nil

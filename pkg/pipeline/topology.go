@@ -87,7 +87,7 @@ func Provision(ctx context.Context, b *bus.Bus, t Topology) error {
 	if _, err := b.EnsureKV(ctx, schema.LeaseBucket, LeaseTTL, bus.WithReplicas(t.Replicas)); err != nil {
 		return fmt.Errorf("provisioning bucket %s: %w", schema.LeaseBucket, err)
 	}
-	if _, err := b.EnsureObjectStore(ctx, schema.DocumentBucket, bus.WithReplicas(t.Replicas)); err != nil {
+	if err := b.EnsureObjectStore(ctx, schema.DocumentBucket, bus.WithReplicas(t.Replicas)); err != nil {
 		return fmt.Errorf("provisioning object store %s: %w", schema.DocumentBucket, err)
 	}
 	return nil

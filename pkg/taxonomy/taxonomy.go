@@ -9,8 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
+	"github.com/graphrag/graphrag/pkg/bus"
 	"github.com/graphrag/graphrag/pkg/schema"
 )
 
@@ -128,28 +127,28 @@ func (t Taxonomy) Canonical(raw string) string {
 }
 
 // Load reads the taxonomy (zero value when none was written yet).
-func Load(ctx context.Context, kv jetstream.KeyValue) (Taxonomy, error) {
+func Load(ctx context.Context, kv bus.KV) (Taxonomy, error) {
 	var t Taxonomy
-	e, err := kv.Get(ctx, schema.TaxonomyKey)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
+	v, err := kv.Get(ctx, schema.TaxonomyKey)
+	if errors.Is(err, bus.ErrNotFound) {
 		return t, nil
 	}
 	if err != nil {
 		return t, fmt.Errorf("reading taxonomy: %w", err)
 	}
-	if err := json.Unmarshal(e.Value(), &t); err != nil {
+	if err := json.Unmarshal(v, &t); err != nil {
 		return t, fmt.Errorf("decoding taxonomy: %w", err)
 	}
 	return t, nil
 }
 
 // Save writes the taxonomy.
-func Save(ctx context.Context, kv jetstream.KeyValue, t Taxonomy) error {
+func Save(ctx context.Context, kv bus.KV, t Taxonomy) error {
 	b, err := json.Marshal(t)
 	if err != nil {
 		return fmt.Errorf("encoding taxonomy: %w", err)
 	}
-	if _, err := kv.Put(ctx, schema.TaxonomyKey, b); err != nil {
+	if err := kv.Put(ctx, schema.TaxonomyKey, b); err != nil {
 		return fmt.Errorf("writing taxonomy: %w", err)
 	}
 	return nil

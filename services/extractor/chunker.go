@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
@@ -116,7 +115,7 @@ func (s *Service) handleDocument(ctx context.Context, corpus string, m *bus.Mess
 		}
 	}
 	b, _ := json.Marshal(docRecord{ContentHash: d.ContentHash, ChunkIDs: ids})
-	if _, err := kv.Put(ctx, schema.DocumentKey(corpus, d.ID), b); err != nil {
+	if err := kv.Put(ctx, schema.DocumentKey(corpus, d.ID), b); err != nil {
 		return fmt.Errorf("document %s: recording chunks: %w", d.ID, err)
 	}
 	s.log.DebugContext(ctx, "document chunked", "corpus", corpus, "document", d.ID, "chunks", len(chunks), "stale", len(stale))
@@ -140,16 +139,16 @@ func ChunkText(title, section, text string) string {
 	return strings.Join(h, " › ") + "\n\n" + text
 }
 
-func loadDocRecord(ctx context.Context, kv jetstream.KeyValue, corpus, docID string) (docRecord, error) {
+func loadDocRecord(ctx context.Context, kv bus.KV, corpus, docID string) (docRecord, error) {
 	var r docRecord
-	e, err := kv.Get(ctx, schema.DocumentKey(corpus, docID))
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
+	v, err := kv.Get(ctx, schema.DocumentKey(corpus, docID))
+	if errors.Is(err, bus.ErrNotFound) {
 		return r, nil
 	}
 	if err != nil {
 		return r, fmt.Errorf("reading document record: %w", err)
 	}
-	if err := json.Unmarshal(e.Value(), &r); err != nil {
+	if err := json.Unmarshal(v, &r); err != nil {
 		return r, fmt.Errorf("decoding document record: %w", err)
 	}
 	return r, nil

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/graphrag/graphrag/pkg/bus"
@@ -121,16 +120,12 @@ func chunkMsg(t *testing.T, text string) *bus.Message {
 
 func lastExtraction(t *testing.T, b *bus.Bus) events.Extraction {
 	t.Helper()
-	s, err := b.JetStream().Stream(t.Context(), pipeline.StreamName(events.KindExtractions))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := s.GetLastMsgForSubject(t.Context(), events.Subject(events.KindExtractions, "demo"))
-	if err != nil {
-		t.Fatal(err)
+	msgs := bustest.Messages(t, b, pipeline.StreamName(events.KindExtractions), events.Subject(events.KindExtractions, "demo"))
+	if len(msgs) == 0 {
+		t.Fatal("no extraction published")
 	}
 	var x events.Extraction
-	if err := events.Decode(m.Data, &x); err != nil {
+	if err := events.Decode(msgs[len(msgs)-1], &x); err != nil {
 		t.Fatal(err)
 	}
 	return x
@@ -223,22 +218,10 @@ func TestDocumentReplacementRetiresChunks(t *testing.T) {
 	waitStage(t, f.bus, 1)
 	publish("Ada Quillane now studies the lighthouse.")
 	waitStage(t, f.bus, 2)
-	s, err := f.bus.JetStream().Stream(t.Context(), pipeline.StreamName(events.KindExtractions))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := s.OrderedConsumer(t.Context(), jetstream.OrderedConsumerConfig{FilterSubjects: []string{events.Subject(events.KindExtractions, "demo")}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	removed := 0
-	for {
-		m, err := c.Next(jetstream.FetchMaxWait(time.Second))
-		if err != nil {
-			break
-		}
+	for _, d := range bustest.Messages(t, f.bus, pipeline.StreamName(events.KindExtractions), events.Subject(events.KindExtractions, "demo")) {
 		var x events.Extraction
-		if events.Decode(m.Data(), &x) == nil && x.Method == "removed" {
+		if events.Decode(d, &x) == nil && x.Method == "removed" {
 			removed++
 		}
 	}

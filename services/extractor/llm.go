@@ -7,8 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
+	"github.com/graphrag/graphrag/pkg/bus"
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/normalize"
@@ -159,7 +158,7 @@ func withSubject(ents []events.ExtractedEntity, title, text string, maxEnt int) 
 
 // taxonomyCache reads the consolidated types at most once per ttl.
 type taxonomyCache struct {
-	kv  jetstream.KeyValue
+	kv  bus.KV
 	ttl time.Duration
 
 	mu    sync.Mutex
@@ -167,7 +166,7 @@ type taxonomyCache struct {
 	types []string
 }
 
-func newTaxonomyCache(kv jetstream.KeyValue, ttl time.Duration) *taxonomyCache {
+func newTaxonomyCache(kv bus.KV, ttl time.Duration) *taxonomyCache {
 	return &taxonomyCache{kv: kv, ttl: ttl}
 }
 

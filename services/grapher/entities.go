@@ -140,21 +140,21 @@ func (s *Service) refreshTaxonomy(ctx context.Context, corpus string, keys []str
 	if err != nil {
 		return err
 	}
-	if _, err := s.kv.Put(ctx, schema.TypeCountsKey(corpus), b); err != nil {
+	if err := s.kv.Put(ctx, schema.TypeCountsKey(corpus), b); err != nil {
 		return fmt.Errorf("writing type counts: %w", err)
 	}
 	all := taxonomy.Counts{}
-	lister, err := s.kv.ListKeysFiltered(ctx, schema.TypeCountsPrefix+"*")
+	stored, err := s.kv.Keys(ctx, schema.TypeCountsPrefix)
 	if err != nil {
 		return fmt.Errorf("listing type counts: %w", err)
 	}
-	for k := range lister.Keys() {
-		e, err := s.kv.Get(ctx, k)
+	for _, k := range stored {
+		v, err := s.kv.Get(ctx, k)
 		if err != nil {
 			return err
 		}
 		var c map[string]int
-		if err := json.Unmarshal(e.Value(), &c); err != nil {
+		if err := json.Unmarshal(v, &c); err != nil {
 			return err
 		}
 		all[strings.TrimPrefix(k, schema.TypeCountsPrefix)] = c

@@ -12,8 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/graphrag/graphrag/pkg/bus"
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/graphstore"
@@ -101,7 +99,7 @@ type Service struct {
 	log    *slog.Logger
 	runner *pipeline.Runner
 	merger *merger
-	kv     jetstream.KeyValue
+	kv     bus.KV
 	dim    int
 	lease  *bus.Lease
 	failed chan error
@@ -243,13 +241,9 @@ func (s *Service) Stop(ctx context.Context) error {
 func (s *Service) Failed() <-chan error { return s.failed }
 
 func (s *Service) acquireLease(ctx context.Context) error {
-	kv, err := s.deps.Bus.KV(ctx, schema.LeaseBucket)
-	if err != nil {
-		return fmt.Errorf("grapher: opening lease bucket: %w", err)
-	}
 	host, _ := os.Hostname()
 	holder := fmt.Sprintf("%s/%d/%x", host, os.Getpid(), rand.Uint32())
-	l, err := bus.AcquireLease(ctx, kv, bus.LeaseOptions{Key: schema.GrapherLease, Holder: holder, Logger: s.log})
+	l, err := s.deps.Bus.AcquireLease(ctx, schema.LeaseBucket, bus.LeaseOptions{Key: schema.GrapherLease, Holder: holder, Logger: s.log})
 	if err != nil {
 		return fmt.Errorf("grapher: %w", err)
 	}

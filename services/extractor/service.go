@@ -16,13 +16,9 @@ import (
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/schema"
-	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
 
 const meterName = "github.com/graphrag/graphrag/services/extractor"
-
-// Embedder turns texts into vectors (the LLM client's embeddings or the offline embedder).
-type Embedder = llm.Embedder
 
 // Config tunes the extractor. Zero fields take the defaults of DefaultConfig.
 type Config struct {
@@ -59,9 +55,11 @@ func DefaultConfig() Config {
 
 // Deps are the backends the extractor uses.
 type Deps struct {
-	Bus      *bus.Bus
-	Vectors  vectorstore.Store
-	Embedder Embedder
+	Bus     *bus.Bus
+	Vectors VectorStore
+	// Embedder turns texts into vectors: the LLM client's embeddings or the
+	// offline embedder.
+	Embedder llm.Embedder
 	// LLM extracts entities when set; nil selects offline extraction.
 	LLM    *llm.Client
 	Logger *slog.Logger

@@ -52,7 +52,7 @@ func ToChunkExtraction(x *events.Extraction) graphstore.ChunkExtraction {
 // goroutine merges up to size chunks of a corpus in one store call. A store whose commit
 // costs an fsync (the embedded one) or a round trip (Neo4j) gets far more throughput.
 type merger struct {
-	store graphstore.Store
+	store GraphStore
 	size  int
 	wait  time.Duration
 
@@ -69,7 +69,7 @@ type mergeReq struct {
 	done   chan error
 }
 
-func newMerger(store graphstore.Store, size int, wait time.Duration) *merger {
+func newMerger(store GraphStore, size int, wait time.Duration) *merger {
 	return &merger{store: store, size: size, wait: wait, in: make(chan mergeReq), quit: make(chan struct{})}
 }
 

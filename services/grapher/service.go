@@ -19,11 +19,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/taxonomy"
-	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
-
-// Embedder turns texts into vectors (the LLM client's embeddings or the offline embedder).
-type Embedder = llm.Embedder
 
 // Config tunes the grapher.
 type Config struct {
@@ -82,14 +78,16 @@ func DefaultConfig() Config {
 // Deps are the backends of the grapher.
 type Deps struct {
 	Bus   *bus.Bus
-	Graph graphstore.Store
+	Graph GraphStore
 	// Algorithms, when set and available, runs Leiden and PageRank inside the graph
 	// store (Neo4j GDS); otherwise the grapher runs them in Go on a snapshot.
 	Algorithms graphstore.Algorithms
-	Vectors    vectorstore.Store
-	Embedder   Embedder
-	LLM        *llm.Client // optional: description summaries and type aliases
-	Logger     *slog.Logger
+	Vectors    VectorStore
+	// Embedder turns texts into vectors: the LLM client's embeddings or the
+	// offline embedder.
+	Embedder llm.Embedder
+	LLM      *llm.Client // optional: description summaries and type aliases
+	Logger   *slog.Logger
 }
 
 // Service is the grapher.

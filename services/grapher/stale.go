@@ -3,8 +3,6 @@ package grapher
 import (
 	"context"
 	"fmt"
-
-	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
 
 // listPage is how many IDs one List call asks for while the grapher
@@ -15,7 +13,7 @@ const listPage = 4096
 // keep rejects; it returns how many it deleted. Deleting a page before
 // reading the next is safe: the cursor is the page's last ID, and nothing
 // after it moves.
-func deleteStale(ctx context.Context, vs vectorstore.Store, coll string, keep func(id string) bool) (int, error) {
+func deleteStale(ctx context.Context, vs VectorStore, coll string, keep func(id string) bool) (int, error) {
 	deleted := 0
 	after := ""
 	for {

@@ -4,13 +4,8 @@ import (
 	"flag"
 	"log/slog"
 
-	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/llm"
-	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
-
-// Embedder turns texts into vectors (the same embedder the pipeline indexed with).
-type Embedder = llm.Embedder
 
 // Graph rankings for the graph result list.
 const (
@@ -100,9 +95,11 @@ func DefaultConfig() Config {
 
 // Deps are the backends the engine reads.
 type Deps struct {
-	Graph    graphstore.Store
-	Vectors  vectorstore.Store
-	Embedder Embedder
+	Graph   GraphReader
+	Vectors VectorReader
+	// Embedder turns texts into vectors: the same embedder the pipeline
+	// indexed with.
+	Embedder llm.Embedder
 	// OfflineEmbedder says the embedder is the offline hashing embedder: its vectors are
 	// lexical, not semantic, which changes the automatic defaults (see Config).
 	OfflineEmbedder bool

@@ -29,11 +29,11 @@ func TestEntityLinkMargin(t *testing.T) {
 	base := newBridgeEngine(t)
 	ctx := t.Context()
 	coll := schema.Collection("demo", schema.Entities)
-	if err := base.deps.Vectors.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: 2}); err != nil {
+	if err := vectorsOf(base).EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: 2}); err != nil {
 		t.Fatal(err)
 	}
 	at := func(cos float64) []float32 { return []float32{float32(cos), float32(math.Sqrt(1 - cos*cos))} }
-	if err := base.deps.Vectors.Upsert(ctx, coll, []vectorstore.Record{
+	if err := vectorsOf(base).Upsert(ctx, coll, []vectorstore.Record{
 		{ID: "stephen king", Vector: at(0.93), Text: "Stephen King"},
 		{ID: "emilio estevez", Vector: at(0.92), Text: "Emilio Estevez"},
 		{ID: "brunswick county", Vector: at(0.85), Text: "Brunswick County"},
@@ -72,3 +72,6 @@ func TestEntityLinkMargin(t *testing.T) {
 		}
 	}
 }
+
+// vectorsOf returns the engine's vector store as the test built it, writable.
+func vectorsOf(e *Engine) vectorstore.Store { return e.deps.Vectors.(vectorstore.Store) }

@@ -28,7 +28,7 @@ func TestGraphOnlyChunkIsFetched(t *testing.T) {
 		v, _ := emb.Embed(ctx, []string{text})
 		recs = append(recs, vectorstore.Record{ID: fmt.Sprintf("filler%02d", i), Vector: v[0], Text: text, Attrs: map[string]string{schema.ChunkDocumentID: "filler"}})
 	}
-	if err := base.deps.Vectors.Upsert(ctx, schema.Collection("demo", schema.Chunks), recs); err != nil {
+	if err := vectorsOf(base).Upsert(ctx, schema.Collection("demo", schema.Chunks), recs); err != nil {
 		t.Fatal(err)
 	}
 	e, err := New(Config{Pool: 5, Weights: Weights{Dense: 1, Lexical: 1, Graph: 3}}, Deps{Graph: base.deps.Graph, Vectors: base.deps.Vectors, Embedder: emb,

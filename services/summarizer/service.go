@@ -18,9 +18,6 @@ import (
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
 
-// Embedder turns texts into vectors (the LLM client's embeddings or the offline embedder).
-type Embedder = llm.Embedder
-
 // Config tunes the summarizer.
 type Config struct {
 	// ContextTokens bounds the community context given to the model.
@@ -35,10 +32,12 @@ func DefaultConfig() Config {
 
 // Deps are the backends of the summarizer.
 type Deps struct {
-	Bus      *bus.Bus
-	Graph    graphstore.Store
-	Vectors  vectorstore.Store
-	Embedder Embedder
+	Bus     *bus.Bus
+	Graph   GraphReader
+	Vectors VectorStore
+	// Embedder turns texts into vectors: the LLM client's embeddings or the
+	// offline embedder.
+	Embedder llm.Embedder
 	LLM      *llm.Client // nil: extractive reports
 	Logger   *slog.Logger
 }

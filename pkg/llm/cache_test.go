@@ -9,6 +9,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/bus/bustest"
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/llm/llmtest"
+	"github.com/graphrag/graphrag/pkg/schema"
 )
 
 // newKV starts an in-process JetStream server and returns a fresh bucket.
@@ -18,7 +19,7 @@ func newKV(t *testing.T) bus.KV {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kv, err := b.EnsureKV(t.Context(), "llm_cache", 0)
+	kv, err := b.EnsureKV(t.Context(), schema.LLMCacheBucket, 0)
 	if err != nil {
 		t.Fatalf("creating bucket: %v", err)
 	}

@@ -11,5 +11,7 @@
 // scores back, embeds changed entity descriptions for query-time entity linking, refreshes
 // the entity-type taxonomy, and publishes a community event for every community that has
 // no report yet. Community ids derive from level and membership, so an unchanged community
-// keeps its report and incremental indexing does not recompute the world.
+// keeps its report and incremental indexing does not recompute the world. Records of
+// entities and communities that are gone are found by enumerating the vector collections
+// with vectorstore List, which has no size cap (a search has: 16,384 hits on Milvus).
 package grapher

@@ -2,10 +2,7 @@ module github.com/graphrag/graphrag/services/grapher
 
 go 1.26.0
 
-require (
-	github.com/graphrag/graphrag/pkg v0.0.0
-	github.com/nats-io/nats.go v1.55.0
-)
+require github.com/graphrag/graphrag/pkg v0.0.0
 
 require (
 	github.com/RoaringBitmap/roaring/v2 v2.14.5 // indirect
@@ -50,6 +47,7 @@ require (
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/nats-io/jwt/v2 v2.8.2 // indirect
 	github.com/nats-io/nats-server/v2 v2.15.2 // indirect
+	github.com/nats-io/nats.go v1.55.0 // indirect
 	github.com/nats-io/nkeys v0.4.16 // indirect
 	github.com/nats-io/nuid v1.0.1 // indirect
 	github.com/neo4j/neo4j-go-driver/v5 v5.28.4 // indirect

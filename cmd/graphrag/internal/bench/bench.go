@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bufio"
@@ -43,10 +43,10 @@ func benchSections() []benchSection {
 	}
 }
 
-// runBench measures the platform and writes docs/benchmarks.md. Every figure is measured
+// Run measures the platform and writes docs/benchmarks.md. Every figure is measured
 // in this run on this machine; ratios compare figures of the same run, never a stored
 // expectation.
-func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := benchConfig{log: stderr}
 	var only string
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)

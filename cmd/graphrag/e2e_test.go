@@ -31,7 +31,7 @@ func testPlatform(t *testing.T, dir string, extra ...string) *platform.Platform 
 	if err := fs.Parse(append([]string{"-data-dir", dir, "-nats-port", "-1"}, extra...)); err != nil {
 		t.Fatal(err)
 	}
-	p, err := platform.Open(context.Background(), c, b, platform.Needs{Bus: true, Graph: true, Vectors: true}, "test",
+	p, err := platform.Open(context.Background(), c, b, stack.Needs(), "test",
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

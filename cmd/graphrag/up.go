@@ -34,7 +34,7 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := defaultUpConfig()
 	return platform.Main(ctx, args, stderr, platform.Spec{
 		Name:  "up",
-		Needs: platform.Needs{Bus: true, Graph: true, Vectors: true},
+		Needs: stack.Needs(),
 		Flags: func(fs *flag.FlagSet) {
 			cfg.RegisterFlags(fs)
 			cfg.HTTP.RegisterFlags(fs)

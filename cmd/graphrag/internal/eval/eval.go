@@ -113,7 +113,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}()
 	err := platform.Main(ctx, args, stderr, platform.Spec{
 		Name:  "eval",
-		Needs: platform.Needs{Bus: true, Graph: true, Vectors: true},
+		Needs: stack.Needs(),
 		Flags: func(fs *flag.FlagSet) {
 			cfg.RegisterFlags(fs)
 			fs.StringVar(&dataset, "dataset", "", "directory with corpus.jsonl and questions.jsonl (required)")

@@ -5,6 +5,9 @@ import (
 	"log/slog"
 
 	"github.com/graphrag/graphrag/pkg/platform"
+	"github.com/graphrag/graphrag/pkg/platform/graphdrivers"
+	"github.com/graphrag/graphrag/pkg/platform/natsserver"
+	"github.com/graphrag/graphrag/pkg/platform/vectordrivers"
 	"github.com/graphrag/graphrag/pkg/service"
 	"github.com/graphrag/graphrag/services/extractor"
 	"github.com/graphrag/graphrag/services/grapher"
@@ -32,6 +35,12 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	c.Grapher.RegisterFlags(fs)
 	c.Summarizer.RegisterFlags(fs)
 	c.Query.RegisterFlags(fs)
+}
+
+// Needs are the backends of the four services in one process: the bus, every graph
+// and vector store driver, and the embedded NATS server for an empty -nats-url.
+func Needs() platform.Needs {
+	return platform.Needs{Bus: true, Graph: graphdrivers.All(), Vectors: vectordrivers.All(), NATSServer: natsserver.Start}
 }
 
 // Stack is the four services wired on one platform.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -344,8 +345,8 @@ func (p *Platform) openBus(ctx context.Context, common service.CommonFlags, b Ba
 // Close closes the backends in reverse order of opening; safe twice.
 func (p *Platform) Close() error {
 	var errs []error
-	for i := len(p.closers) - 1; i >= 0; i-- {
-		if err := p.closers[i](); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+	for _, c := range slices.Backward(p.closers) {
+		if err := c(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
 			errs = append(errs, err)
 		}
 	}

@@ -68,7 +68,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	sections := benchSections()
 	if only != "" {
-		for _, name := range strings.Split(only, ",") {
+		for name := range strings.SplitSeq(only, ",") {
 			name = strings.TrimSpace(name)
 			if !slices.ContainsFunc(sections, func(s benchSection) bool { return s.name == name }) {
 				return fmt.Errorf("bench: unknown section %q", name)

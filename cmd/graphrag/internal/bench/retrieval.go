@@ -445,10 +445,7 @@ func benchRetrieval(ctx context.Context, cfg *benchConfig, r *benchReport) error
 	r.line("Median (p50) and p99 of each phase, in ms:")
 	r.line("")
 	phases := []string{"embed", "dense", "lexical", "link", "graph", "subject", "fuse", "evidence", "communities", "total"}
-	header := []string{"chunks"}
-	for _, p := range phases {
-		header = append(header, p)
-	}
+	header := append([]string{"chunks"}, phases...)
 	rows = nil
 	for _, res := range results {
 		row := []string{benchFmtCount(res.chunks)}
@@ -460,10 +457,7 @@ func benchRetrieval(ctx context.Context, cfg *benchConfig, r *benchReport) error
 	r.table(header, rows)
 	r.line("")
 	last := results[len(results)-1]
-	var top []string
-	for _, p := range phases[:len(phases)-1] {
-		top = append(top, p)
-	}
+	top := slices.Clone(phases[:len(phases)-1])
 	sort.SliceStable(top, func(i, j int) bool {
 		return benchPercentileF(last.phases[top[i]], 50) > benchPercentileF(last.phases[top[j]], 50)
 	})

@@ -497,7 +497,7 @@ func answerTokens(s string) []string {
 		return r
 	}, s)
 	var out []string
-	for _, w := range strings.Fields(s) {
+	for w := range strings.FieldsSeq(s) {
 		if w != "a" && w != "an" && w != "the" {
 			out = append(out, w)
 		}

@@ -99,5 +99,11 @@ test-integration: ## start real Neo4j+GDS, Milvus and a model server from packag
 	scripts/integration/run.sh
 
 .PHONY: docs
-docs: build ## regenerate docs/configuration.md from the binaries' flags
+docs: ## regenerate the generated documents (docs/configuration.md from the binaries' flags)
 	scripts/gen-config-doc.sh
+
+.PHONY: check-docs
+check-docs: ## fail when a generated document differs from what `make docs` would write
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	scripts/gen-config-doc.sh "$$tmp/configuration.md" && \
+	diff -u docs/configuration.md "$$tmp/configuration.md" || (echo "docs/configuration.md is stale: run make docs"; exit 1)

@@ -39,6 +39,20 @@ vet: ## go vet and gofmt on every module
 	cd deploy && GOWORK=off $(GO) vet ./...
 	@test -z "$$(gofmt -l $(MODULES) deploy)" || (gofmt -l $(MODULES) deploy; echo "gofmt needed"; exit 1)
 
+# golangci-lint, pinned; `make lint` installs it from the Go module proxy into .bin/ once.
+GOLANGCI_LINT_VERSION := v2.15.0
+GOLANGCI_LINT := $(CURDIR)/.bin/golangci-lint-$(GOLANGCI_LINT_VERSION)
+
+$(GOLANGCI_LINT):
+	@mkdir -p $(CURDIR)/.bin/tmp
+	GOBIN=$(CURDIR)/.bin/tmp $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	mv $(CURDIR)/.bin/tmp/golangci-lint $@
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## golangci-lint (.golangci.yml: staticcheck, errorlint, contextcheck, depguard, modernize, ...) on every module
+	@rc=0; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(GOLANGCI_LINT) run ./...) || rc=1; done; \
+	echo "== deploy"; (cd deploy && GOWORK=off $(GOLANGCI_LINT) run ./...) || rc=1; exit $$rc
+
 .PHONY: tidy
 tidy: ## go mod tidy every module
 	@set -e; for m in $(MODULES); do (cd $$m && $(GO) mod tidy); done
@@ -85,5 +99,11 @@ test-integration: ## start real Neo4j+GDS, Milvus and a model server from packag
 	scripts/integration/run.sh
 
 .PHONY: docs
-docs: build ## regenerate docs/configuration.md from the binaries' flags
+docs: ## regenerate the generated documents (docs/configuration.md from the binaries' flags)
 	scripts/gen-config-doc.sh
+
+.PHONY: check-docs
+check-docs: ## fail when a generated document differs from what `make docs` would write
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	scripts/gen-config-doc.sh "$$tmp/configuration.md" && \
+	diff -u docs/configuration.md "$$tmp/configuration.md" || (echo "docs/configuration.md is stale: run make docs"; exit 1)

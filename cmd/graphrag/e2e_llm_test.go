@@ -61,8 +61,7 @@ func fakeModel(req openai.ChatCompletionRequest) string {
 			`"Source"`, `"source"`, `"Target"`, `"target"`, `"Strength"`, `"strength"`).Replace(string(b))
 	case "community_report":
 		name := "Community"
-		if i := strings.Index(last, "## Entities\n- "); i >= 0 {
-			rest := last[i+len("## Entities\n- "):]
+		if _, rest, ok := strings.Cut(last, "## Entities\n- "); ok {
 			name = strings.TrimSpace(rest[:strings.IndexAny(rest, "(\n")])
 		}
 		return fmt.Sprintf(`{"title":"The %s community","summary":"A community around %s.","findings":[{"summary":"%s is central","explanation":"It has the highest PageRank."}],"rating":6.5,"rating_explanation":"Central to the corpus."}`, name, name, name)

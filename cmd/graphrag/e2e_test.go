@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/graphrag/graphrag/cmd/graphrag/internal/stack"
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/platform"
@@ -30,7 +31,7 @@ func testPlatform(t *testing.T, dir string, extra ...string) *platform.Platform 
 	if err := fs.Parse(append([]string{"-data-dir", dir, "-nats-port", "-1"}, extra...)); err != nil {
 		t.Fatal(err)
 	}
-	p, err := platform.Open(context.Background(), c, b, platform.Needs{Bus: true, Graph: true, Vectors: true}, "test",
+	p, err := platform.Open(context.Background(), c, b, stack.Needs(), "test",
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -40,9 +41,9 @@ func testPlatform(t *testing.T, dir string, extra ...string) *platform.Platform 
 }
 
 // startStack runs the four services on p until the test ends.
-func startStack(t *testing.T, p *platform.Platform, cfg upConfig) *stack {
+func startStack(t *testing.T, p *platform.Platform, cfg stack.Config) *stack.Stack {
 	t.Helper()
-	st, err := newStack(p, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	st, err := stack.New(p, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,8 +65,8 @@ func startStack(t *testing.T, p *platform.Platform, cfg upConfig) *stack {
 	return st
 }
 
-func fastConfig() upConfig {
-	cfg := defaultUpConfig()
+func fastConfig() stack.Config {
+	cfg := stack.DefaultConfig()
 	cfg.Grapher.Debounce = 300 * time.Millisecond
 	return cfg
 }

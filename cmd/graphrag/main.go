@@ -1,7 +1,8 @@
 // Command graphrag is the operator CLI of the GraphRAG platform: run the whole platform in
 // one process, publish documents, watch indexing, ask questions, serve MCP over stdio,
 // evaluate retrieval and run benchmarks. It holds no business logic: every command calls
-// the packages the services use.
+// the packages the services use; eval and bench live in internal/eval and internal/bench,
+// and internal/stack wires the four services on one platform for up, eval and the tests.
 package main
 
 import (
@@ -13,6 +14,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/graphrag/graphrag/cmd/graphrag/internal/bench"
+	"github.com/graphrag/graphrag/cmd/graphrag/internal/eval"
 )
 
 type command struct {
@@ -27,8 +31,8 @@ func commands() []command {
 		{"status", "show a corpus's indexing progress per stage", runStatus},
 		{"query", "ask a question through the query API", runQuery},
 		{"mcp", "serve the MCP tools over stdio on the configured stores", runMCP},
-		{"eval", "index a dataset and score retrieval strategies (recall@k, all-gold@k, MRR, latency)", runEval},
-		{"bench", "measure retrieval latency, pipeline throughput, the map phase, graph algorithms and the bus; write docs/benchmarks.md", runBench},
+		{"eval", "index a dataset and score retrieval strategies (recall@k, all-gold@k, MRR, latency)", eval.Run},
+		{"bench", "measure retrieval latency, pipeline throughput, the map phase, graph algorithms and the bus; write docs/benchmarks.md", bench.Run},
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/graphrag/graphrag/cmd/graphrag/internal/stack"
 	"github.com/graphrag/graphrag/pkg/platform"
 	"github.com/graphrag/graphrag/pkg/service"
 	"github.com/graphrag/graphrag/services/query"
@@ -17,12 +18,14 @@ import (
 // of the running query service instead).
 func runMCP(ctx context.Context, args []string, _, stderr io.Writer) error {
 	cfg := query.DefaultConfig()
+	needs := stack.Needs()
+	needs.Bus = false // opened only for an LLM's response cache
 	// The client closing stdin ends the session and the process.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	return platform.Main(ctx, args, stderr, platform.Spec{
 		Name:   "mcp",
-		Needs:  platform.Needs{Graph: true, Vectors: true},
+		Needs:  needs,
 		Flags:  func(fs *flag.FlagSet) { cfg.RegisterFlags(fs) },
 		Config: &cfg,
 		Tune: func(c *service.CommonFlags, _ *platform.BackendFlags) {

@@ -14,34 +14,29 @@ import (
 	"strings"
 	"time"
 
+	"github.com/graphrag/graphrag/cmd/graphrag/internal/stack"
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/platform"
 	"github.com/graphrag/graphrag/pkg/service"
-	"github.com/graphrag/graphrag/services/extractor"
-	"github.com/graphrag/graphrag/services/grapher"
 	"github.com/graphrag/graphrag/services/query"
-	"github.com/graphrag/graphrag/services/summarizer"
 )
 
 // upConfig is everything `graphrag up` runs.
 type upConfig struct {
-	Extractor  extractor.Config
-	Grapher    grapher.Config
-	Summarizer summarizer.Config
-	Query      query.Config
-	HTTP       query.HTTPFlags
-	Demo       bool
-	Examples   string
-	Corpus     string
+	stack.Config
+	HTTP     query.HTTPFlags
+	Demo     bool
+	Examples string
+	Corpus   string
 }
 
 func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := defaultUpConfig()
 	return platform.Main(ctx, args, stderr, platform.Spec{
 		Name:  "up",
-		Needs: platform.Needs{Bus: true, Graph: true, Vectors: true},
+		Needs: stack.Needs(),
 		Flags: func(fs *flag.FlagSet) {
-			cfg.registerServices(fs)
+			cfg.RegisterFlags(fs)
 			cfg.HTTP.RegisterFlags(fs)
 			fs.BoolVar(&cfg.Demo, "demo", false, "index the sample corpus and answer its first local and global question, then keep serving")
 			fs.StringVar(&cfg.Examples, "examples", cfg.Examples, "directory with corpus/ and questions.jsonl for -demo")
@@ -49,7 +44,7 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		},
 		Config: &cfg,
 		Build: func(_ context.Context, p *platform.Platform, mux *http.ServeMux, log *slog.Logger) ([]service.Component, error) {
-			st, err := newStack(p, cfg, log)
+			st, err := stack.New(p, cfg.Config, log)
 			if err != nil {
 				return nil, err
 			}
@@ -71,54 +66,9 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	})
 }
 
-// stack is the four services wired on one platform.
-type stack struct {
-	Extractor  *extractor.Service
-	Grapher    *grapher.Service
-	Summarizer *summarizer.Service
-	Engine     *query.Engine
-}
-
-func newStack(p *platform.Platform, cfg upConfig, log *slog.Logger) (*stack, error) {
-	var st stack
-	var err error
-	if st.Extractor, err = extractor.New(cfg.Extractor, extractor.Deps{Bus: p.Bus, Vectors: p.Vectors, Embedder: p.Embedder, LLM: p.LLM, Logger: log}); err != nil {
-		return nil, err
-	}
-	if p.ExclusiveGraph {
-		cfg.Grapher.Lease = false // the store's file lock already allows one grapher
-	}
-	if st.Grapher, err = grapher.New(cfg.Grapher, grapher.Deps{Bus: p.Bus, Graph: p.Graph, Algorithms: p.Algorithms, Vectors: p.Vectors, Embedder: p.Embedder, LLM: p.LLM, Logger: log}); err != nil {
-		return nil, err
-	}
-	if st.Summarizer, err = summarizer.New(cfg.Summarizer, summarizer.Deps{Bus: p.Bus, Graph: p.Graph, Vectors: p.Vectors, Embedder: p.Embedder, LLM: p.LLM, Logger: log}); err != nil {
-		return nil, err
-	}
-	if st.Engine, err = query.New(cfg.Query, query.Deps{Graph: p.Graph, Vectors: p.Vectors, Embedder: p.Embedder, OfflineEmbedder: p.OfflineEmbedder, LLM: p.LLM, Logger: log}); err != nil {
-		return nil, err
-	}
-	return &st, nil
-}
-
-// Components are the pipeline stages in start order.
-func (s *stack) Components() []service.Component {
-	return []service.Component{s.Extractor, s.Grapher, s.Summarizer}
-}
-
-// registerServices adds the flags of the four services.
-func (c *upConfig) registerServices(fs *flag.FlagSet) {
-	c.Extractor.RegisterFlags(fs)
-	c.Grapher.RegisterFlags(fs)
-	c.Summarizer.RegisterFlags(fs)
-	c.Query.RegisterFlags(fs)
-}
-
 func defaultUpConfig() upConfig {
-	return upConfig{
-		Extractor: extractor.DefaultConfig(), Grapher: grapher.DefaultConfig(), Summarizer: summarizer.DefaultConfig(),
-		Query: query.DefaultConfig(), HTTP: query.HTTPFlags{HTTPConfig: query.DefaultHTTPConfig()},
-		Examples: "examples", Corpus: "demo",
-	}
+	return upConfig{Config: stack.DefaultConfig(), HTTP: query.HTTPFlags{HTTPConfig: query.DefaultHTTPConfig()},
+		Examples: "examples", Corpus: "demo"}
 }
 
 // demo indexes the sample corpus and answers its first local and first global question.

@@ -1,7 +1,11 @@
 // Package platform wires the backends a service runs on from its flags: the NATS
-// connection (an embedded server in the data directory when no URL is given), the
-// pipeline topology, the graph store, the vector store, the LLM client with its shared
-// response cache, and the embedder (the LLM endpoint's embeddings, or the offline
-// embedder). It registers a readiness check per backend and closes everything in reverse
-// order. It holds no business logic: the services get plain interfaces.
+// connection and the pipeline topology, the graph store, the vector store, the LLM client
+// with its shared response cache, and the embedder (the LLM endpoint's embeddings, or the
+// offline embedder). It registers a readiness check per backend and closes everything in
+// reverse order. It holds no business logic: the services get plain interfaces.
+//
+// It imports no store driver and no NATS server. A main passes, in Needs, the drivers its
+// service uses (packages graphdrivers and vectordrivers) and, for `graphrag up` only, an
+// embedded NATS server (package natsserver), so that each binary links only those
+// (docs/adr/0016-binaries-link-their-drivers.md). Every binary registers the same flags.
 package platform

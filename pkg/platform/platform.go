@@ -8,23 +8,20 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/graphrag/graphrag/pkg/bus"
 	"github.com/graphrag/graphrag/pkg/graphstore"
-	"github.com/graphrag/graphrag/pkg/graphstore/boltgraph"
-	"github.com/graphrag/graphrag/pkg/graphstore/neo4jgraph"
 	"github.com/graphrag/graphrag/pkg/hashembed"
 	"github.com/graphrag/graphrag/pkg/llm"
-	"github.com/graphrag/graphrag/pkg/natsembed"
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/service"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
-	"github.com/graphrag/graphrag/pkg/vectorstore/embedded"
-	"github.com/graphrag/graphrag/pkg/vectorstore/milvusstore"
 )
 
 // Backend names.
@@ -89,9 +86,9 @@ func (b *BackendFlags) Register(fs *flag.FlagSet) {
 	fs.IntVar(&b.LLMTPM, "llm-tpm", 0, "tokens per minute limit (0 = none)")
 	fs.DurationVar(&b.LLMTimeout, "llm-timeout", 120*time.Second, "timeout of one call")
 	fs.IntVar(&b.EmbedDim, "embed-dim", 384, "dimension of the offline embedder")
-	fs.IntVar(&b.NATSMaxPayload, "nats-max-payload", 8<<20, "max message size of the embedded NATS server")
+	fs.IntVar(&b.NATSMaxPayload, "nats-max-payload", 8<<20, "max message size of the embedded NATS server (graphrag)")
 	fs.IntVar(&b.StreamReplicas, "stream-replicas", 1, "replicas of every stream and bucket the pipeline provisions (3 on a 3-node JetStream cluster)")
-	fs.IntVar(&b.NATSPort, "nats-port", 4222, "client port of the embedded NATS server on 127.0.0.1 (-1 = random); unused with -nats-url")
+	fs.IntVar(&b.NATSPort, "nats-port", 4222, "client port of the embedded NATS server on 127.0.0.1 (graphrag; -1 = random); unused with -nats-url")
 }
 
 // Validate checks the flags.
@@ -124,17 +121,60 @@ func (b *BackendFlags) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Needs says which backends a process uses.
+// Needs says which backends a process uses and which drivers its binary is built with.
+// A main lists only the drivers its service uses, and pkg/platform imports none, so a
+// binary links only the store clients it can open (docs/adr/0016-binaries-link-their-drivers.md).
 type Needs struct {
-	Bus, Graph, Vectors bool
+	// Bus opens the NATS connection and provisions the pipeline's streams. It is also
+	// opened, for the shared response cache, whenever an LLM endpoint is configured.
+	Bus bool
+	// Graph lists the graph store drivers -graph-store may name; none = no graph store.
+	Graph []GraphDriver
+	// Vectors lists the vector store drivers -vector-store may name; none = no vector store.
+	Vectors []VectorDriver
+	// NATSServer starts a NATS server in the process when -nats-url is empty; nil makes
+	// -nats-url required. Only `graphrag up` (and the CLI commands like it) has one.
+	NATSServer NATSServer
+}
+
+// GraphDriver opens the graph store that a -graph-store value names.
+type GraphDriver struct {
+	Name string
+	Open func(ctx context.Context, dataDir string, b BackendFlags) (Graph, error)
+}
+
+// Graph is an opened graph store.
+type Graph struct {
+	Store graphstore.Store
+	// Algorithms runs Leiden and PageRank in the store (Neo4j GDS); nil when it cannot.
+	Algorithms graphstore.Algorithms
+	// Exclusive is true when the store is a file this process has locked.
+	Exclusive bool
+}
+
+// VectorDriver opens the vector store that a -vector-store value names.
+type VectorDriver struct {
+	Name string
+	Open func(ctx context.Context, dataDir string, b BackendFlags) (vectorstore.Store, error)
+}
+
+// NATSServer starts a NATS server inside the process and returns its client URL and a
+// function that shuts it down.
+type NATSServer func(c NATSServerConfig) (url string, shutdown func(), err error)
+
+// NATSServerConfig configures a NATSServer from the flags.
+type NATSServerConfig struct {
+	DataDir    string // JetStream's file store
+	Port       int    // client port on 127.0.0.1; -1 = random
+	MaxPayload int32  // bytes
+	Logger     *slog.Logger
 }
 
 // Platform holds the opened backends.
 type Platform struct {
-	Server *natsembed.Server // nil when connected to an external NATS
-	Conn   *nats.Conn
-	Bus    *bus.Bus
-	Graph  graphstore.Store
+	Conn  *nats.Conn
+	Bus   *bus.Bus
+	Graph graphstore.Store
 	// Algorithms runs Leiden and PageRank in the graph store when it can (Neo4j GDS).
 	Algorithms graphstore.Algorithms
 	Vectors    vectorstore.Store
@@ -165,23 +205,23 @@ func Open(ctx context.Context, common service.CommonFlags, b BackendFlags, needs
 			_ = p.Close()
 		}
 	}()
-	if needs.Graph || needs.Vectors || (needs.Bus && common.NATSURL == "") {
+	if len(needs.Graph) > 0 || len(needs.Vectors) > 0 || (needs.Bus && common.NATSURL == "") {
 		if err := os.MkdirAll(common.DataDir, 0o750); err != nil {
 			return nil, fmt.Errorf("creating data dir: %w", err)
 		}
 	}
 	if needs.Bus || b.LLMBaseURL != "" || b.EmbedModel != "" {
-		if err := p.openBus(ctx, common, b, name, log); err != nil {
+		if err := p.openBus(ctx, common, b, needs.NATSServer, name, log); err != nil {
 			return nil, err
 		}
 	}
-	if needs.Graph {
-		if err := p.openGraph(ctx, common, b); err != nil {
+	if len(needs.Graph) > 0 {
+		if err := p.openGraph(ctx, common.DataDir, b, needs.Graph); err != nil {
 			return nil, err
 		}
 	}
-	if needs.Vectors {
-		if err := p.openVectors(ctx, common, b); err != nil {
+	if len(needs.Vectors) > 0 {
+		if err := p.openVectors(ctx, common.DataDir, b, needs.Vectors); err != nil {
 			return nil, err
 		}
 	}
@@ -225,78 +265,57 @@ func Open(ctx context.Context, common service.CommonFlags, b BackendFlags, needs
 	return p, nil
 }
 
-func (p *Platform) openGraph(ctx context.Context, common service.CommonFlags, b BackendFlags) error {
-	switch b.GraphStore {
-	case Neo4j:
-		var opts []neo4jgraph.Option
-		if b.Neo4jPassword.Value() != "" {
-			opts = append(opts, neo4jgraph.WithBasicAuth(b.Neo4jUser, b.Neo4jPassword.Value()))
+func (p *Platform) openGraph(ctx context.Context, dataDir string, b BackendFlags, drivers []GraphDriver) error {
+	var names []string
+	for _, d := range drivers {
+		if d.Name != b.GraphStore {
+			names = append(names, d.Name)
+			continue
 		}
-		if b.Neo4jDatabase != "" {
-			opts = append(opts, neo4jgraph.WithDatabase(b.Neo4jDatabase))
-		}
-		g, err := neo4jgraph.Open(ctx, b.Neo4jURI, opts...)
+		g, err := d.Open(ctx, dataDir, b)
 		if err != nil {
-			return fmt.Errorf("opening the Neo4j graph store: %w", err)
+			return err
 		}
-		p.Graph, p.Algorithms = g, g.Algorithms()
-		p.closers = append(p.closers, g.Close)
-		p.Health.AddReadiness("graph store", g.Ping)
-	default:
-		g, err := boltgraph.Open(filepath.Join(common.DataDir, "graph.db"))
-		if err != nil {
-			return fmt.Errorf("opening the graph store: %w", err)
-		}
-		p.Graph, p.ExclusiveGraph = g, true
-		p.closers = append(p.closers, g.Close)
-		p.Health.AddReadiness("graph store", g.Ping)
+		p.Graph, p.Algorithms, p.ExclusiveGraph = g.Store, g.Algorithms, g.Exclusive
+		p.closers = append(p.closers, g.Store.Close)
+		p.Health.AddReadiness("graph store", g.Store.Ping)
+		return nil
 	}
-	return nil
+	return fmt.Errorf("-graph-store %s: this binary has no such driver (it has %s)", b.GraphStore, strings.Join(names, ", "))
 }
 
-func (p *Platform) openVectors(ctx context.Context, common service.CommonFlags, b BackendFlags) error {
-	switch b.VectorStore {
-	case Milvus:
-		var opts []milvusstore.Option
-		if b.MilvusDB != "" {
-			opts = append(opts, milvusstore.WithDatabase(b.MilvusDB))
+func (p *Platform) openVectors(ctx context.Context, dataDir string, b BackendFlags, drivers []VectorDriver) error {
+	var names []string
+	for _, d := range drivers {
+		if d.Name != b.VectorStore {
+			names = append(names, d.Name)
+			continue
 		}
-		if b.MilvusUser != "" {
-			opts = append(opts, milvusstore.WithCredentials(b.MilvusUser, b.MilvusPass.Value()))
-		}
-		if b.MilvusToken.Value() != "" {
-			opts = append(opts, milvusstore.WithToken(b.MilvusToken.Value()))
-		}
-		v, err := milvusstore.Open(ctx, b.MilvusAddress, opts...)
+		v, err := d.Open(ctx, dataDir, b)
 		if err != nil {
-			return fmt.Errorf("opening the Milvus vector store: %w", err)
+			return err
 		}
 		p.Vectors = v
 		p.closers = append(p.closers, v.Close)
 		p.Health.AddReadiness("vector store", v.Ping)
-	default:
-		v, err := embedded.Open(filepath.Join(common.DataDir, "vectors"))
-		if err != nil {
-			return fmt.Errorf("opening the vector store: %w", err)
-		}
-		p.Vectors = v
-		p.closers = append(p.closers, v.Close)
-		p.Health.AddReadiness("vector store", v.Ping)
+		return nil
 	}
-	return nil
+	return fmt.Errorf("-vector-store %s: this binary has no such driver (it has %s)", b.VectorStore, strings.Join(names, ", "))
 }
 
-func (p *Platform) openBus(ctx context.Context, common service.CommonFlags, b BackendFlags, name string, log *slog.Logger) error {
+func (p *Platform) openBus(ctx context.Context, common service.CommonFlags, b BackendFlags, start NATSServer, name string, log *slog.Logger) error {
 	url := common.NATSURL
 	if url == "" {
-		srv, err := natsembed.Start(natsembed.Config{DataDir: filepath.Join(common.DataDir, "nats"), Port: b.NATSPort,
+		if start == nil {
+			return errors.New("-nats-url is required: this binary has no embedded NATS server (graphrag up has one)")
+		}
+		u, shutdown, err := start(NATSServerConfig{DataDir: filepath.Join(common.DataDir, "nats"), Port: b.NATSPort,
 			MaxPayload: int32(b.NATSMaxPayload), Logger: log.With("component", "nats-server")})
 		if err != nil {
 			return fmt.Errorf("starting the embedded NATS server: %w", err)
 		}
-		p.Server = srv
-		p.closers = append(p.closers, func() error { srv.Shutdown(); return nil })
-		url = srv.ClientURL()
+		p.closers = append(p.closers, func() error { shutdown(); return nil })
+		url = u
 	}
 	nc, err := bus.Connect(ctx, bus.ConnConfig{URL: url, Name: name, CredsFile: common.NATSCreds, NKeySeedFile: common.NATSNKey,
 		TLS: bus.TLSFiles{CAFile: common.NATSTLSCA, CertFile: common.NATSTLSCert, KeyFile: common.NATSTLSKey}, Logger: log})
@@ -327,8 +346,8 @@ func (p *Platform) openBus(ctx context.Context, common service.CommonFlags, b Ba
 // Close closes the backends in reverse order of opening; safe twice.
 func (p *Platform) Close() error {
 	var errs []error
-	for i := len(p.closers) - 1; i >= 0; i-- {
-		if err := p.closers[i](); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+	for _, c := range slices.Backward(p.closers) {
+		if err := c(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
 			errs = append(errs, err)
 		}
 	}

@@ -54,7 +54,7 @@ func (c *CommonFlags) Register(fs *flag.FlagSet) {
 	fs.Float64Var(&c.TraceSampleRatio, "trace-sample-ratio", 1, "fraction of new traces sampled, in (0, 1]")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", DefaultShutdownTimeout, "time allowed to drain in-flight work on shutdown")
 	fs.StringVar(&c.DataDir, "data-dir", DefaultDataDir, "directory for embedded stores and the embedded NATS server")
-	fs.StringVar(&c.NATSURL, "nats-url", "", "NATS server URL(s); empty = embedded server in the data dir")
+	fs.StringVar(&c.NATSURL, "nats-url", "", "NATS server URL(s); empty = an embedded server in the data dir (graphrag up, eval, mcp; the service binaries have none and need a URL)")
 	fs.StringVar(&c.NATSCreds, "nats-creds", "", "path to a NATS user credentials file")
 	fs.StringVar(&c.NATSNKey, "nats-nkey", "", "path to a NATS nkey seed file")
 	fs.StringVar(&c.NATSTLSCA, "nats-tls-ca", "", "path to a CA certificate bundle for NATS TLS")

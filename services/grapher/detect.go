@@ -3,20 +3,17 @@ package grapher
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/graphrag/graphrag/pkg/bus"
+	"github.com/graphrag/graphrag/pkg/community"
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/graphstore"
-	"github.com/graphrag/graphrag/pkg/leiden"
-	"github.com/graphrag/graphrag/pkg/pagerank"
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
-	"github.com/graphrag/graphrag/pkg/wgraph"
 )
 
 // Detect runs community detection and PageRank for a corpus now, writes the results, and
@@ -33,11 +30,12 @@ func (s *Service) Detect(ctx context.Context, corpus string) error {
 	changesAtStart := st.state.Changes
 	s.mu.Unlock()
 
-	snap, comms, scores, levels, algo, err := s.detect(ctx, corpus)
+	res, err := s.detect(ctx, corpus)
 	if err != nil {
 		return err
 	}
-	if err := s.deps.Graph.SetPageRank(ctx, corpus, scores); err != nil {
+	snap, comms := res.Snapshot, res.Communities
+	if err := s.deps.Graph.SetPageRank(ctx, corpus, res.PageRank); err != nil {
 		return fmt.Errorf("writing pagerank: %w", err)
 	}
 	if err := s.deps.Graph.ReplaceCommunities(ctx, corpus, comms); err != nil {
@@ -60,7 +58,7 @@ func (s *Service) Detect(ctx context.Context, corpus string) error {
 
 	s.mu.Lock()
 	st.state.Detections++
-	st.state.LastRun, st.state.LastRunAt, st.state.Levels, st.state.Published = run, time.Now().UTC(), levels, published
+	st.state.LastRun, st.state.LastRunAt, st.state.Levels, st.state.Published = run, time.Now().UTC(), res.Levels, published
 	if st.state.Changes == changesAtStart {
 		st.state.Dirty, st.state.Changes = false, 0
 	} else {
@@ -71,151 +69,23 @@ func (s *Service) Detect(ctx context.Context, corpus string) error {
 	if err := pipeline.SaveGraphState(ctx, s.kv, corpus, snapshot); err != nil {
 		return err
 	}
-	s.log.Info("communities detected", "corpus", corpus, "algorithms", algo, "entities", len(snap.Keys), "edges", len(snap.Edges),
-		"communities", len(comms), "levels", levels, "published", published, "took", time.Since(start).String())
+	s.log.Info("communities detected", "corpus", corpus, "algorithms", res.Method, "entities", len(snap.Keys), "edges", len(snap.Edges),
+		"communities", len(comms), "levels", res.Levels, "published", published, "took", time.Since(start).String())
 	return nil
 }
 
-// detect runs hierarchical Leiden and PageRank: in the graph store when it has them
-// natively and they are available now (Neo4j with Graph Data Science), else in pure Go on
-// a snapshot. Both give the same contract: levels with level 0 finest, nested.
-func (s *Service) detect(ctx context.Context, corpus string) (graphstore.Snapshot, []graphstore.Community, map[string]float64, int, string, error) {
-	if a := s.deps.Algorithms; a != nil {
-		avail, err := a.Available(ctx)
-		if err != nil {
-			return graphstore.Snapshot{}, nil, nil, 0, "", fmt.Errorf("checking the store's graph algorithms: %w", err)
-		}
-		if avail {
-			res, err := a.Communities(ctx, corpus, graphstore.AlgorithmOptions{Resolution: s.cfg.Resolution, Seed: s.cfg.Seed,
-				MaxLevels: s.cfg.MaxLevels, Damping: s.cfg.Damping, MaxIterations: 20})
-			if err != nil {
-				return graphstore.Snapshot{}, nil, nil, 0, "", fmt.Errorf("running the store's graph algorithms: %w", err)
-			}
-			scores := make(map[string]float64, len(res.Snapshot.Keys))
-			for i, k := range res.Snapshot.Keys {
-				scores[k] = res.PageRank[i]
-			}
-			return res.Snapshot, BuildHierarchy(res.Snapshot, res.Levels, s.cfg.MinCommunitySize), scores, len(res.Levels), "store", nil
-		}
-	}
-	snap, err := s.deps.Graph.Snapshot(ctx, corpus)
-	if err != nil {
-		return snap, nil, nil, 0, "", fmt.Errorf("reading graph snapshot: %w", err)
-	}
-	comms, scores, levels, err := s.communities(ctx, snap)
-	return snap, comms, scores, levels, "go", err
+// detect runs hierarchical Leiden and PageRank with the grapher's settings: in the
+// graph store when it has them natively and they are available now (Neo4j with Graph
+// Data Science), else in pure Go on a snapshot.
+func (s *Service) detect(ctx context.Context, corpus string) (community.Result, error) {
+	return community.Detect(ctx, s.deps.Graph, s.deps.Algorithms, corpus, s.cfg.Detection())
 }
 
-// communities runs Leiden and PageRank on the snapshot and turns the hierarchy into
-// community records with content-derived ids.
-func (s *Service) communities(ctx context.Context, snap graphstore.Snapshot) ([]graphstore.Community, map[string]float64, int, error) {
-	n := len(snap.Keys)
-	scores := make(map[string]float64, n)
-	if n == 0 {
-		return nil, scores, 0, nil
-	}
-	edges := make([]wgraph.Edge, len(snap.Edges))
-	for i, e := range snap.Edges {
-		edges[i] = wgraph.Edge{U: e.Source, V: e.Target, W: e.Weight}
-	}
-	g, err := wgraph.FromEdges(n, edges)
-	if err != nil {
-		return nil, nil, 0, fmt.Errorf("building graph: %w", err)
-	}
-	pr, err := pagerank.Run(g, pagerank.WithDamping(s.cfg.Damping))
-	if err != nil {
-		return nil, nil, 0, fmt.Errorf("pagerank: %w", err)
-	}
-	for i, k := range snap.Keys {
-		scores[k] = pr.Scores[i]
-	}
-	res, err := leiden.Run(ctx, g, leiden.WithResolution(s.cfg.Resolution), leiden.WithSeed(s.cfg.Seed), leiden.WithMaxLevels(s.cfg.MaxLevels))
-	if err != nil {
-		return nil, nil, 0, fmt.Errorf("leiden: %w", err)
-	}
-	memberships := make([][]int, len(res.Levels))
-	for i, l := range res.Levels {
-		memberships[i] = l.Membership
-	}
-	comms := BuildHierarchy(snap, memberships, s.cfg.MinCommunitySize)
-	return comms, scores, len(res.Levels), nil
-}
-
-// BuildHierarchy turns per-level memberships (level 0 finest) into community records:
-// ids derived from level and sorted member keys, parent and child links, internal
-// relationship counts. Communities smaller than minSize get no record (their members
-// still belong to the larger communities above them). The result is sorted by level, id.
-func BuildHierarchy(snap graphstore.Snapshot, memberships [][]int, minSize int) []graphstore.Community {
-	type key struct{ level, id int }
-	byKey := map[key]*graphstore.Community{}
-	var order []key
-	for level, mem := range memberships {
-		groups := map[int][]string{}
-		for node, c := range mem {
-			groups[c] = append(groups[c], snap.Keys[node])
-		}
-		ids := make([]int, 0, len(groups))
-		for c := range groups {
-			ids = append(ids, c)
-		}
-		sort.Ints(ids)
-		for _, c := range ids {
-			members := groups[c]
-			if len(members) < minSize {
-				continue
-			}
-			sort.Strings(members)
-			id := CommunityID(level, members)
-			byKey[key{level, c}] = &graphstore.Community{ID: id, Level: level, Members: members}
-			order = append(order, key{level, c})
-		}
-	}
-	// Parent of (level, c) is the community at level+1 holding any of its members.
-	for _, k := range order {
-		if k.level+1 >= len(memberships) {
-			continue
-		}
-		com := byKey[k]
-		node := indexOf(snap.Keys, com.Members[0])
-		parent, ok := byKey[key{k.level + 1, memberships[k.level+1][node]}]
-		if !ok {
-			continue
-		}
-		com.ParentID = parent.ID
-		parent.ChildIDs = append(parent.ChildIDs, com.ID)
-	}
-	// Internal relationship counts.
-	for level, mem := range memberships {
-		for _, e := range snap.Edges {
-			if mem[e.Source] == mem[e.Target] {
-				if c, ok := byKey[key{level, mem[e.Source]}]; ok {
-					c.RelationshipCount++
-				}
-			}
-		}
-	}
-	out := make([]graphstore.Community, 0, len(order))
-	for _, k := range order {
-		c := byKey[k]
-		sort.Strings(c.ChildIDs)
-		out = append(out, *c)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Level != out[j].Level {
-			return out[i].Level < out[j].Level
-		}
-		return out[i].ID < out[j].ID
-	})
-	return out
-}
-
-// CommunityID is content-derived: the same members at the same level give the same id.
-func CommunityID(level int, sortedMembers []string) string {
-	return "c" + strconv.Itoa(level) + "-" + events.Hash(sortedMembers...)[:20]
-}
-
-func indexOf(sorted []string, k string) int {
-	return sort.SearchStrings(sorted, k)
+// Detection is the community detection part of the config; the benchmark harness
+// builds its corpora with it.
+func (c Config) Detection() community.Options {
+	return community.Options{Resolution: c.Resolution, Seed: c.Seed, MaxLevels: c.MaxLevels, Damping: c.Damping,
+		MinSize: c.MinCommunitySize}
 }
 
 // publishUnreported publishes an event for every community that has no report in the

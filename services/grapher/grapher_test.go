@@ -10,7 +10,6 @@ import (
 	"github.com/graphrag/graphrag/pkg/bus"
 	"github.com/graphrag/graphrag/pkg/bus/bustest"
 	"github.com/graphrag/graphrag/pkg/events"
-	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/graphstore/boltgraph"
 	"github.com/graphrag/graphrag/pkg/hashembed"
 	"github.com/graphrag/graphrag/pkg/pipeline"
@@ -34,54 +33,6 @@ func TestToChunkExtraction(t *testing.T) {
 	if len(ce.Relations) != 1 || ce.Relations[0].SourceKey != "dopamine system" || ce.Relations[0].TargetKey != "motivation" {
 		t.Fatalf("relations %+v", ce.Relations)
 	}
-}
-
-func TestBuildHierarchy(t *testing.T) {
-	snap := graphstore.Snapshot{Keys: []string{"a", "b", "c", "d", "e", "f", "g"},
-		Edges: []graphstore.Edge{{Source: 0, Target: 1, Weight: 1}, {Source: 1, Target: 2, Weight: 1}, {Source: 3, Target: 4, Weight: 1},
-			{Source: 4, Target: 5, Weight: 1}, {Source: 2, Target: 3, Weight: 1}}}
-	levels := [][]int{
-		{0, 0, 0, 1, 1, 1, 2}, // level 0: {a,b,c} {d,e,f} {g}
-		{0, 0, 0, 0, 0, 0, 1}, // level 1: {a..f} {g}
-	}
-	cs := BuildHierarchy(snap, levels, 3)
-	if len(cs) != 3 {
-		t.Fatalf("communities %+v (g is below the minimum size at both levels)", cs)
-	}
-	abc, def, top := cs[0], cs[1], cs[2]
-	if abc.Level != 0 || top.Level != 1 || !reflect.DeepEqual(top.Members, []string{"a", "b", "c", "d", "e", "f"}) {
-		t.Fatalf("levels/members: %+v", cs)
-	}
-	if abc.ParentID != top.ID || def.ParentID != top.ID || !reflect.DeepEqual(top.ChildIDs, sortedIDs(abc.ID, def.ID)) {
-		t.Fatalf("parent links: %+v", cs)
-	}
-	if abc.RelationshipCount != 2 || top.RelationshipCount != 5 {
-		t.Fatalf("relationship counts: %d, %d", abc.RelationshipCount, top.RelationshipCount)
-	}
-	// Ids derive from level and membership: the same partition numbered differently
-	// gives the same ids.
-	again := BuildHierarchy(snap, [][]int{{5, 5, 5, 3, 3, 3, 9}, {7, 7, 7, 7, 7, 7, 1}}, 3)
-	if !reflect.DeepEqual(ids(cs), ids(again)) {
-		t.Fatalf("ids depend on numbering: %v vs %v", ids(cs), ids(again))
-	}
-	if CommunityID(0, abc.Members) == CommunityID(1, abc.Members) {
-		t.Fatal("the level is not part of the id")
-	}
-}
-
-func sortedIDs(a, b string) []string {
-	if a > b {
-		a, b = b, a
-	}
-	return []string{a, b}
-}
-
-func ids(cs []graphstore.Community) []string {
-	out := make([]string, len(cs))
-	for i, c := range cs {
-		out[i] = c.ID
-	}
-	return out
 }
 
 // Replaying an extraction changes nothing; detection publishes each new community once

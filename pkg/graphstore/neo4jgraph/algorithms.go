@@ -13,6 +13,7 @@ import (
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
+	"github.com/graphrag/graphrag/pkg/community"
 	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/wgraph"
 )
@@ -316,11 +317,7 @@ func assemble(nodeIDs []int64, keys []string, levels [][]int64, ranks map[int64]
 	slices.SortFunc(res.Snapshot.Edges, func(x, y graphstore.Edge) int {
 		return cmp.Or(cmp.Compare(x.Source, y.Source), cmp.Compare(x.Target, y.Target))
 	})
-	wedges := make([]wgraph.Edge, len(res.Snapshot.Edges))
-	for i, e := range res.Snapshot.Edges {
-		wedges[i] = wgraph.Edge{U: e.Source, V: e.Target, W: e.Weight}
-	}
-	g, err := wgraph.FromEdges(len(res.Snapshot.Keys), wedges)
+	g, err := community.Graph(res.Snapshot)
 	if err != nil {
 		return res, fmt.Errorf("building the projected graph: %w", err)
 	}

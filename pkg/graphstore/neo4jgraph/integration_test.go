@@ -12,6 +12,7 @@ import (
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
+	"github.com/graphrag/graphrag/pkg/community"
 	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/graphstore/graphstoretest"
 	"github.com/graphrag/graphrag/pkg/pagerank"
@@ -107,11 +108,7 @@ func nodeKey(u int) string { return fmt.Sprintf("n%07d", u) }
 
 func snapshotGraph(tb testing.TB, snap graphstore.Snapshot) *wgraph.Graph {
 	tb.Helper()
-	edges := make([]wgraph.Edge, len(snap.Edges))
-	for i, e := range snap.Edges {
-		edges[i] = wgraph.Edge{U: e.Source, V: e.Target, W: e.Weight}
-	}
-	g, err := wgraph.FromEdges(len(snap.Keys), edges)
+	g, err := community.Graph(snap)
 	if err != nil {
 		tb.Fatalf("building graph from snapshot: %v", err)
 	}

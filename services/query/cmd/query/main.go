@@ -10,6 +10,8 @@ import (
 	"os"
 
 	"github.com/graphrag/graphrag/pkg/platform"
+	"github.com/graphrag/graphrag/pkg/platform/graphdrivers"
+	"github.com/graphrag/graphrag/pkg/platform/vectordrivers"
 	"github.com/graphrag/graphrag/pkg/service"
 	"github.com/graphrag/graphrag/services/query"
 )
@@ -26,7 +28,7 @@ func run(ctx context.Context, args []string) error {
 	hf := query.HTTPFlags{HTTPConfig: query.DefaultHTTPConfig()}
 	return platform.Main(ctx, args, os.Stderr, platform.Spec{
 		Name:   "query",
-		Needs:  platform.Needs{Graph: true, Vectors: true},
+		Needs:  platform.Needs{Graph: graphdrivers.All(), Vectors: vectordrivers.All()},
 		Flags:  func(fs *flag.FlagSet) { cfg.RegisterFlags(fs); hf.RegisterFlags(fs) },
 		Config: &struct{ Engine, HTTP any }{&cfg, &hf},
 		Build: func(_ context.Context, p *platform.Platform, mux *http.ServeMux, log *slog.Logger) ([]service.Component, error) {

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -108,8 +108,12 @@ func runPipelineOnce(ctx context.Context, cfg *benchConfig, bin string, n, chunk
 		err := events.Decode(m.Data, &x)
 		mu.Lock()
 		defer mu.Unlock()
-		if err != nil || len(x.Entities) == 0 {
-			bad = errors.Join(bad, fmt.Errorf("%w: an extraction without entities or invalid: %v", errBenchCheck, err))
+		if err != nil {
+			bad = errors.Join(bad, fmt.Errorf("%w: an invalid extraction: %w", errBenchCheck, err))
+			return
+		}
+		if len(x.Entities) == 0 {
+			bad = errors.Join(bad, fmt.Errorf("%w: the extraction of chunk %s has no entities", errBenchCheck, x.ChunkID))
 			return
 		}
 		if _, ok := arrived[x.ChunkID]; !ok {

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bufio"
@@ -43,10 +43,10 @@ func benchSections() []benchSection {
 	}
 }
 
-// runBench measures the platform and writes docs/benchmarks.md. Every figure is measured
+// Run measures the platform and writes docs/benchmarks.md. Every figure is measured
 // in this run on this machine; ratios compare figures of the same run, never a stored
 // expectation.
-func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := benchConfig{log: stderr}
 	var only string
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -68,7 +68,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	sections := benchSections()
 	if only != "" {
-		for _, name := range strings.Split(only, ",") {
+		for name := range strings.SplitSeq(only, ",") {
 			name = strings.TrimSpace(name)
 			if !slices.ContainsFunc(sections, func(s benchSection) bool { return s.name == name }) {
 				return fmt.Errorf("bench: unknown section %q", name)

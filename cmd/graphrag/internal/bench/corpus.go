@@ -1,8 +1,9 @@
-package main
+package bench
 
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/graphrag/graphrag/pkg/events"
@@ -120,7 +121,7 @@ func newSynthCorpus(n int, seed uint64) *synthCorpus {
 			if rng.Float64() < bridgeProbability/float64(k) {
 				e = rng.IntN(nEnt)
 			}
-			if !benchContainsInt(mentions, e) {
+			if !slices.Contains(mentions, e) {
 				mentions = append(mentions, e)
 			}
 		}
@@ -142,15 +143,6 @@ func newSynthCorpus(n int, seed uint64) *synthCorpus {
 		})
 	}
 	return c
-}
-
-func benchContainsInt(xs []int, x int) bool {
-	for _, y := range xs {
-		if x == y {
-			return true
-		}
-	}
-	return false
 }
 
 // sentence is one sentence naming an entity: Zipf words with the topic's words mixed in.

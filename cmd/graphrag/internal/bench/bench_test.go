@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -30,7 +30,7 @@ func TestBenchQuick(t *testing.T) {
 	out := filepath.Join(dir, "benchmarks.md")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	if err := runBench(ctx, []string{"-quick", "-out", out, "-work-dir", filepath.Join(dir, "work")}, io.Discard, io.Discard); err != nil {
+	if err := Run(ctx, []string{"-quick", "-out", out, "-work-dir", filepath.Join(dir, "work")}, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(out)
@@ -77,9 +77,9 @@ func TestRunBenchFlags(t *testing.T) {
 		{"unknown flag", []string{"-fast"}, "flag provided but not defined"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := runBench(context.Background(), tc.args, io.Discard, io.Discard)
+			err := Run(context.Background(), tc.args, io.Discard, io.Discard)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("runBench(%q) = %v, want an error containing %q", tc.args, err, tc.want)
+				t.Fatalf("Run(%q) = %v, want an error containing %q", tc.args, err, tc.want)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -14,16 +14,14 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/graphrag/graphrag/pkg/community"
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/graphstore/boltgraph"
 	"github.com/graphrag/graphrag/pkg/hashembed"
-	"github.com/graphrag/graphrag/pkg/leiden"
-	"github.com/graphrag/graphrag/pkg/pagerank"
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 	"github.com/graphrag/graphrag/pkg/vectorstore/embedded"
-	"github.com/graphrag/graphrag/pkg/wgraph"
 	"github.com/graphrag/graphrag/services/grapher"
 	"github.com/graphrag/graphrag/services/query"
 	"github.com/graphrag/graphrag/services/summarizer"
@@ -201,45 +199,20 @@ func (s *benchStores) mergeGraph(ctx context.Context, c *synthCorpus) error {
 	return nil
 }
 
-// detect does what the grapher's Detect does through the stores (without the bus).
+// detect does what the grapher's Detect does through the stores (without the bus),
+// with the grapher's default settings.
 func (s *benchStores) detect(ctx context.Context) ([]graphstore.Community, error) {
-	gc := grapher.DefaultConfig()
-	snap, err := s.graph.Snapshot(ctx, benchCorpus)
+	res, err := community.Detect(ctx, s.graph, nil, benchCorpus, grapher.DefaultConfig().Detection())
 	if err != nil {
-		return nil, fmt.Errorf("reading the graph snapshot: %w", err)
+		return nil, err
 	}
-	edges := make([]wgraph.Edge, len(snap.Edges))
-	for i, e := range snap.Edges {
-		edges[i] = wgraph.Edge{U: e.Source, V: e.Target, W: e.Weight}
-	}
-	g, err := wgraph.FromEdges(len(snap.Keys), edges)
-	if err != nil {
-		return nil, fmt.Errorf("building the graph: %w", err)
-	}
-	pr, err := pagerank.Run(g, pagerank.WithDamping(gc.Damping))
-	if err != nil {
-		return nil, fmt.Errorf("pagerank: %w", err)
-	}
-	scores := make(map[string]float64, len(snap.Keys))
-	for i, k := range snap.Keys {
-		scores[k] = pr.Scores[i]
-	}
-	res, err := leiden.Run(ctx, g, leiden.WithResolution(gc.Resolution), leiden.WithSeed(gc.Seed), leiden.WithMaxLevels(gc.MaxLevels))
-	if err != nil {
-		return nil, fmt.Errorf("leiden: %w", err)
-	}
-	memberships := make([][]int, len(res.Levels))
-	for i, l := range res.Levels {
-		memberships[i] = l.Membership
-	}
-	comms := grapher.BuildHierarchy(snap, memberships, gc.MinCommunitySize)
-	if err := s.graph.SetPageRank(ctx, benchCorpus, scores); err != nil {
+	if err := s.graph.SetPageRank(ctx, benchCorpus, res.PageRank); err != nil {
 		return nil, fmt.Errorf("writing pagerank: %w", err)
 	}
-	if err := s.graph.ReplaceCommunities(ctx, benchCorpus, comms); err != nil {
+	if err := s.graph.ReplaceCommunities(ctx, benchCorpus, res.Communities); err != nil {
 		return nil, fmt.Errorf("writing communities: %w", err)
 	}
-	return comms, nil
+	return res.Communities, nil
 }
 
 func (s *benchStores) writeEntities(ctx context.Context) error {
@@ -473,10 +446,7 @@ func benchRetrieval(ctx context.Context, cfg *benchConfig, r *benchReport) error
 	r.line("Median (p50) and p99 of each phase, in ms:")
 	r.line("")
 	phases := []string{"embed", "dense", "lexical", "link", "graph", "subject", "fuse", "evidence", "communities", "total"}
-	header := []string{"chunks"}
-	for _, p := range phases {
-		header = append(header, p)
-	}
+	header := append([]string{"chunks"}, phases...)
 	rows = nil
 	for _, res := range results {
 		row := []string{benchFmtCount(res.chunks)}
@@ -488,10 +458,7 @@ func benchRetrieval(ctx context.Context, cfg *benchConfig, r *benchReport) error
 	r.table(header, rows)
 	r.line("")
 	last := results[len(results)-1]
-	var top []string
-	for _, p := range phases[:len(phases)-1] {
-		top = append(top, p)
-	}
+	top := slices.Clone(phases[:len(phases)-1])
 	sort.SliceStable(top, func(i, j int) bool {
 		return benchPercentileF(last.phases[top[i]], 50) > benchPercentileF(last.phases[top[j]], 50)
 	})

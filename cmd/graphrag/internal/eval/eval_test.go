@@ -1,4 +1,4 @@
-package main
+package eval
 
 import (
 	"bytes"
@@ -61,7 +61,7 @@ func TestEvalCommand(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "report.json")
 	details := filepath.Join(t.TempDir(), "details.jsonl")
 	var stdout, stderr bytes.Buffer
-	err := dispatch(t.Context(), []string{"eval", "-data-dir", t.TempDir(), "-detect-debounce", "200ms",
+	err := Run(t.Context(), []string{"-data-dir", t.TempDir(), "-detect-debounce", "200ms",
 		"-dataset", "testdata/evalset", "-out", out, "-details", details, "-strategies", "bm25,dense,hybrid,graph"}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("eval: %v\n%s", err, stderr.String())

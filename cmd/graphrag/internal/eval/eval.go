@@ -1,4 +1,4 @@
-package main
+package eval
 
 import (
 	"bufio"
@@ -21,6 +21,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/graphrag/graphrag/cmd/graphrag/internal/stack"
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/pipeline"
@@ -92,8 +93,10 @@ type AnswerResult struct {
 
 var evalKs = []int{2, 5, 10}
 
-func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cfg := defaultUpConfig()
+// Run is `graphrag eval`: it runs the four services on embedded defaults (a temporary
+// data dir unless -data-dir is given) until the report is written.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg := stack.DefaultConfig()
 	var dataset, out, strategies, details string
 	var limit int
 	// Log quietly: the table and the progress bar are the output.
@@ -110,9 +113,9 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}()
 	err := platform.Main(ctx, args, stderr, platform.Spec{
 		Name:  "eval",
-		Needs: platform.Needs{Bus: true, Graph: true, Vectors: true},
+		Needs: stack.Needs(),
 		Flags: func(fs *flag.FlagSet) {
-			cfg.registerServices(fs)
+			cfg.RegisterFlags(fs)
 			fs.StringVar(&dataset, "dataset", "", "directory with corpus.jsonl and questions.jsonl (required)")
 			fs.StringVar(&out, "out", "", "write the JSON report here (required)")
 			fs.StringVar(&strategies, "strategies", "bm25,dense,hybrid,graph", "comma-separated: "+strings.Join(strategyNames(), ", "))
@@ -136,7 +139,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 					return nil, fmt.Errorf("unknown strategy %q (want %s)", n, strings.Join(strategyNames(), ", "))
 				}
 			}
-			st, err := newStack(p, cfg, log)
+			st, err := stack.New(p, cfg, log)
 			if err != nil {
 				return nil, err
 			}
@@ -218,7 +221,7 @@ type questionDetail struct {
 	Top       []string       `json:"top"`
 }
 
-func evaluate(ctx context.Context, p *platform.Platform, st *stack, o evalOptions, progress io.Writer) (*EvalReport, error) {
+func evaluate(ctx context.Context, p *platform.Platform, st *stack.Stack, o evalOptions, progress io.Writer) (*EvalReport, error) {
 	dir, names, limit := o.dir, o.strategies, o.limit
 	var details *json.Encoder
 	if o.details != "" {
@@ -494,7 +497,7 @@ func answerTokens(s string) []string {
 		return r
 	}, s)
 	var out []string
-	for _, w := range strings.Fields(s) {
+	for w := range strings.FieldsSeq(s) {
 		if w != "a" && w != "an" && w != "the" {
 			out = append(out, w)
 		}

@@ -1,0 +1,79 @@
+package stack
+
+import (
+	"flag"
+	"log/slog"
+
+	"github.com/graphrag/graphrag/pkg/platform"
+	"github.com/graphrag/graphrag/pkg/platform/graphdrivers"
+	"github.com/graphrag/graphrag/pkg/platform/natsserver"
+	"github.com/graphrag/graphrag/pkg/platform/vectordrivers"
+	"github.com/graphrag/graphrag/pkg/service"
+	"github.com/graphrag/graphrag/services/extractor"
+	"github.com/graphrag/graphrag/services/grapher"
+	"github.com/graphrag/graphrag/services/query"
+	"github.com/graphrag/graphrag/services/summarizer"
+)
+
+// Config is the configuration of the four services.
+type Config struct {
+	Extractor  extractor.Config
+	Grapher    grapher.Config
+	Summarizer summarizer.Config
+	Query      query.Config
+}
+
+// DefaultConfig is every service's default configuration.
+func DefaultConfig() Config {
+	return Config{Extractor: extractor.DefaultConfig(), Grapher: grapher.DefaultConfig(),
+		Summarizer: summarizer.DefaultConfig(), Query: query.DefaultConfig()}
+}
+
+// RegisterFlags adds the flags of the four services.
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	c.Extractor.RegisterFlags(fs)
+	c.Grapher.RegisterFlags(fs)
+	c.Summarizer.RegisterFlags(fs)
+	c.Query.RegisterFlags(fs)
+}
+
+// Needs are the backends of the four services in one process: the bus, every graph
+// and vector store driver, and the embedded NATS server for an empty -nats-url.
+func Needs() platform.Needs {
+	return platform.Needs{Bus: true, Graph: graphdrivers.All(), Vectors: vectordrivers.All(), NATSServer: natsserver.Start}
+}
+
+// Stack is the four services wired on one platform.
+type Stack struct {
+	Extractor  *extractor.Service
+	Grapher    *grapher.Service
+	Summarizer *summarizer.Service
+	Engine     *query.Engine
+}
+
+// New creates the services on p's backends.
+func New(p *platform.Platform, cfg Config, log *slog.Logger) (*Stack, error) {
+	var st Stack
+	var err error
+	if st.Extractor, err = extractor.New(cfg.Extractor, extractor.Deps{Bus: p.Bus, Vectors: p.Vectors, Embedder: p.Embedder, LLM: p.LLM, Logger: log}); err != nil {
+		return nil, err
+	}
+	if p.ExclusiveGraph {
+		cfg.Grapher.Lease = false // the store's file lock already allows one grapher
+	}
+	if st.Grapher, err = grapher.New(cfg.Grapher, grapher.Deps{Bus: p.Bus, Graph: p.Graph, Algorithms: p.Algorithms, Vectors: p.Vectors, Embedder: p.Embedder, LLM: p.LLM, Logger: log}); err != nil {
+		return nil, err
+	}
+	if st.Summarizer, err = summarizer.New(cfg.Summarizer, summarizer.Deps{Bus: p.Bus, Graph: p.Graph, Vectors: p.Vectors, Embedder: p.Embedder, LLM: p.LLM, Logger: log}); err != nil {
+		return nil, err
+	}
+	if st.Engine, err = query.New(cfg.Query, query.Deps{Graph: p.Graph, Vectors: p.Vectors, Embedder: p.Embedder, OfflineEmbedder: p.OfflineEmbedder, LLM: p.LLM, Logger: log}); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+// Components are the pipeline stages in start order; the engine has no life of its own.
+func (s *Stack) Components() []service.Component {
+	return []service.Component{s.Extractor, s.Grapher, s.Summarizer}
+}

@@ -22,11 +22,13 @@ const (
 const (
 	MaxDocumentBytes = 64 << 20 // a document's text, inline or in the object store
 	MaxTitleBytes    = 1024
-	MaxIDBytes       = 200
-	maxNameBytes     = 512
-	maxDescBytes     = 8192
-	maxEntities      = 500
-	maxRelations     = 1000
+	// MaxSubjectAliases bounds Chunk.SubjectAliases.
+	MaxSubjectAliases = 8
+	MaxIDBytes        = 200
+	maxNameBytes      = 512
+	maxDescBytes      = 8192
+	maxEntities       = 500
+	maxRelations      = 1000
 )
 
 // Event is implemented by every event type.
@@ -186,11 +188,17 @@ type Chunk struct {
 	ID            string `json:"id"` // <document id>:<position>:<content hash prefix>
 	DocumentID    string `json:"document_id"`
 	DocumentTitle string `json:"document_title,omitempty"`
-	Position      int    `json:"position"`
-	Total         int    `json:"total"` // chunks in the document
-	Section       string `json:"section,omitempty"`
-	Text          string `json:"text"`
-	Tokens        int    `json:"tokens"`
+	// Subject names the entity the document is about (offlinextract.Subject): its
+	// title when the title names one, else the subject its text opens with; "" when
+	// neither says.
+	Subject string `json:"subject,omitempty"`
+	// SubjectAliases are other names the document gives its subject.
+	SubjectAliases []string `json:"subject_aliases,omitempty"`
+	Position       int      `json:"position"`
+	Total          int      `json:"total"` // chunks in the document
+	Section        string   `json:"section,omitempty"`
+	Text           string   `json:"text"`
+	Tokens         int      `json:"tokens"`
 	// Skip is set when the chunk is not worth extracting (low information); it says why.
 	Skip string `json:"skip,omitempty"`
 }
@@ -214,6 +222,17 @@ func (c *Chunk) Validate() error {
 	}
 	if err := validateText("text", c.Text, MaxDocumentBytes, true); err != nil {
 		return err
+	}
+	if err := validateText("subject", c.Subject, MaxTitleBytes, false); err != nil {
+		return err
+	}
+	if len(c.SubjectAliases) > MaxSubjectAliases {
+		return fieldErr("subject_aliases", "has %d names, limit %d", len(c.SubjectAliases), MaxSubjectAliases)
+	}
+	for i, a := range c.SubjectAliases {
+		if err := validateText("subject_aliases["+strconv.Itoa(i)+"]", a, MaxTitleBytes, true); err != nil {
+			return err
+		}
 	}
 	return validateText("document_title", c.DocumentTitle, MaxTitleBytes, false)
 }

@@ -48,6 +48,7 @@ type Relationship struct {
 type config struct {
 	maxEntities, maxRelationships int
 	dates, nounPhrases            bool
+	aliases                       []string
 }
 
 // Option configures Extract.
@@ -81,6 +82,14 @@ func WithMaxRelationships(n int) Option {
 // off: a year links every document that mentions it, which makes hubs
 // without meaning in the graph).
 func WithDates(on bool) Option { return optionFunc(func(c *config) { c.dates = on }) }
+
+// WithAliases gives other names of the title entity (DocumentSubject.Aliases): each
+// becomes an entity of the chunk with an ALIAS_OF relationship to the title, so that
+// the graph joins the passages that name the subject either way. They count against
+// the caps, after the title.
+func WithAliases(names ...string) Option {
+	return optionFunc(func(c *config) { c.aliases = append(c.aliases, names...) })
+}
 
 // WithNounPhrases turns the CONCEPT noun phrases on or off (default on).
 func WithNounPhrases(on bool) Option { return optionFunc(func(c *config) { c.nounPhrases = on }) }
@@ -286,6 +295,7 @@ func (x *extractor) properNouns(i int) {
 		}
 		start, end := k, k+1
 		hasConnector := false
+		ofAt := -1 // the first "of" joining two names
 		for end < len(s.toks) && x.gapJoins(s, end) && !possessive(s.toks[end-1]) {
 			if x.isNameWord(s.toks[end]) {
 				end++
@@ -296,6 +306,9 @@ func (x *extractor) properNouns(i int) {
 				c++
 			}
 			if c > end && c < len(s.toks) && x.isNameWord(s.toks[c]) && x.gapJoins(s, c) {
+				if s.toks[end].lower == "of" && ofAt < 0 {
+					ofAt = end
+				}
 				hasConnector = true
 				end = c + 1
 				continue
@@ -343,8 +356,36 @@ func (x *extractor) properNouns(i int) {
 		if end-start >= 3 && personTitles[s.toks[start].lower] && x.isNameWord(s.toks[start+1]) && !connectors[s.toks[start+1].lower] {
 			start++
 		}
+		if split := x.ofSplit(s, start, ofAt, end); split > 0 {
+			x.addMention(i, start, ofAt, true)
+			x.addMention(i, split, end, true)
+			continue
+		}
 		x.addMention(i, start, end, true)
 	}
+}
+
+// ofSplit returns where the second name starts when "of" joins two full names
+// ("Trent Reznor of Nine Inch Nails", "Mick Jagger of the Rolling Stones"), else 0:
+// a name of two words or more before "of" that is no organization, place, event or
+// work ("Royal Bank of Scotland", "State University of New York" stay whole).
+func (x *extractor) ofSplit(s sentence, start, ofAt, end int) int {
+	if ofAt < 0 || ofAt-start < 2 || x.hasOrgCue(s, start, ofAt) {
+		return 0
+	}
+	for _, t := range s.toks[start:ofAt] {
+		if placeCues[t.lower] || eventCues[t.lower] || workCues[t.lower] {
+			return 0
+		}
+	}
+	split := ofAt + 1
+	for split < end && connectors[s.toks[split].lower] {
+		split++
+	}
+	if split >= end {
+		return 0
+	}
+	return split
 }
 
 // addMention records tokens [ts, te) of sentence i as a mention; a

@@ -221,14 +221,14 @@ func TestExtractRules(t *testing.T) {
 		{
 			name:   "connectors between capitals only",
 			text:   "She studied at the University of Oxford and admired Leonardo da Vinci of Florence.",
-			want:   map[string]string{"university of oxford": TypeOrganization, "leonardo da vinci of florence": ""},
+			want:   map[string]string{"university of oxford": TypeOrganization, "leonardo da vinci": "", "florence": ""},
 			absent: []string{"oxford", "university of oxford and admired", "she"},
 		},
 		{
 			name:   "and does not fuse people",
 			text:   "The album was produced by Tim Armstrong of Rancid and Brett Gurewitz of Bad Religion.",
-			want:   map[string]string{"tim armstrong of rancid": "", "brett gurewitz of bad religion": ""},
-			absent: []string{"tim armstrong of rancid and brett gurewitz of bad religion"},
+			want:   map[string]string{"tim armstrong": "", "rancid": "", "brett gurewitz": "", "bad religion": ""},
+			absent: []string{"tim armstrong of rancid and brett gurewitz of bad religion", "tim armstrong of rancid", "brett gurewitz of bad religion"},
 		},
 		{
 			name: "and inside an organization",

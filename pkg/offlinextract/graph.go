@@ -442,8 +442,9 @@ func (x *extractor) finish(ents []*entity) ([]Entity, []Relationship) {
 		}
 		return cmp.Or(cmp.Compare(a.first, b.first), cmp.Compare(a.key, b.key))
 	})
-	if len(ents) > x.cfg.maxEntities {
-		ents = ents[:x.cfg.maxEntities]
+	aliases := x.aliasesOf(ents)
+	if limit := max(1, x.cfg.maxEntities-len(aliases)); len(ents) > limit {
+		ents = ents[:limit]
 	}
 	kept := map[string]*entity{}
 	out := make([]Entity, len(ents))
@@ -453,6 +454,16 @@ func (x *extractor) finish(ents []*entity) ([]Entity, []Relationship) {
 		out[i] = Entity{Name: e.name, Type: e.typ(), Description: e.description}
 		if e.title {
 			title = e
+		}
+	}
+	var aliasRels []Relationship
+	if title != nil {
+		for _, a := range aliases {
+			if kept[normalize.Name(a)] == nil {
+				out = append(out, Entity{Name: a, Type: title.typ(), Description: title.description})
+			}
+			aliasRels = append(aliasRels, Relationship{Source: a, Target: title.name, Type: AliasOf,
+				Description: a + " is another name of " + title.name + ".", Strength: 1})
 		}
 	}
 
@@ -573,13 +584,40 @@ func (x *extractor) finish(ents []*entity) ([]Entity, []Relationship) {
 		}
 		return cmp.Or(strings.Compare(a.r.Source, b.r.Source), strings.Compare(a.r.Target, b.r.Target), strings.Compare(a.r.Type, b.r.Type))
 	})
-	for i, r := range rs {
-		if i >= x.cfg.maxRelationships {
+	rels = append(rels, aliasRels...)
+	for _, r := range rs {
+		if len(rels) >= x.cfg.maxRelationships {
 			break
 		}
 		rels = append(rels, r.r)
 	}
 	return out, rels
+}
+
+// aliasesOf returns the configured aliases of the title entity, once each, none
+// naming the title itself.
+func (x *extractor) aliasesOf(ents []*entity) []string {
+	if len(x.cfg.aliases) == 0 {
+		return nil
+	}
+	title := ""
+	for _, e := range ents {
+		if e.title {
+			title = e.key
+		}
+	}
+	if title == "" {
+		return nil
+	}
+	seen := map[string]bool{title: true}
+	var out []string
+	for _, a := range x.cfg.aliases {
+		if k := normalize.Name(a); k != "" && !seen[k] {
+			seen[k] = true
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // verbBetween finds a relationship verb between two consecutive mentions of

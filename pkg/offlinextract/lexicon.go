@@ -118,7 +118,7 @@ rose spent sent thought felt met paid said heard`)
 // irregularParticiples end noun phrases like participles in -ed do ("a demon
 // made of 13 dice").
 var irregularParticiples = set(`made done known given taken seen built held written found sold told
-brought bought thought run set put shown grown drawn born worn`)
+brought bought thought run set put shown grown drawn born worn shot led won lost kept sent paid`)
 
 // notNames are words that look like names (capitalized, or acronyms) but
 // name no entity: abbreviations left alone by punctuation ("Inc", "Jr") and

@@ -32,6 +32,12 @@ const (
 	ChunkPosition = "position"
 	// ChunkSkip says why the chunk is not extracted; empty when it is.
 	ChunkSkip = "skip"
+	// ChunkSubject names the entity the chunk's document is about
+	// (offlinextract.Subject); empty when the document does not say. Chunks
+	// written before it existed lack it: their subject is their title's.
+	ChunkSubject = "subject"
+	// ChunkSubjectAliases holds the subject's other names, one per line.
+	ChunkSubjectAliases = "subject_aliases"
 )
 
 // Attributes of entity records, written by the grapher.

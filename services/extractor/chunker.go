@@ -15,6 +15,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/bus"
 	"github.com/graphrag/graphrag/pkg/chunking"
 	"github.com/graphrag/graphrag/pkg/events"
+	"github.com/graphrag/graphrag/pkg/offlinextract"
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
@@ -64,6 +65,7 @@ func (s *Service) handleDocument(ctx context.Context, corpus string, m *bus.Mess
 	if err := s.deps.Vectors.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: s.dim, Lexical: true}); err != nil {
 		return fmt.Errorf("ensuring chunk collection: %w", err)
 	}
+	subject := offlinextract.Subject(d.Title, text)
 	texts := make([]string, len(chunks))
 	skips := make([]string, len(chunks))
 	for i, c := range chunks {
@@ -81,6 +83,7 @@ func (s *Service) handleDocument(ctx context.Context, corpus string, m *bus.Mess
 		recs[i] = vectorstore.Record{ID: c.ID, Vector: vecs[i], Text: texts[i], Attrs: map[string]string{
 			schema.ChunkDocumentID: d.ID, schema.ChunkTitle: d.Title, schema.ChunkSection: c.Section,
 			schema.ChunkPosition: strconv.Itoa(c.Position), schema.ChunkSkip: skips[i],
+			schema.ChunkSubject: subject.Name, schema.ChunkSubjectAliases: strings.Join(subject.Aliases, "\n"),
 		}}
 	}
 	if err := s.deps.Vectors.Upsert(ctx, coll, recs); err != nil {
@@ -90,7 +93,7 @@ func (s *Service) handleDocument(ctx context.Context, corpus string, m *bus.Mess
 	for i, c := range chunks {
 		ids[i] = c.ID
 		ev := &events.Chunk{Schema: events.SchemaChunk, Corpus: corpus, ID: c.ID, DocumentID: d.ID, DocumentTitle: d.Title,
-			Position: c.Position, Total: len(chunks), Section: c.Section, Text: c.Text, Tokens: c.Tokens, Skip: skips[i]}
+			Subject: subject.Name, SubjectAliases: subject.Aliases, Position: c.Position, Total: len(chunks), Section: c.Section, Text: c.Text, Tokens: c.Tokens, Skip: skips[i]}
 		if err := s.publish(ctx, events.KindChunks, corpus, ev, ev.MsgID()); err != nil {
 			return err
 		}

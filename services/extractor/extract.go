@@ -27,17 +27,23 @@ func (s *Service) handleChunk(ctx context.Context, corpus string, m *bus.Message
 	}
 	x := &events.Extraction{Schema: events.SchemaExtraction, Corpus: corpus, ChunkID: c.ID, DocumentID: c.DocumentID,
 		Method: s.Method(), Entities: []events.ExtractedEntity{}, Relationships: []events.ExtractedRelationship{}}
+	// The document's subject is the chunk's title entity. Events written before the
+	// chunker named it carry only the title.
+	subject := offlinextract.DocumentSubject{Name: c.Subject, Aliases: c.SubjectAliases}
+	if subject.Name == "" {
+		subject = offlinextract.Subject(c.DocumentTitle, c.Text)
+	}
 	switch {
 	case c.Skip != "":
 		x.Skipped = c.Skip
 	case s.deps.LLM == nil:
-		x.Entities, x.Relationships = offline(c.DocumentTitle, c.Text, s.cfg.MaxEntities, s.cfg.MaxRelationships)
+		x.Entities, x.Relationships = offline(subject, c.Text, s.cfg.MaxEntities, s.cfg.MaxRelationships)
 	default:
 		types, err := s.tax.Types(ctx)
 		if err != nil {
 			s.log.WarnContext(ctx, "reading taxonomy; extracting with open types", "err", err)
 		}
-		ents, rels, err := s.extractLLM(ctx, c.DocumentTitle, c.Text, types)
+		ents, rels, err := s.extractLLM(ctx, c.DocumentTitle, subject, c.Text, types)
 		switch {
 		case errors.Is(err, llm.ErrInvalidJSON):
 			// The model could not produce valid JSON after its retries. A chunk without
@@ -46,7 +52,7 @@ func (s *Service) handleChunk(ctx context.Context, corpus string, m *bus.Message
 			// method (as the summarizer writes an extractive report).
 			s.log.WarnContext(ctx, "the model gave no valid extraction; extracting offline", "corpus", corpus, "chunk", c.ID, "err", err)
 			x.Method = offlineMethod
-			x.Entities, x.Relationships = offline(c.DocumentTitle, c.Text, s.cfg.MaxEntities, s.cfg.MaxRelationships)
+			x.Entities, x.Relationships = offline(subject, c.Text, s.cfg.MaxEntities, s.cfg.MaxRelationships)
 		case err != nil:
 			return fmt.Errorf("chunk %s: extracting: %w", c.ID, err)
 		default:
@@ -58,8 +64,9 @@ func (s *Service) handleChunk(ctx context.Context, corpus string, m *bus.Message
 }
 
 // offline runs the deterministic extractor and caps its output.
-func offline(title, text string, maxEnt, maxRel int) ([]events.ExtractedEntity, []events.ExtractedRelationship) {
-	ents, rels := offlinextract.Extract(title, text, offlinextract.WithMaxEntities(maxEnt), offlinextract.WithMaxRelationships(maxRel))
+func offline(subject offlinextract.DocumentSubject, text string, maxEnt, maxRel int) ([]events.ExtractedEntity, []events.ExtractedRelationship) {
+	ents, rels := offlinextract.Extract(subject.Name, text, offlinextract.WithMaxEntities(maxEnt), offlinextract.WithMaxRelationships(maxRel),
+		offlinextract.WithAliases(subject.Aliases...))
 	outE := make([]events.ExtractedEntity, 0, len(ents))
 	for _, e := range ents {
 		outE = append(outE, events.ExtractedEntity{Name: e.Name, Type: e.Type, Description: clip(e.Description, 1000)})

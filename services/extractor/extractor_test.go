@@ -2,6 +2,7 @@ package extractor
 
 import (
 	"context"
+	"github.com/graphrag/graphrag/pkg/offlinextract"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -252,20 +253,20 @@ func waitStage(t *testing.T, b *bus.Bus, docs uint64) {
 func TestWithSubject(t *testing.T) {
 	ents := []events.ExtractedEntity{{Name: "Stephen King", Type: "PERSON"}, {Name: "Emilio Estevez", Type: "PERSON"}}
 	text := "Maximum Overdrive is a 1986 horror film written and directed by Stephen King."
-	got := withSubject(ents, "Maximum Overdrive (film)", text, 10)
+	got := withSubject(ents, offlinextract.DocumentSubject{Name: "Maximum Overdrive (film)"}, text, 10)
 	if len(got) != 3 || got[0].Name != "Maximum Overdrive" || got[0].Type == "" {
 		t.Fatalf("got %+v, want Maximum Overdrive (without the qualifier) first", got)
 	}
 	// Already there (under another surface form of the same key): unchanged.
 	with := append([]events.ExtractedEntity{{Name: "maximum overdrive", Type: "WORK"}}, ents...)
-	if got := withSubject(with, "Maximum Overdrive (film)", text, 10); len(got) != 3 || got[0].Type != "WORK" {
+	if got := withSubject(with, offlinextract.DocumentSubject{Name: "Maximum Overdrive (film)"}, text, 10); len(got) != 3 || got[0].Type != "WORK" {
 		t.Fatalf("got %+v, want the model's own entity kept", got)
 	}
 	// At the cap, the subject takes the last slot.
-	if got := withSubject(ents, "Maximum Overdrive", text, 2); len(got) != 2 || got[0].Name != "Maximum Overdrive" || got[1].Name != "Stephen King" {
+	if got := withSubject(ents, offlinextract.DocumentSubject{Name: "Maximum Overdrive"}, text, 2); len(got) != 2 || got[0].Name != "Maximum Overdrive" || got[1].Name != "Stephen King" {
 		t.Fatalf("got %+v, want [Maximum Overdrive, Stephen King]", got)
 	}
-	if got := withSubject(ents, "", text, 10); len(got) != 2 {
+	if got := withSubject(ents, offlinextract.DocumentSubject{}, text, 10); len(got) != 2 {
 		t.Fatalf("no title: got %+v", got)
 	}
 }

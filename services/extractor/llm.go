@@ -89,7 +89,7 @@ const gleaningPrompt = `Some entities or relationships in the text may have been
 
 // extractLLM asks the model for entities and relationships, with optional gleaning passes.
 // Invalid JSON is retried by llm.ChatJSON; after that the error matches llm.ErrInvalidJSON.
-func (s *Service) extractLLM(ctx context.Context, title, text string, types []string) ([]events.ExtractedEntity, []events.ExtractedRelationship, error) {
+func (s *Service) extractLLM(ctx context.Context, title string, subject offlinextract.DocumentSubject, text string, types []string) ([]events.ExtractedEntity, []events.ExtractedRelationship, error) {
 	req := llm.ChatRequest{
 		Stage:       "extractor",
 		System:      extractionSystem,
@@ -124,14 +124,15 @@ func (s *Service) extractLLM(ctx context.Context, title, text string, types []st
 		}
 	}
 	ents, rels = capAndClean(ents, rels, s.cfg.MaxEntities, s.cfg.MaxRelationships)
-	return withSubject(ents, title, text, s.cfg.MaxEntities), rels, nil
+	return withSubject(ents, subject, text, s.cfg.MaxEntities), rels, nil
 }
 
-// withSubject makes sure the entity the document is titled after is among a chunk's
+// withSubject makes sure the entity the document is about (its subject) is among a chunk's
 // entities, as the offline extractor always does: the query service finds the passages
 // about an entity through it (normalize.Subject), and a model often leaves the title out
 // of a chunk that speaks of "the film" or "she". The offline extractor names and types it.
-func withSubject(ents []events.ExtractedEntity, title, text string, maxEnt int) []events.ExtractedEntity {
+func withSubject(ents []events.ExtractedEntity, subject offlinextract.DocumentSubject, text string, maxEnt int) []events.ExtractedEntity {
+	title := subject.Name
 	key := normalize.Subject(title)
 	if key == "" || maxEnt <= 0 {
 		return ents
@@ -149,7 +150,7 @@ func withSubject(ents []events.ExtractedEntity, title, text string, maxEnt int) 
 	// document and leaves the facts to the model's own entities, and it does not grow the
 	// entity's description set (which would call for LLM summaries the cache cannot serve
 	// when chunks arrive in another order).
-	subj := events.ExtractedEntity{Name: found[0].Name, Type: found[0].Type, Description: clip(fmt.Sprintf("The subject of the document titled %q.", title), 1000)}
+	subj := events.ExtractedEntity{Name: found[0].Name, Type: found[0].Type, Description: clip(fmt.Sprintf("The subject of the document about %q.", title), 1000)}
 	if len(ents) >= maxEnt {
 		ents = ents[:maxEnt-1]
 	}

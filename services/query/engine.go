@@ -168,7 +168,7 @@ func (e *Engine) retrieve(ctx context.Context, req Request, t *timer) (*retrieva
 	sl := graphResult{paths: map[string][]string{}}
 	if weights.Subject > 0 {
 		passages := e.passageSeeds(weights, dense, lexical, e.cfg.SubjectPassages)
-		if sl, err = e.subjectList(ctx, req.Corpus, linked, passages, lexical); err != nil {
+		if sl, err = e.subjectList(ctx, req.Corpus, req.Query, linked, passages, lexical); err != nil {
 			return nil, err
 		}
 		t.mark("subject")
@@ -216,7 +216,7 @@ func (e *Engine) retrieve(ctx context.Context, req Request, t *timer) (*retrieva
 			path = sl.paths[f.ID]
 		}
 		out.ctx.Chunks = append(out.ctx.Chunks, Chunk{ID: f.ID, DocumentID: r.Attrs[schema.ChunkDocumentID], Title: r.Attrs[schema.ChunkTitle],
-			Text: r.Text, Score: f.Score, Lists: f.Hits, GraphPath: path})
+			Subject: r.Attrs[schema.ChunkSubject], Text: r.Text, Score: f.Score, Lists: f.Hits, GraphPath: path})
 	}
 	t.mark("fuse")
 

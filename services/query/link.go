@@ -60,6 +60,12 @@ func (e *Engine) link(ctx context.Context, corpus, query string, qvec []float32)
 	spanOf := map[string]span{}
 	for n := min(maxGram, len(words)); n >= 1; n-- {
 		for i := 0; i+n <= len(words); i++ {
+			// An n-gram with a stopword at an edge normalizes to the shorter one
+			// without it, enumerated anyway; its wider span would make it overlap (and
+			// so shut out) the name next to it: "King Vidor and Géza von Cziffra".
+			if n > 1 && (normalize.IsEdgeStopword(normalizeName(words[i])) || normalize.IsEdgeStopword(normalizeName(words[i+n-1]))) {
+				continue
+			}
 			k := normalizeName(strings.Join(words[i:i+n], " "))
 			if k == "" || isQueryStopword(k) {
 				continue

@@ -3,10 +3,13 @@ package query
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/graphrag/graphrag/pkg/normalize"
 	"github.com/graphrag/graphrag/pkg/schema"
+	"github.com/graphrag/graphrag/pkg/textseg"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
 
@@ -18,164 +21,341 @@ const (
 	maxSubjectChunks          = 4000
 )
 
-// subjectList is the second hop of a multi-hop question made explicit. A passage's
-// subject is the entity its document is titled after (normalize.Subject). The list holds
-// the passages about
-//  1. the entities the question names (linked entities), best link first, then
-//  2. the entities the best passages mention, best passage first,
+// prefixHopDiscount scales a hop through a shorter name that starts the mentioned one
+// ("Sulli" for "Sulli Choi"): likely the same entity, not surely.
+const prefixHopDiscount = 0.5
+
+// subjectList is the second hop of a multi-hop question made explicit, over the
+// passage → subject relation: a passage's subject is the entity its document is about
+// (offlinextract.Subject: its title when the title names one, else the subject its
+// text opens with, with the aliases the text gives).
 //
-// the second group ordered by how strongly the seed passages point at it (Σ 1/rank of
-// the seeds that mention its subject), then by its own lexical rank. "Who directed the film shot in
-// Leland, North Carolina in 1986?": the best passage, about Leland, mentions Maximum
-// Overdrive; the passage about Maximum Overdrive names the director but shares almost no
-// words with the question, so only this hop finds it. HippoRAG's walk reaches it too,
-// but diluted among every other passage that mentions the film; the subject relation
-// says which one is about it.
-func (e *Engine) subjectList(ctx context.Context, corpus string, linked []linkedEntity, passages []passageSeed, lexical []vectorstore.Hit) (graphResult, error) {
+// The list holds
+//  1. the passages about the entities the question names (linked entities), best link
+//     first (tier 0: the first hop when the question names it);
+//  2. the passages about the entities that first-hop passages mention (tier 1): a
+//     first-hop passage is one of tier 0 or one of the best dense/lexical passages.
+//
+// Tier 1 is ordered by the evidence for each hop: a first-hop passage of rank r adds
+// (1 + f)/r to every passage about an entity it mentions, where f counts the
+// question's words in the passage's sentences that name that entity (the question
+// matched against the fact that links the two passages, as HippoRAG 2 matches it
+// against triples). "Who directed the film shot in Leland, North Carolina in 1986?":
+// the best passage, about Leland, says the 1986 film Maximum Overdrive was shot there;
+// the passage about Maximum Overdrive names the director but shares almost no words
+// with the question, so only this hop finds it. A passage about a name that starts the
+// mentioned one ("Sulli" for "Sulli Choi", "Leland" for "Leland, North Carolina") counts
+// at prefixHopDiscount.
+func (e *Engine) subjectList(ctx context.Context, corpus, query string, linked []linkedEntity, passages []passageSeed, lexical []vectorstore.Hit) (graphResult, error) {
 	res := graphResult{paths: map[string][]string{}}
-	type source struct {
-		key  string
-		from string // the passage that mentions the entity; "" for a linked entity
+	h := &hop{e: e, corpus: corpus, recs: map[string]vectorstore.Record{}, lexRank: map[string]int{}}
+	for i, hit := range lexical {
+		h.recs[hit.ID] = hit.Record
+		h.lexRank[hit.ID] = i + 1
 	}
-	var sources []source
-	seen := map[string]bool{}
+
+	// Tier 0: the passages about the linked entities.
+	var linkedKeys []string
 	for _, l := range linked {
-		if !seen[l.key] {
-			seen[l.key] = true
-			sources = append(sources, source{key: l.key})
+		if !slices.Contains(linkedKeys, l.key) {
+			linkedKeys = append(linkedKeys, l.key)
 		}
 	}
-	if len(passages) > 0 {
-		ids := make([]string, len(passages))
-		for i, p := range passages {
-			ids[i] = p.id
-		}
-		mentions, err := e.deps.Graph.ChunkEntities(ctx, corpus, ids)
-		if err != nil {
-			return res, fmt.Errorf("reading the entities of the best passages: %w", err)
-		}
-		// A key may come again from a later passage: the passage about it is no hop
-		// from itself but is one from another seed.
-		for _, id := range ids {
-			for _, k := range mentions[id] {
-				sources = append(sources, source{key: k, from: id})
-			}
-		}
-	}
-	if len(sources) == 0 {
-		return res, nil
-	}
-	var keys []string
-	unique := map[string]bool{}
-	for _, s := range sources {
-		if !unique[s.key] {
-			unique[s.key] = true
-			keys = append(keys, s.key)
-		}
-	}
-	ents, err := e.deps.Graph.Entities(ctx, corpus, keys)
+	about, err := h.passagesAbout(ctx, linkedKeys)
 	if err != nil {
-		return res, fmt.Errorf("reading candidate subjects: %w", err)
+		return res, err
 	}
-	chunksOf := map[string][]string{}
-	for _, en := range ents {
-		chunksOf[en.Key] = firstN(en.ChunkIDs, maxSubjectChunksPerEntity)
-	}
-
-	// The titles of the candidate chunks: those the lexical list holds, the rest read.
-	title := map[string]string{}
-	lexRank := map[string]int{}
-	for i, h := range lexical {
-		title[h.ID] = h.Record.Attrs[schema.ChunkTitle]
-		lexRank[h.ID] = i + 1
-	}
-	var missing []string
-	asked := map[string]bool{}
-	for _, s := range sources {
-		for _, c := range chunksOf[s.key] {
-			if _, ok := title[c]; !ok && !asked[c] && len(missing) < maxSubjectChunks {
-				asked[c] = true
-				missing = append(missing, c)
+	var tier0 []string
+	for _, k := range linkedKeys {
+		for _, c := range about[k] {
+			if _, ok := res.paths[c]; !ok {
+				res.paths[c] = []string{k}
+				tier0 = append(tier0, c)
 			}
-		}
-	}
-	if len(missing) > 0 {
-		recs, err := e.deps.Vectors.Get(ctx, schema.Collection(corpus, schema.Chunks), missing)
-		if err != nil {
-			return res, fmt.Errorf("reading the titles of %d candidate passages: %w", len(missing), err)
-		}
-		for _, r := range recs {
-			title[r.ID] = r.Attrs[schema.ChunkTitle]
 		}
 	}
 
-	// Score each passage about a source entity: the question naming its subject puts it
-	// in the first tier; otherwise each seed passage mentioning its subject adds 1/rank,
-	// so an entity several good passages mention comes before one the first mentions in
-	// passing. Ties go to the better lexical rank.
-	type cand struct {
-		id    string
-		tier  int
-		score float64
-		path  []string
+	// First-hop passages: the best tier-0 passages, then the best dense/lexical ones.
+	var first []passageSeed
+	for _, c := range tier0 {
+		if len(first) >= e.cfg.SubjectPassages {
+			break
+		}
+		first = append(first, passageSeed{id: c})
 	}
-	seedRank := map[string]int{}
-	for i, p := range passages {
-		seedRank[p.id] = i + 1
-	}
-	subjectOf := map[string]string{} // title → subject key, computed once
-	cands := map[string]*cand{}
-	for _, s := range sources {
-		for _, c := range chunksOf[s.key] {
-			t, ok := title[c]
-			if !ok || t == "" || c == s.from {
-				continue
-			}
-			sub, ok := subjectOf[t]
-			if !ok {
-				sub = normalize.Subject(t)
-				subjectOf[t] = sub
-			}
-			if sub != s.key {
-				continue
-			}
-			x := cands[c]
-			if x == nil {
-				x = &cand{id: c, tier: 1, path: []string{s.key}}
-				cands[c] = x
-			}
-			if s.from == "" {
-				x.tier = 0
-			} else {
-				x.score += 1 / float64(seedRank[s.from])
-			}
+	for _, p := range passages {
+		if !slices.ContainsFunc(first, func(s passageSeed) bool { return s.id == p.id }) {
+			first = append(first, passageSeed{id: p.id})
 		}
 	}
-	out := make([]*cand, 0, len(cands))
-	for _, x := range cands {
-		out = append(out, x)
+	for i := range first {
+		first[i].weight = 1 / float64(i+1)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.tier != b.tier {
-			return a.tier < b.tier
-		}
-		if a.score != b.score {
-			return a.score > b.score
-		}
-		ra, rb := lexRank[a.id], lexRank[b.id]
-		if (ra > 0) != (rb > 0) {
-			return ra > 0
-		}
-		if ra != rb {
-			return ra < rb
-		}
-		return a.id < b.id
-	})
-	for i, x := range out {
-		res.ids = append(res.ids, x.id)
+	cands, err := h.secondHop(ctx, query, first)
+	if err != nil {
+		return res, err
+	}
+
+	for i, c := range tier0 {
+		res.ids = append(res.ids, c)
 		res.scores = append(res.scores, 1/float64(i+1))
+	}
+	for _, x := range cands {
+		if _, ok := res.paths[x.id]; ok {
+			continue
+		}
+		res.ids = append(res.ids, x.id)
+		res.scores = append(res.scores, 1/float64(len(res.ids)))
 		res.paths[x.id] = x.path
 	}
 	return res, nil
+}
+
+// hop reads what the subject list needs: chunk records (their subjects and texts),
+// cached for one question.
+type hop struct {
+	e       *Engine
+	corpus  string
+	recs    map[string]vectorstore.Record
+	lexRank map[string]int
+}
+
+// records makes sure the records of ids are cached (at most maxSubjectChunks read).
+func (h *hop) records(ctx context.Context, ids []string) error {
+	var missing []string
+	asked := map[string]bool{}
+	for _, id := range ids {
+		if _, ok := h.recs[id]; !ok && !asked[id] && len(missing) < maxSubjectChunks {
+			asked[id] = true
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	got, err := h.e.deps.Vectors.Get(ctx, schema.Collection(h.corpus, schema.Chunks), missing)
+	if err != nil {
+		return fmt.Errorf("reading %d candidate passages: %w", len(missing), err)
+	}
+	for _, r := range got {
+		h.recs[r.ID] = r
+	}
+	return nil
+}
+
+// passagesAbout returns, per entity key, the passages whose subject it is, best
+// lexical rank first.
+func (h *hop) passagesAbout(ctx context.Context, keys []string) (map[string][]string, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	ents, err := h.e.deps.Graph.Entities(ctx, h.corpus, keys)
+	if err != nil {
+		return nil, fmt.Errorf("reading candidate subjects: %w", err)
+	}
+	var ids []string
+	for _, en := range ents {
+		ids = append(ids, firstN(en.ChunkIDs, maxSubjectChunksPerEntity)...)
+	}
+	if err := h.records(ctx, ids); err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for _, en := range ents {
+		for _, c := range firstN(en.ChunkIDs, maxSubjectChunksPerEntity) {
+			if r, ok := h.recs[c]; ok && slices.Contains(subjectKeys(r), en.Key) {
+				out[en.Key] = append(out[en.Key], c)
+			}
+		}
+		sort.SliceStable(out[en.Key], func(i, j int) bool { return h.better(out[en.Key][i], out[en.Key][j]) })
+	}
+	return out, nil
+}
+
+// better orders passages by lexical rank (ranked ones first), then id.
+func (h *hop) better(a, b string) bool {
+	ra, rb := h.lexRank[a], h.lexRank[b]
+	if (ra > 0) != (rb > 0) {
+		return ra > 0
+	}
+	if ra != rb {
+		return ra < rb
+	}
+	return a < b
+}
+
+type hopCandidate struct {
+	id    string
+	score float64
+	path  []string
+}
+
+// secondHop scores the passages about the entities the first-hop passages mention.
+func (h *hop) secondHop(ctx context.Context, query string, first []passageSeed) ([]hopCandidate, error) {
+	if len(first) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(first))
+	for i, p := range first {
+		ids[i] = p.id
+	}
+	mentions, err := h.e.deps.Graph.ChunkEntities(ctx, h.corpus, ids)
+	if err != nil {
+		return nil, fmt.Errorf("reading the entities of the best passages: %w", err)
+	}
+	if err := h.records(ctx, ids); err != nil {
+		return nil, err
+	}
+	var keys []string
+	for _, id := range ids {
+		for _, k := range mentions[id] {
+			if !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	// A name that starts another ("Sulli" in "Sulli Choi", "Leland" in "Leland, North
+	// Carolina") may be the subject of the passage about it.
+	prefixes := map[string][]string{}
+	var all []string
+	all = append(all, keys...)
+	for _, k := range keys {
+		w := strings.Fields(k)
+		for n := len(w) - 1; n >= 1; n-- {
+			p := strings.Join(w[:n], " ")
+			if len([]rune(p)) >= 3 && !queryStop[p] {
+				prefixes[k] = append(prefixes[k], p)
+				if !slices.Contains(all, p) {
+					all = append(all, p)
+				}
+			}
+		}
+	}
+	about, err := h.passagesAbout(ctx, all)
+	if err != nil {
+		return nil, err
+	}
+	terms := questionTerms(query)
+	cands := map[string]*hopCandidate{}
+	for _, p := range first {
+		rec := h.recs[p.id]
+		own := subjectKeys(rec)
+		sents := normalizedSentences(rec.Text)
+		for _, k := range mentions[p.id] {
+			if slices.Contains(own, k) {
+				continue
+			}
+			gain := p.weight * (1 + factMatch(terms, sents, k, own))
+			add := func(c string, g float64) {
+				if c == p.id {
+					return
+				}
+				x := cands[c]
+				if x == nil {
+					x = &hopCandidate{id: c, path: []string{own[0], k}}
+					cands[c] = x
+				}
+				x.score += g
+			}
+			for _, c := range about[k] {
+				add(c, gain)
+			}
+			for _, pk := range prefixes[k] {
+				if slices.Contains(own, pk) {
+					continue
+				}
+				for _, c := range about[pk] {
+					add(c, gain*prefixHopDiscount)
+				}
+			}
+		}
+	}
+	out := make([]hopCandidate, 0, len(cands))
+	for _, x := range cands {
+		out = append(out, *x)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].score != out[j].score {
+			return out[i].score > out[j].score
+		}
+		return h.better(out[i].id, out[j].id)
+	})
+	return out, nil
+}
+
+// questionTerms returns the question's content words, normalized and stemmed.
+func questionTerms(q string) []string {
+	var out []string
+	for _, w := range strings.Fields(normalizeName(q)) {
+		if queryStop[w] || len(w) < 3 {
+			continue
+		}
+		if s := stem(w); !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// stem cuts a word to a prefix that its inflections share ("directed", "director" →
+// "direct"): crude, but the same on both sides of a comparison.
+func stem(w string) string {
+	r := []rune(w)
+	if len(r) > 6 {
+		return string(r[:6])
+	}
+	return w
+}
+
+// normalizedSentences splits text into sentences, each normalized and padded with
+// spaces for whole-word matching.
+func normalizedSentences(text string) []string {
+	spans := textseg.Sentences(text)
+	out := make([]string, len(spans))
+	for i, sp := range spans {
+		out[i] = " " + normalizeName(sp.Text(text)) + " "
+	}
+	return out
+}
+
+// factMatch counts the question's terms in the sentences of a passage that name key:
+// the fact that links the passage to key, matched against the question. Words of key
+// and of the passage's own subject do not count (they are in every such sentence).
+func factMatch(terms, sents []string, key string, own []string) float64 {
+	skip := map[string]bool{}
+	for _, k := range append([]string{key}, own...) {
+		for _, w := range strings.Fields(k) {
+			skip[stem(w)] = true
+		}
+	}
+	best := 0
+	for _, s := range sents {
+		if !strings.Contains(s, " "+key+" ") {
+			continue
+		}
+		n := 0
+		for _, t := range terms {
+			if !skip[t] && strings.Contains(s, " "+t) {
+				n++
+			}
+		}
+		best = max(best, n)
+	}
+	return float64(best)
+}
+
+// subjectKeys returns the keys of a chunk's subject: its name and aliases as the chunker
+// stored them (offlinextract.Subject), or the title of chunks indexed before it did.
+func subjectKeys(r vectorstore.Record) []string {
+	name, ok := r.Attrs[schema.ChunkSubject]
+	if !ok {
+		name = r.Attrs[schema.ChunkTitle]
+	}
+	keys := []string{normalize.Subject(name)}
+	for _, a := range strings.Split(r.Attrs[schema.ChunkSubjectAliases], "\n") {
+		if k := normalize.Name(a); k != "" {
+			keys = append(keys, k)
+		}
+	}
+	return keys
 }

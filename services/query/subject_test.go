@@ -119,8 +119,8 @@ func TestSubjectListFindsTheSecondHop(t *testing.T) {
 	if !slices.ContainsFunc(ch.Lists, func(h ListHit) bool { return h.List == "subject" && h.Rank == 2 }) {
 		t.Errorf("second hop lists %+v, want subject rank 2 (after Leland, which the question names)", ch.Lists)
 	}
-	if !slices.Equal(ch.GraphPath, []string{"maximum overdrive"}) {
-		t.Errorf("second hop path %v, want [maximum overdrive]", ch.GraphPath)
+	if want := []string{"leland north carolina", "maximum overdrive"}; !slices.Equal(ch.GraphPath, want) {
+		t.Errorf("second hop path %v, want %v (the first hop's subject, the bridge)", ch.GraphPath, want)
 	}
 	for _, c := range got.Chunks {
 		if c.ID == "review" && slices.ContainsFunc(c.Lists, func(h ListHit) bool { return h.List == "subject" }) {
@@ -135,7 +135,7 @@ func TestSubjectListOrder(t *testing.T) {
 	e := newBridgeEngine(t)
 	ctx := t.Context()
 	linked := []linkedEntity{{key: "stephen king", score: 1}, {key: "maximum overdrive", score: 1}}
-	res, err := e.subjectList(ctx, "demo", linked, []passageSeed{{id: "leland"}, {id: "overdrive"}}, nil)
+	res, err := e.subjectList(ctx, "demo", "", linked, []passageSeed{{id: "leland"}, {id: "overdrive"}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestSubjectListOrder(t *testing.T) {
 	if want := []string{"overdrive"}; !slices.Equal(res.ids, want) {
 		t.Fatalf("subject list %v, want %v", res.ids, want)
 	}
-	res, err = e.subjectList(ctx, "demo", nil, []passageSeed{{id: "overdrive"}, {id: "leland"}}, nil)
+	res, err = e.subjectList(ctx, "demo", "", nil, []passageSeed{{id: "overdrive"}, {id: "leland"}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,12 +153,13 @@ func TestSubjectListOrder(t *testing.T) {
 	if want := []string{"overdrive"}; !slices.Equal(res.ids, want) {
 		t.Fatalf("subject list %v, want %v", res.ids, want)
 	}
-	res, err = e.subjectList(ctx, "demo", []linkedEntity{{key: "leland north carolina", score: 1}}, nil, nil)
+	res, err = e.subjectList(ctx, "demo", "", []linkedEntity{{key: "leland north carolina", score: 1}}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"leland"}; !slices.Equal(res.ids, want) {
-		t.Fatalf("subject list %v, want %v (a named entity's own passage)", res.ids, want)
+	// A named entity's own passage, then the second hop from it.
+	if want := []string{"leland", "overdrive"}; !slices.Equal(res.ids, want) {
+		t.Fatalf("subject list %v, want %v (a named entity's own passage, then its hop)", res.ids, want)
 	}
 }
 

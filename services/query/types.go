@@ -93,12 +93,15 @@ type ListHit struct {
 
 // Chunk is a retrieved passage.
 type Chunk struct {
-	ID         string    `json:"id"`
-	DocumentID string    `json:"document_id"`
-	Title      string    `json:"title,omitempty"`
-	Text       string    `json:"text"`
-	Score      float64   `json:"score"` // fused RRF score
-	Lists      []ListHit `json:"lists"`
+	ID         string `json:"id"`
+	DocumentID string `json:"document_id"`
+	Title      string `json:"title,omitempty"`
+	// Subject names the entity the chunk's document is about (the title when it names
+	// one, else the subject its text opens with).
+	Subject string    `json:"subject,omitempty"`
+	Text    string    `json:"text"`
+	Score   float64   `json:"score"` // fused RRF score
+	Lists   []ListHit `json:"lists"`
 	// GraphPath is the chain of entities that led the graph list to this chunk.
 	GraphPath []string `json:"graph_path,omitempty"`
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -131,81 +130,6 @@ func citations(answer string, c Context) []Citation {
 	return out
 }
 
-// ExtractiveAnswer answers without a model: the sentences of the top passages that share
-// the most (rarer, longer) words with the question, each cited by its passage number, and
-// the best matching community theme.
-func ExtractiveAnswer(question string, c Context) string {
-	if len(c.Chunks) == 0 {
-		return "No passage in the corpus matches the question."
-	}
-	terms := contentTerms(question)
-	type cand struct {
-		text  string
-		chunk int
-		score float64
-	}
-	var cands []cand
-	var all []string
-	for i, ch := range c.Chunks {
-		if i >= 5 {
-			break
-		}
-		body := ch.Text
-		if j := strings.Index(body, "\n\n"); j >= 0 && j < 300 {
-			body = body[j+2:] // drop the title header
-		}
-		for _, s := range sentences(body) {
-			if strings.HasPrefix(s, "#") {
-				continue // a Markdown heading is not an answer
-			}
-			all = append(all, s)
-			cands = append(cands, cand{text: s, chunk: i})
-		}
-	}
-	// A question word found in few of these sentences tells more than one found in
-	// most (the question's topic words are everywhere in its context): weight by IDF.
-	weighted := map[string]float64{}
-	for w, v := range terms {
-		df := 0
-		for _, s := range all {
-			if overlap(map[string]float64{w: 1}, s) > 0 {
-				df++
-			}
-		}
-		weighted[w] = v * math.Log(1+float64(len(all)+1)/float64(df+1))
-	}
-	kept := cands[:0]
-	for _, cd := range cands {
-		if sc := overlap(weighted, cd.text); sc > 0 {
-			// Earlier passages rank higher: fold in the fused rank.
-			cd.score = sc / (1 + 0.15*float64(cd.chunk))
-			kept = append(kept, cd)
-		}
-	}
-	cands = kept
-	sort.SliceStable(cands, func(i, j int) bool { return cands[i].score > cands[j].score })
-	var parts []string
-	used := map[int]int{}
-	for _, cd := range cands {
-		if len(parts) >= 3 {
-			break
-		}
-		if used[cd.chunk] >= 2 {
-			continue
-		}
-		used[cd.chunk]++
-		parts = append(parts, fmt.Sprintf("%s [%d]", cd.text, cd.chunk+1))
-	}
-	if len(parts) == 0 {
-		parts = append(parts, fmt.Sprintf("%s [1]", oneLine(firstSentence(c.Chunks[0].Text), 400)))
-	}
-	ans := strings.Join(parts, " ")
-	if len(c.Communities) > 0 {
-		ans += "\n\nTheme: " + c.Communities[0].Title + " — " + oneLine(firstSentence(c.Communities[0].Summary), 300)
-	}
-	return ans
-}
-
 func contentTerms(q string) map[string]float64 {
 	out := map[string]float64{}
 	for _, w := range queryWords(strings.ToLower(q)) {
@@ -214,7 +138,7 @@ func contentTerms(q string) map[string]float64 {
 			continue
 		}
 		// Longer words are usually rarer and more telling.
-		out[w] = math.Log(1 + float64(len(w)))
+		out[lightStem(w)] = math.Log(1 + float64(len(w)))
 	}
 	return out
 }
@@ -223,13 +147,24 @@ func overlap(terms map[string]float64, s string) float64 {
 	seen := map[string]bool{}
 	sc := 0.0
 	for _, w := range queryWords(strings.ToLower(s)) {
-		w = strings.Trim(w, ".'-")
+		w = lightStem(strings.Trim(w, ".'-"))
 		if v, ok := terms[w]; ok && !seen[w] {
 			seen[w] = true
 			sc += v
 		}
 	}
 	return sc
+}
+
+// lightStem strips the commonest English inflections and derivations so that a
+// question's "keeps" meets a passage's "keeper": crude, but the same on both sides.
+func lightStem(w string) string {
+	for _, suf := range []string{"ings", "ing", "ers", "er", "ed", "es", "s"} {
+		if strings.HasSuffix(w, suf) && len(w)-len(suf) >= 3 {
+			return strings.TrimSuffix(w, suf)
+		}
+	}
+	return w
 }
 
 // sentences splits with the project's one sentence segmenter.

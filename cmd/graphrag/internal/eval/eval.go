@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -57,6 +58,7 @@ type evalQuestion struct {
 // EvalReport is the JSON `graphrag eval` writes (top-level keys fixed by the issue).
 type EvalReport struct {
 	Dataset    string           `json:"dataset"`
+	Titles     string           `json:"titles"`
 	Strategies []StrategyResult `json:"strategies"`
 	Indexing   IndexingResult   `json:"indexing"`
 	Answers    *AnswerResult    `json:"answers"`
@@ -84,11 +86,16 @@ type IndexingResult struct {
 	CompletionTokens int64   `json:"completion_tokens"`
 }
 
-// AnswerResult scores generated answers (only with an LLM).
+// AnswerResult scores the answers of the default local search. ContainsGold is the
+// share of answers whose text contains the gold answer (normalized: case, punctuation,
+// articles); it is measured offline too. ExactMatch and F1 (SQuAD-style) are set only
+// with a chat model: an extractive answer is a few sentences, not a span.
 type AnswerResult struct {
-	ExactMatch float64 `json:"exact_match"`
-	F1         float64 `json:"f1"`
-	Questions  int     `json:"questions"`
+	ContainsGold float64  `json:"contains_gold"`
+	ExactMatch   *float64 `json:"exact_match,omitempty"`
+	F1           *float64 `json:"f1,omitempty"`
+	Questions    int      `json:"questions"`
+	Extractive   bool     `json:"extractive"`
 }
 
 var evalKs = []int{2, 5, 10}
@@ -97,7 +104,7 @@ var evalKs = []int{2, 5, 10}
 // data dir unless -data-dir is given) until the report is written.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := stack.DefaultConfig()
-	var dataset, out, strategies, details string
+	var dataset, out, strategies, details, titles string
 	var limit int
 	// Log quietly: the table and the progress bar are the output.
 	args = append([]string{"-log-level", "warn", "-http-addr", "127.0.0.1:0", "-nats-port", "-1"}, args...)
@@ -120,7 +127,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fs.StringVar(&out, "out", "", "write the JSON report here (required)")
 			fs.StringVar(&strategies, "strategies", "bm25,dense,hybrid,graph", "comma-separated: "+strings.Join(strategyNames(), ", "))
 			fs.IntVar(&limit, "limit", 0, "evaluate only the first N questions (0 = all)")
-			fs.StringVar(&details, "details", "", "also write one JSON line per question and strategy (top 10 documents, gold ranks) here")
+			fs.StringVar(&details, "details", "", "also write one JSON line per question and strategy (top 10 documents, gold ranks) and per answer here")
+			fs.StringVar(&titles, "titles", titlesAsShipped, "document titles: "+titlesAsShipped+", or "+titlesOpaque+" (each replaced by doc-NNNNN, as most real corpora name their files)")
 		},
 		Config: &cfg,
 		Tune: func(c *service.CommonFlags, _ *platform.BackendFlags) {
@@ -145,7 +153,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 			runner := service.Loop("eval", func(ctx context.Context) error {
 				defer cancel()
-				r, err := evaluate(ctx, p, st, evalOptions{dir: dataset, strategies: names, limit: limit, details: details}, stderr)
+				r, err := evaluate(ctx, p, st, evalOptions{dir: dataset, strategies: names, limit: limit, details: details, titles: titles}, stderr)
 				if err != nil {
 					return err
 				}
@@ -208,6 +216,7 @@ type evalOptions struct {
 	strategies []string // strategy names
 	limit      int      // first N questions (0 = all)
 	details    string   // per-question JSONL output ("" = none)
+	titles     string   // titlesAsShipped or titlesOpaque
 }
 
 // questionDetail is one line of the -details file: how a strategy ranked one question's
@@ -238,6 +247,11 @@ func evaluate(ctx context.Context, p *platform.Platform, st *stack.Stack, o eval
 	if err != nil {
 		return nil, fmt.Errorf("reading the corpus: %w", err)
 	}
+	if o.titles == titlesOpaque {
+		for i := range docs {
+			docs[i].Title = opaqueTitle(i)
+		}
+	}
 	qs, err := readJSONL[evalQuestion](filepath.Join(dir, "questions.jsonl"))
 	if err != nil {
 		return nil, fmt.Errorf("reading the questions: %w", err)
@@ -245,7 +259,7 @@ func evaluate(ctx context.Context, p *platform.Platform, st *stack.Stack, o eval
 	if limit > 0 && limit < len(qs) {
 		qs = qs[:limit]
 	}
-	rep := &EvalReport{Dataset: filepath.Base(filepath.Clean(dir))}
+	rep := &EvalReport{Dataset: filepath.Base(filepath.Clean(dir)), Titles: o.titles}
 
 	// Index through the real pipeline: one document per corpus line. A data dir that
 	// already holds the whole corpus (-data-dir of an earlier run) is reused.
@@ -330,23 +344,78 @@ func evaluate(ctx context.Context, p *platform.Platform, st *stack.Stack, o eval
 	}
 	prog.done()
 
-	// Answers, with an LLM only.
-	if p.LLM != nil {
-		ar := &AnswerResult{Questions: len(qs)}
-		for _, q := range qs {
-			resp, err := st.Engine.Query(ctx, query.Request{Corpus: evalCorpus, Query: q.Question, Mode: query.ModeLocal}, nil)
-			if err != nil {
-				return nil, fmt.Errorf("answering %s: %w", q.ID, err)
-			}
-			em, f1 := answerScores(resp.Answer, q.Answer)
-			ar.ExactMatch += em
-			ar.F1 += f1
-		}
-		ar.ExactMatch = round4(ar.ExactMatch / float64(len(qs)))
-		ar.F1 = round4(ar.F1 / float64(len(qs)))
-		rep.Answers = ar
+	ar, err := evaluateAnswers(ctx, st, qs, p.LLM == nil, details)
+	if err != nil {
+		return nil, err
 	}
+	rep.Answers = ar
 	return rep, nil
+}
+
+// evaluateAnswers answers every question with the default local search and scores the
+// answers against the gold ones.
+func evaluateAnswers(ctx context.Context, st *stack.Stack, qs []evalQuestion, extractive bool, details *json.Encoder) (*AnswerResult, error) {
+	ar := &AnswerResult{Questions: len(qs), Extractive: extractive}
+	var em, f1 float64
+	for _, q := range qs {
+		resp, err := st.Engine.Query(ctx, query.Request{Corpus: evalCorpus, Query: q.Question, Mode: query.ModeLocal}, nil)
+		if err != nil {
+			return nil, fmt.Errorf("answering %s: %w", q.ID, err)
+		}
+		contains := containsAnswer(resp.Answer, q.Answer)
+		if contains {
+			ar.ContainsGold++
+		}
+		e, f := answerScores(resp.Answer, q.Answer)
+		em, f1 = em+e, f1+f
+		if details != nil {
+			if err := details.Encode(answerDetail{Strategy: "answer", ID: q.ID, Question: q.Question, Gold: q.Answer, Answer: resp.Answer, ContainsGold: contains}); err != nil {
+				return nil, fmt.Errorf("writing details: %w", err)
+			}
+		}
+	}
+	n := float64(len(qs))
+	ar.ContainsGold = round4(ar.ContainsGold / n)
+	if !extractive {
+		em, f1 = round4(em/n), round4(f1/n)
+		ar.ExactMatch, ar.F1 = &em, &f1
+	}
+	return ar, nil
+}
+
+// answerDetail is one line of the -details file for an answer.
+type answerDetail struct {
+	Strategy     string `json:"strategy"`
+	ID           string `json:"id"`
+	Question     string `json:"question"`
+	Gold         string `json:"gold_answer"`
+	Answer       string `json:"answer"`
+	ContainsGold bool   `json:"contains_gold"`
+}
+
+// Title variants of -titles.
+const (
+	titlesAsShipped = "as-shipped"
+	titlesOpaque    = "opaque"
+)
+
+// opaqueTitle is the title of the i-th document under -titles opaque: a name that says
+// nothing of what the document is about.
+func opaqueTitle(i int) string { return fmt.Sprintf("doc-%05d", i) }
+
+// containsAnswer reports whether pred contains gold as a run of whole words, both
+// normalized as for exact match (lower case, no punctuation, no articles).
+func containsAnswer(pred, gold string) bool {
+	p, g := answerTokens(pred), answerTokens(gold)
+	if len(g) == 0 {
+		return false
+	}
+	for i := 0; i+len(g) <= len(p); i++ {
+		if slices.Equal(p[i:i+len(g)], g) {
+			return true
+		}
+	}
+	return false
 }
 
 // progress reports on one terminal line, or every few seconds when stderr is not a
@@ -530,7 +599,11 @@ func printReport(w io.Writer, r *EvalReport) {
 			s.AllGold["2"], s.AllGold["5"], s.AllGold["10"], s.MRR, s.P50ms, s.P99ms)
 	}
 	_ = tw.Flush()
-	if r.Answers != nil {
-		fmt.Fprintf(w, "answers: exact match %.3f, F1 %.3f over %d questions\n", r.Answers.ExactMatch, r.Answers.F1, r.Answers.Questions)
+	if a := r.Answers; a != nil {
+		fmt.Fprintf(w, "answers: contains gold %.3f", a.ContainsGold)
+		if a.ExactMatch != nil {
+			fmt.Fprintf(w, ", exact match %.3f, F1 %.3f", *a.ExactMatch, *a.F1)
+		}
+		fmt.Fprintf(w, " over %d questions (%s)\n", a.Questions, map[bool]string{true: "extractive, offline", false: "chat model"}[a.Extractive])
 	}
 }

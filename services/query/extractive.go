@@ -1,0 +1,517 @@
+package query
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/graphrag/graphrag/pkg/normalize"
+	"github.com/graphrag/graphrag/pkg/offlinextract"
+	"github.com/graphrag/graphrag/pkg/textseg"
+)
+
+// What a question asks for, read from its form.
+const (
+	askOther  = "other"
+	askPerson = "person" // who, whom, whose
+	askDate   = "date"   // when, what year
+	askPlace  = "place"  // where, what city
+	askNumber = "number" // how many, what population
+	askYesNo  = "yes/no" // are X and Y both …?
+	askChoice = "choice" // which …, A or B?
+)
+
+var (
+	yesNoOpeners = set(`are is was were do does did can could has have had will would should`)
+	dateAsk      = regexp.MustCompile(`^(?:when|(?:in )?(?:what|which) (?:year|date|decade|century|month))\b`)
+	placeAsk     = regexp.MustCompile(`^(?:where|(?:in )?(?:what|which) (?:city|country|state|town|county|region|province|continent|place|island|village))\b`)
+	numberAsk    = regexp.MustCompile(`^(?:how (?:many|much|long|old|tall|high|far|large)|what (?:is|was) the (?:population|number|size|height|length|area))\b|\bpopulation\b`)
+	choiceAsk    = regexp.MustCompile(`(?:^|[\s,:])((?:\p{Lu}|["“])[^,?]*?)\s+or\s+(?:the\s+)?((?:\p{Lu}|["“])[^,?]*?)\s*\??\s*$`)
+	yearRE       = regexp.MustCompile(`\b(1[0-9]{3}|20[0-9]{2})\b`)
+	numberRE     = regexp.MustCompile(`\b\d[\d,.]*\b`)
+	personPron   = regexp.MustCompile(`\b(?:He|he|She|she)\b`)
+	resolved     = regexp.MustCompile(`\b(?:He|he|She|she) \[([^\]]+)\]`)
+)
+
+var months = set(`january february march april may june july august september october november december`)
+
+func set(words string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(words) {
+		m[w] = true
+	}
+	return m
+}
+
+// questionKind reads what a question asks for, and for a choice its options.
+func questionKind(q string) (string, []string) {
+	lq := strings.ToLower(strings.TrimSpace(q))
+	first, _, _ := strings.Cut(lq, " ")
+	if m := choiceAsk.FindStringSubmatch(strings.TrimSpace(q)); m != nil && !yesNoOpeners[first] {
+		a, b := optionName(m[1], true), optionName(m[2], false)
+		if a != "" && b != "" {
+			return askChoice, []string{a, b}
+		}
+	}
+	switch {
+	case yesNoOpeners[first]:
+		return askYesNo, nil
+	case dateAsk.MatchString(lq):
+		return askDate, nil
+	case placeAsk.MatchString(lq):
+		return askPlace, nil
+	case numberAsk.MatchString(lq):
+		return askNumber, nil
+	case first == "who" || first == "whom" || first == "whose":
+		return askPerson, nil
+	}
+	return askOther, nil
+}
+
+// optionName trims an option of a choice question to the name it ends with (the left
+// option) or starts with (the right one): "Which band was formed first The Exies" →
+// "The Exies".
+func optionName(s string, left bool) string {
+	s = strings.Trim(strings.TrimSpace(s), `"“”`)
+	words := strings.Fields(s)
+	if !left {
+		return strings.Join(words, " ")
+	}
+	i := len(words)
+	for i > 0 {
+		w := strings.Trim(words[i-1], `"“”`)
+		if w == "" || !(isUpperStart(w) || offlinextractConnector(w) && i < len(words)) {
+			break
+		}
+		i--
+	}
+	return strings.Trim(strings.Join(words[i:], " "), `"“”`)
+}
+
+func isUpperStart(w string) bool {
+	for _, r := range w {
+		return r >= 'A' && r <= 'Z' || r > 127 && strings.ToUpper(string(r)) == string(r) && strings.ToLower(string(r)) != string(r) || r >= '0' && r <= '9'
+	}
+	return false
+}
+
+func offlinextractConnector(w string) bool {
+	return w == "of" || w == "the" || w == "and" || w == "de" || w == "von"
+}
+
+// answerSentence is a sentence of a passage of the context, with the passage's number.
+type answerSentence struct {
+	text  string
+	chunk int
+	score float64
+	norm  string
+}
+
+// ExtractiveAnswer answers without a model. It reads what the question asks for (who,
+// when, where, how many, yes or no, which of two) and leads with the sentence of the top
+// passages that best matches the question and holds an answer of that kind, naming the
+// answer first when it can pick it out; then up to two supporting sentences from other
+// passages (the other hop of a multi-hop question). Every sentence cites its passage,
+// and a "he"/"she" is resolved to the passage's subject. Community context is left to
+// the response's communities, not written into the answer.
+func ExtractiveAnswer(question string, c Context) string {
+	if len(c.Chunks) == 0 {
+		return "No passage in the corpus matches the question."
+	}
+	kind, options := questionKind(question)
+	sents := contextSentences(question, c)
+	if len(sents) == 0 {
+		return fmt.Sprintf("%s [1]", oneLine(firstSentence(bodyOf(c.Chunks[0].Text)), 400))
+	}
+	switch kind {
+	case askYesNo:
+		return yesNoAnswer(question, c, sents)
+	case askChoice:
+		return choiceAnswer(question, options, sents)
+	}
+	for i := range sents {
+		if answerOf(kind, sents[i].text, question) != "" {
+			sents[i].score *= 2 // it holds an answer of the kind asked for
+		}
+	}
+	sortSentences(sents)
+	lead := sents[0]
+	ans := answerOf(kind, lead.text, question)
+	parts := []answerSentence{lead}
+	parts = append(parts, supporting(sents[1:], lead, 2)...)
+	var b strings.Builder
+	if ans != "" {
+		b.WriteString(ans + ". ")
+	}
+	writeCited(&b, parts)
+	return b.String()
+}
+
+// contextSentences splits the top passages into scored sentences: the question's words
+// found in a sentence, weighted by their rarity among these sentences (a question's topic
+// words are everywhere in its context), discounted by the passage's rank.
+func contextSentences(question string, c Context) []answerSentence {
+	terms := contentTerms(question)
+	var out []answerSentence
+	for i, ch := range c.Chunks {
+		if i >= 5 {
+			break
+		}
+		person := "" // the last person the passage named
+		if personLike(ch.Subject) {
+			person = ch.Subject
+		}
+		for _, s := range sentences(bodyOf(ch.Text)) {
+			if strings.HasPrefix(s, "#") {
+				continue // a Markdown heading is not an answer
+			}
+			named := lastPerson(s)
+			s = resolvePronoun(s, person)
+			if named != "" {
+				person = named
+			}
+			out = append(out, answerSentence{text: s, chunk: i, norm: " " + normalize.Name(s) + " "})
+		}
+	}
+	weighted := map[string]float64{}
+	for w, v := range terms {
+		df := 0
+		for _, s := range out {
+			if overlap(map[string]float64{w: 1}, s.text) > 0 {
+				df++
+			}
+		}
+		weighted[w] = v * math.Log(1+float64(len(out)+1)/float64(df+1))
+	}
+	kept := out[:0]
+	for _, s := range out {
+		if sc := overlap(weighted, s.text); sc > 0 {
+			s.score = sc / (1 + 0.05*float64(s.chunk))
+			kept = append(kept, s)
+		}
+	}
+	return kept
+}
+
+// resolvePronoun names the person a "he" or "she" most likely refers to after its first
+// occurrence in a sentence that names nobody else: "In 2003 she [Maren Fenwick]
+// converted the cottage". The person is the last one the passage named before, or its
+// subject.
+func resolvePronoun(s, person string) string {
+	loc := personPron.FindStringIndex(s)
+	if loc == nil || person == "" || strings.Contains(s, person) || lastPerson(s[:loc[0]]) != "" {
+		return s
+	}
+	return s[:loc[1]] + " [" + person + "]" + s[loc[1]:]
+}
+
+// lastPerson returns the last name in s that the offline extractor types as a person.
+func lastPerson(s string) string {
+	ents, _ := offlinextract.Extract("", s, offlinextract.WithNounPhrases(false), offlinextract.WithMaxRelationships(1))
+	last, at := "", -1
+	for _, e := range ents {
+		if i := strings.LastIndex(s, e.Name); e.Type == offlinextract.TypePerson && i > at {
+			last, at = e.Name, i
+		}
+	}
+	return last
+}
+
+// personLike reports whether a subject could be a person's name: two to four words,
+// each capitalized, no digits or commas ("Israeli presidential election, 2000" is not).
+func personLike(name string) bool {
+	words := strings.Fields(name)
+	if len(words) < 2 || len(words) > 4 || strings.ContainsAny(name, ",0123456789()") {
+		return false
+	}
+	for _, w := range words {
+		if !isUpperStart(w) && !offlinextractConnector(w) {
+			return false
+		}
+	}
+	return true
+}
+
+// bodyOf drops a chunk's title header (see the extractor's ChunkText).
+func bodyOf(text string) string {
+	if j := strings.Index(text, "\n\n"); j >= 0 && j < 300 {
+		return text[j+2:]
+	}
+	return text
+}
+
+func sortSentences(s []answerSentence) {
+	sort.SliceStable(s, func(i, j int) bool { return s[i].score > s[j].score })
+}
+
+// supporting picks up to n more sentences, other passages first.
+func supporting(rest []answerSentence, lead answerSentence, n int) []answerSentence {
+	var out []answerSentence
+	used := map[int]int{lead.chunk: 1}
+	for pass := 0; pass < 2 && len(out) < n; pass++ {
+		for _, s := range rest {
+			if len(out) >= n {
+				break
+			}
+			if used[s.chunk] > pass || slices.ContainsFunc(out, func(o answerSentence) bool { return o.text == s.text }) || s.text == lead.text {
+				continue
+			}
+			used[s.chunk]++
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func writeCited(b *strings.Builder, parts []answerSentence) {
+	for i, p := range parts {
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		fmt.Fprintf(b, "%s [%d]", p.text, p.chunk+1)
+	}
+}
+
+// answerOf picks out of a sentence the answer of the kind asked for: a year for a date,
+// a number, or a name the offline extractor types as a person or a place; not named in
+// the question, and the nearest to a word of the question (within maxAnswerGap bytes),
+// so that "Who keeps the lighthouse?" takes the keeper, not a ship named further on.
+// "" when there is none.
+func answerOf(kind, sentence, question string) string {
+	qnorm := " " + normalize.Name(question) + " "
+	var cands [][2]int // byte spans
+	switch kind {
+	case askDate:
+		for _, loc := range yearRE.FindAllStringIndex(sentence, -1) {
+			cands = append(cands, [2]int{loc[0], loc[1]})
+		}
+	case askNumber:
+		for _, loc := range numberRE.FindAllStringIndex(sentence, -1) {
+			m := sentence[loc[0]:loc[1]]
+			next, _, _ := strings.Cut(strings.TrimSpace(sentence[loc[1]:])+" ", " ")
+			if months[strings.ToLower(strings.Trim(next, ",."))] || yearRE.MatchString(m) && len(m) == 4 {
+				continue // a day of a month, a year
+			}
+			cands = append(cands, [2]int{loc[0], loc[0] + len(strings.TrimRight(m, ".,"))})
+		}
+	case askPerson, askPlace:
+		want := offlinextract.TypePerson
+		if kind == askPlace {
+			want = offlinextract.TypePlace
+		}
+		ents, _ := offlinextract.Extract("", sentence, offlinextract.WithNounPhrases(false), offlinextract.WithMaxRelationships(1))
+		for _, e := range ents {
+			if i := strings.Index(sentence, e.Name); e.Type == want && i >= 0 {
+				cands = append(cands, [2]int{i, i + len(e.Name)})
+			}
+		}
+		if kind == askPerson {
+			for _, m := range resolved.FindAllStringSubmatchIndex(sentence, -1) {
+				cands = append(cands, [2]int{m[2], m[3]}) // the person a pronoun stands for
+			}
+		}
+	default:
+		return ""
+	}
+	terms := contentTerms(question)
+	var at []int // where the question's words are
+	for _, w := range textseg.Words(sentence) {
+		if _, ok := terms[lightStem(strings.ToLower(w.Text(sentence)))]; ok {
+			at = append(at, w.Start)
+		}
+	}
+	best, gap := "", maxAnswerGap+1
+	for _, c := range cands {
+		name := sentence[c[0]:c[1]]
+		if strings.Contains(qnorm, " "+normalize.Name(name)+" ") {
+			continue
+		}
+		for _, p := range at {
+			if d := min(abs(p-c[0]), abs(p-c[1])); d < gap {
+				best, gap = name, d
+			}
+		}
+	}
+	return best
+}
+
+// maxAnswerGap is how far (in bytes) an answer may stand from the question's words in
+// its sentence.
+const maxAnswerGap = 80
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// yesNoAnswer decides "Are X and Y both Z?" (every entity the question names has a
+// sentence saying Z) and "… the same Z?" (their sentences share a place or an
+// organization), and shows the sentences it decided on.
+func yesNoAnswer(question string, c Context, sents []answerSentence) string {
+	var named []string
+	qnorm := " " + normalize.Name(question) + " "
+	for _, en := range c.Entities {
+		if en.Distance == 0 && strings.Contains(question, en.Name) && len(strings.Fields(en.Key)) > 0 && isUpperStart(en.Name) {
+			named = append(named, en.Key)
+		}
+	}
+	if len(named) == 0 {
+		sortSentences(sents)
+		var b strings.Builder
+		writeCited(&b, append([]answerSentence{sents[0]}, supporting(sents[1:], sents[0], 1)...))
+		return b.String()
+	}
+	predicate := map[string]float64{}
+	for w, v := range contentTerms(question) {
+		inName := false
+		for _, k := range named {
+			inName = inName || strings.Contains(" "+k+" ", " "+normalize.Name(w)+" ")
+		}
+		if !inName {
+			predicate[stem(w)] = v
+		}
+	}
+	same := strings.Contains(qnorm, " same ")
+	var evidence []answerSentence
+	yes := true
+	var shared map[string]bool
+	for _, k := range named {
+		best, ok := bestAbout(k, sents)
+		if !ok {
+			yes = false
+			continue
+		}
+		if !slices.ContainsFunc(evidence, func(e answerSentence) bool { return e.text == best.text }) {
+			evidence = append(evidence, best)
+		}
+		if same {
+			here := map[string]bool{}
+			ents, _ := offlinextract.Extract("", best.text, offlinextract.WithNounPhrases(false))
+			for _, e := range ents {
+				if ek := normalize.Name(e.Name); !slices.Contains(named, ek) && (e.Type == offlinextract.TypePlace || e.Type == offlinextract.TypeOrganization) {
+					here[ek] = true
+				}
+			}
+			if shared == nil {
+				shared = here
+			} else {
+				for ek := range shared {
+					if !here[ek] {
+						delete(shared, ek)
+					}
+				}
+			}
+			continue
+		}
+		if coverage(predicate, best.norm) < 0.5 {
+			yes = false
+		}
+	}
+	if same {
+		yes = yes && len(shared) > 0 && len(evidence) >= 2
+	}
+	var b strings.Builder
+	if yes {
+		b.WriteString("Yes. ")
+	} else {
+		b.WriteString("No. ")
+	}
+	writeCited(&b, evidence)
+	return strings.TrimSpace(b.String())
+}
+
+// bestAbout returns the best-scored sentence that names key.
+func bestAbout(key string, sents []answerSentence) (answerSentence, bool) {
+	var best answerSentence
+	found := false
+	for _, s := range sents {
+		if strings.Contains(s.norm, " "+key+" ") && (!found || s.score > best.score) {
+			best, found = s, true
+		}
+	}
+	return best, found
+}
+
+// coverage is the weighted share of the predicate's words (stemmed) in a normalized
+// sentence.
+func coverage(predicate map[string]float64, norm string) float64 {
+	var have, all float64
+	for w, v := range predicate {
+		all += v
+		if strings.Contains(norm, " "+w) {
+			have += v
+		}
+	}
+	if all == 0 {
+		return 1
+	}
+	return have / all
+}
+
+// choiceAnswer answers "Which …, A or B?": the option whose sentence holds the earlier
+// (or later) year when the question asks which came first (or last), else the option
+// whose sentence matches the question best; then each option's sentence.
+func choiceAnswer(question string, options []string, sents []answerSentence) string {
+	lq := " " + strings.Join(queryWords(strings.ToLower(question)), " ") + " "
+	earlier := containsAny(lq, " first ", " earlier ", " older ", " oldest ", " earliest ", " before ")
+	later := containsAny(lq, " last ", " later ", " younger ", " youngest ", " latest ", " more recent", " newer ")
+	type opt struct {
+		name string
+		best answerSentence
+		ok   bool
+		year int
+	}
+	opts := make([]opt, len(options))
+	for i, o := range options {
+		opts[i].name = o
+		opts[i].best, opts[i].ok = bestAbout(normalize.Name(o), sents)
+		if opts[i].ok {
+			if y := yearRE.FindString(opts[i].best.text); y != "" {
+				fmt.Sscan(y, &opts[i].year)
+			}
+		}
+	}
+	pick := -1
+	if (earlier || later) && opts[0].year > 0 && opts[1].year > 0 && opts[0].year != opts[1].year {
+		pick = 0
+		if (opts[1].year < opts[0].year) == earlier {
+			pick = 1
+		}
+	} else {
+		for i, o := range opts {
+			if o.ok && (pick < 0 || o.best.score > opts[pick].best.score) {
+				pick = i
+			}
+		}
+	}
+	var b strings.Builder
+	if pick >= 0 {
+		b.WriteString(opts[pick].name + ". ")
+	}
+	var ev []answerSentence
+	for _, o := range opts {
+		if o.ok && !slices.ContainsFunc(ev, func(e answerSentence) bool { return e.text == o.best.text }) {
+			ev = append(ev, o.best)
+		}
+	}
+	if len(ev) == 0 {
+		sortSentences(sents)
+		ev = append(ev, sents[0])
+	}
+	writeCited(&b, ev)
+	return strings.TrimSpace(b.String())
+}
+
+func containsAny(s string, subs ...string) bool {
+	for _, x := range subs {
+		if strings.Contains(s, x) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,126 @@
+package query
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/graphrag/graphrag/pkg/graphstore"
+)
+
+func TestQuestionKind(t *testing.T) {
+	for _, tc := range []struct {
+		q, kind string
+		options []string
+	}{
+		{"Who keeps Gullhead Lighthouse?", askPerson, nil},
+		{"When was the lighthouse first lit?", askDate, nil},
+		{"In what year was the man born?", askDate, nil},
+		{"Where is the bell displayed?", askPlace, nil},
+		{"What city is the band from?", askPlace, nil},
+		{"How many homes were damaged?", askNumber, nil},
+		{"At the 2011 census, what was the population of the town?", askNumber, nil},
+		{"Are Christopher Nolan and Sathish Kalathil both film directors?", askYesNo, nil},
+		{"Which band was formed first The Exies or Circus Diablo ?", askChoice, []string{"The Exies", "Circus Diablo"}},
+		{"What author was more popular in the 70's, Richard Wright or Richard Bach?", askChoice, []string{"Richard Wright", "Richard Bach"}},
+		{"What genre is the author of the story associated with?", askOther, nil},
+	} {
+		kind, opts := questionKind(tc.q)
+		if kind != tc.kind || !slices.Equal(opts, tc.options) {
+			t.Errorf("questionKind(%q) = %s %q, want %s %q", tc.q, kind, opts, tc.kind, tc.options)
+		}
+	}
+}
+
+func chunksOf(texts ...string) Context {
+	var c Context
+	for i, t := range texts {
+		c.Chunks = append(c.Chunks, Chunk{ID: string(rune('a' + i)), Text: t})
+	}
+	return c
+}
+
+// The answer leads with the sentence that answers and names the answer; a pronoun gets
+// the person it stands for; no community theme is written into it.
+func TestExtractiveAnswerLeadsWithTheAnswer(t *testing.T) {
+	c := chunksOf(
+		"Gullhead Lighthouse\n\nGullhead Lighthouse was first lit on 2 March 1871. The museum displays the keepers' logbooks and the bell of the schooner Saint Agathe, which sank in 1887.",
+		"Three generations\n\nHis daughter, Maren Fenwick, grew up in the keeper's cottage. In 2003 she converted the cottage into the Gullhead Lighthouse Museum, which she still runs.",
+	)
+	c.Communities = []Community{{Title: "Lighthouse theme", Summary: "About the light."}}
+	got := ExtractiveAnswer("Who runs the Gullhead Lighthouse Museum?", c)
+	if !strings.HasPrefix(got, "Maren Fenwick. ") || !strings.Contains(got, "she [Maren Fenwick] converted the cottage") || !strings.Contains(got, "[2]") {
+		t.Errorf("answer %q, want it to lead with Maren Fenwick, resolve the pronoun and cite passage 2", got)
+	}
+	if strings.Contains(got, "Theme") || strings.Contains(got, "Lighthouse theme") {
+		t.Errorf("answer %q carries the community theme", got)
+	}
+	if got := ExtractiveAnswer("When was Gullhead Lighthouse first lit?", c); !strings.HasPrefix(got, "1871. Gullhead Lighthouse was first lit") {
+		t.Errorf("date answer %q, want it to lead with 1871", got)
+	}
+}
+
+func TestExtractiveAnswerYesNoAndChoice(t *testing.T) {
+	c := chunksOf(
+		"Christopher Nolan is an English-American film director and producer.",
+		"Sathish Kalathil is an Indian film director and producer in Malayalam.",
+		"Jane Doe is a British novelist.",
+	)
+	c.Entities = []Entity{
+		{Key: "christopher nolan", Name: "Christopher Nolan"}, {Key: "sathish kalathil", Name: "Sathish Kalathil"},
+		{Key: "jane doe", Name: "Jane Doe"},
+	}
+	if got := ExtractiveAnswer("Are Christopher Nolan and Sathish Kalathil both film directors?", c); !strings.HasPrefix(got, "Yes. ") {
+		t.Errorf("yes/no answer %q, want Yes", got)
+	}
+	if got := ExtractiveAnswer("Are Christopher Nolan and Jane Doe both film directors?", c); !strings.HasPrefix(got, "No. ") {
+		t.Errorf("yes/no answer %q, want No", got)
+	}
+	bands := chunksOf(
+		"Circus Diablo is an American rock band, formed in early 2006 by Billy Morrison.",
+		"The Exies were an American rock band from Los Angeles, formed in 1997.",
+	)
+	if got := ExtractiveAnswer("Which band was formed first, The Exies or Circus Diablo?", bands); !strings.HasPrefix(got, "The Exies. ") {
+		t.Errorf("choice answer %q, want The Exies (1997 before 2006)", got)
+	}
+}
+
+// An n-gram with a stopword at its edge must not shut out the name beside it: in "King
+// Vidor and Géza von Cziffra", "king vidor and" normalizes to "king vidor" but its span
+// overlapped "and Géza von Cziffra", so "King Vidor" went unlinked.
+func TestLinkNamesJoinedByAnd(t *testing.T) {
+	e := newBridgeEngine(t)
+	ctx := t.Context()
+	var exts []graphstore.ChunkExtraction
+	for _, name := range []string{"King Vidor", "Géza von Cziffra", "King"} {
+		exts = append(exts, graphstore.ChunkExtraction{ChunkID: "c-" + name, DocumentID: "d-" + name,
+			Entities: []graphstore.EntityMention{mcpMention(name, "PERSON", name)}})
+	}
+	if err := e.deps.Graph.(graphstore.Store).Merge(ctx, "demo", exts); err != nil {
+		t.Fatal(err)
+	}
+	linked, err := e.link(ctx, "demo", "Are King Vidor and Géza von Cziffra both American directors?", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, l := range linked {
+		keys = append(keys, l.key)
+	}
+	slices.Sort(keys)
+	if want := []string{"géza von cziffra", "king vidor"}; !slices.Equal(keys, want) {
+		t.Errorf("linked %v, want %v", keys, want)
+	}
+}
+
+// The second hop from a first-hop passage goes first to the entity whose linking
+// sentence matches the question.
+func TestFactMatch(t *testing.T) {
+	sents := normalizedSentences("Leland is a town in Brunswick County. The 1986 film Maximum Overdrive was shot in and around Leland.")
+	terms := questionTerms("Who directed the film that was shot in or around Leland in 1986?")
+	own := []string{"leland"}
+	film, county := factMatch(terms, sents, "maximum overdrive", own), factMatch(terms, sents, "brunswick county", own)
+	if film <= county {
+		t.Errorf("fact match film %v, county %v: want the film's sentence to match the question better", film, county)
+	}
+}

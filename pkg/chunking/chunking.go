@@ -5,8 +5,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -91,17 +93,29 @@ func WithOverlap(tokens int) Option { return optionFunc(func(c *config) { c.over
 func WithMinTokens(tokens int) Option { return optionFunc(func(c *config) { c.minTokens = tokens }) }
 
 var (
+	// tokenizedBytes counts the bytes given to the tokenizer, so that tests can
+	// bound the work of Split without timing it.
+	tokenizedBytes atomic.Int64
+
 	codecOnce sync.Once
 	codec     tokenizer.Codec
 	codecErr  error
 )
 
-// CountTokens returns the number of cl100k_base tokens in s.
-func CountTokens(s string) (int, error) {
+func loadCodec() error {
 	codecOnce.Do(func() { codec, codecErr = tokenizer.Get(tokenizer.Cl100kBase) })
 	if codecErr != nil {
-		return 0, fmt.Errorf("loading cl100k_base tokenizer: %w", codecErr)
+		return fmt.Errorf("loading cl100k_base tokenizer: %w", codecErr)
 	}
+	return nil
+}
+
+// CountTokens returns the number of cl100k_base tokens in s.
+func CountTokens(s string) (int, error) {
+	if err := loadCodec(); err != nil {
+		return 0, err
+	}
+	tokenizedBytes.Add(int64(len(s)))
 	n, err := codec.Count(s)
 	if err != nil {
 		return 0, fmt.Errorf("counting tokens: %w", err)
@@ -261,6 +275,9 @@ type rawChunk struct {
 type splitter struct {
 	cfg  config
 	text string
+	// bytesPerToken of the last piece cut inside a word: how far cutInWord
+	// encodes ahead.
+	bytesPerToken float64
 }
 
 func (s *splitter) count(start, end int) (int, error) { return CountTokens(s.text[start:end]) }
@@ -273,7 +290,7 @@ func (s *splitter) pieces(sec section) ([]piece, error) {
 		first := true
 		for _, sp := range textseg.Sentences(s.text[para.Start:para.End]) {
 			start, end := para.Start+sp.Start, para.Start+sp.End
-			n, err := s.count(start, end)
+			n, counter, err := s.countSentence(start, end)
 			if err != nil {
 				return nil, err
 			}
@@ -282,7 +299,7 @@ func (s *splitter) pieces(sec section) ([]piece, error) {
 				first = false
 				continue
 			}
-			parts, err := s.cutSentence(start, end)
+			parts, err := s.cutSentence(start, end, counter)
 			if err != nil {
 				return nil, err
 			}
@@ -328,47 +345,47 @@ func paragraphs(text string, start, end int) []textseg.Span {
 	return out
 }
 
+// countSentence returns the tokens of the sentence text[start:end], or
+// size+1 when its bytes alone prove it larger than the size (a long line
+// need not be counted whole to be cut). A sentence longer than the size in
+// bytes may have to be cut: it is counted by a spanCounter, returned for
+// cutSentence to reuse.
+func (s *splitter) countSentence(start, end int) (int, *spanCounter, error) {
+	if leastTokens(end-start) > s.cfg.size {
+		return s.cfg.size + 1, nil, nil
+	}
+	if end-start <= s.cfg.size {
+		n, err := s.count(start, end)
+		return n, nil, err
+	}
+	c := newSpanCounter(s.text, start, end)
+	n, err := c.count(start, end)
+	return n, c, err
+}
+
 // cutSentence cuts a sentence larger than the chunk size between words, and
-// inside a word only when the word alone is larger than the size. Each cut is
-// the longest prefix that fits, found by binary search over the boundaries
-// (token counts grow with the prefix; every accepted count is exact).
-func (s *splitter) cutSentence(start, end int) ([]piece, error) {
+// inside a word only when the word alone is larger than the size. Each cut
+// between words is the longest prefix that fits, found by binary search over
+// the word ends (token counts grow with the prefix; every accepted count is
+// exact); a cut inside a word is the longest run of whole tokens that fits.
+func (s *splitter) cutSentence(start, end int, counter *spanCounter) ([]piece, error) {
+	if counter == nil {
+		counter = newSpanCounter(s.text, start, end)
+	}
 	// A token is rarely longer than 32 bytes: look no further than that for
 	// the end of a piece, so that counting stays linear in the sentence.
 	window := 32 * s.cfg.size
+	ends := wordEnds(s.text, start, end)
 	var out []piece
 	for pos := start; pos < end; pos = skipSpace(s.text, pos, end) {
 		limit := min(end, pos+window)
-		var bounds []int // word ends: where white space starts, and the end
-		for i, r := range s.text[pos:limit] {
-			if i > 0 && unicode.IsSpace(r) && !unicode.IsSpace(prevRune(s.text, pos+i)) {
-				bounds = append(bounds, pos+i)
-			}
-		}
+		bounds := boundsIn(s.text, ends, pos, limit)
 		if limit == end {
 			bounds = append(bounds, end)
 		}
-		cut, n, err := s.longestFit(pos, bounds)
+		cut, n, err := s.cutPiece(counter, pos, limit, bounds)
 		if err != nil {
 			return nil, err
-		}
-		if cut < 0 { // one word larger than the size: cut it between runes
-			var runes []int
-			for i := range s.text[pos:limit] {
-				if i > 0 {
-					runes = append(runes, pos+i)
-				}
-			}
-			runes = append(runes, limit)
-			if cut, n, err = s.longestFit(pos, runes); err != nil {
-				return nil, err
-			}
-			if cut < 0 { // a single rune larger than the size (size < 1 rune's tokens)
-				cut = runes[0]
-				if n, err = s.count(pos, cut); err != nil {
-					return nil, err
-				}
-			}
 		}
 		out = append(out, piece{start: pos, end: cut, tokens: n})
 		pos = cut
@@ -376,14 +393,60 @@ func (s *splitter) cutSentence(start, end int) ([]piece, error) {
 	return out, nil
 }
 
+// cutPiece returns the end and token count of the piece of a long sentence
+// that starts at pos: the longest run of words that fits, or, when the first
+// word alone is larger than the size, the longest run of its tokens.
+func (s *splitter) cutPiece(counter *spanCounter, pos, limit int, bounds []int) (int, int, error) {
+	// A word of at most size bytes fits (a token has at least one byte). A
+	// longer one is tried between tokens first, so that a long line is not
+	// counted over and over by the search between words.
+	if len(bounds) == 0 || bounds[0]-pos > s.cfg.size {
+		cut, n, err := s.cutInWord(pos, limit)
+		if err != nil || len(bounds) == 0 || cut < bounds[0] {
+			return cut, n, err
+		}
+	}
+	cut, n, err := s.longestFit(counter, pos, bounds)
+	if err != nil || cut >= 0 {
+		return cut, n, err
+	}
+	return s.cutInWord(pos, limit) // the first word is larger than the size
+}
+
+// wordEnds lists where white space starts after a word in (start, end).
+func wordEnds(text string, start, end int) []int {
+	var out []int
+	for i, r := range text[start:end] {
+		if i > 0 && unicode.IsSpace(r) && !unicode.IsSpace(prevRune(text, start+i)) {
+			out = append(out, start+i)
+		}
+	}
+	return out
+}
+
+// boundsIn returns the word ends in (pos, limit) whose white space rune lies
+// wholly before limit, in a new slice.
+func boundsIn(text string, ends []int, pos, limit int) []int {
+	lo := sort.SearchInts(ends, pos+1)
+	hi := sort.SearchInts(ends, limit)
+	for hi > lo {
+		_, size := utf8.DecodeRuneInString(text[ends[hi-1]:])
+		if ends[hi-1]+size <= limit {
+			break
+		}
+		hi--
+	}
+	return append([]int(nil), ends[lo:hi]...)
+}
+
 // longestFit returns the last of the ascending ends whose span from start
 // fits the size, and its token count; -1 when none fits.
-func (s *splitter) longestFit(start int, ends []int) (int, int, error) {
+func (s *splitter) longestFit(c *spanCounter, start int, ends []int) (int, int, error) {
 	lo, hi := 0, len(ends)-1
 	best, bestN := -1, 0
 	for lo <= hi {
 		mid := (lo + hi) / 2
-		n, err := s.count(start, ends[mid])
+		n, err := c.count(start, ends[mid])
 		if err != nil {
 			return 0, 0, err
 		}
@@ -427,7 +490,7 @@ func (s *splitter) section(sec section) ([]rawChunk, error) {
 		}
 		for {
 			j := s.pack(ps, i, firstNew)
-			n, err := s.count(ps[i].start, ps[j-1].end)
+			n, err := s.chunkTokens(ps, i, j)
 			if err != nil {
 				return nil, err
 			}
@@ -449,6 +512,15 @@ func (s *splitter) section(sec section) ([]rawChunk, error) {
 		}
 	}
 	return out, nil
+}
+
+// chunkTokens counts the tokens of pieces i..j-1 joined; one piece's count is
+// already exact.
+func (s *splitter) chunkTokens(ps []piece, i, j int) (int, error) {
+	if j == i+1 {
+		return ps[i].tokens, nil
+	}
+	return s.count(ps[i].start, ps[j-1].end)
 }
 
 // pack returns the end (exclusive) of the chunk that starts at piece i: as

@@ -11,7 +11,11 @@
 // "Guide > Install"), then prefers paragraph boundaries, then sentence
 // boundaries (package textseg), and cuts a sentence only when it alone is
 // larger than the chunk size, then between words, and inside a word only
-// when a single word is larger than the chunk size. Consecutive chunks of a
+// when a single word is larger than the chunk size (at the end of the longest
+// run of whole tokens that fits). Splitting takes time linear in the text
+// whatever its shape: token counts are reused across the search for each cut
+// (see count.go), so a long line without spaces costs about what as much prose
+// does (BenchmarkSplitLinear). Consecutive chunks of a
 // section overlap by whole sentences (up to the overlap budget); chunks never
 // overlap across sections. A chunk smaller than the minimum is merged into its
 // neighbour when the result still fits.

@@ -76,37 +76,14 @@ func (s *Service) handleDocument(ctx context.Context, corpus string, m *bus.Mess
 	if err := s.deps.Vectors.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: s.dim, Lexical: true}); err != nil {
 		return fmt.Errorf("ensuring chunk collection: %w", err)
 	}
-	texts := make([]string, len(chunks))
-	skips := make([]string, len(chunks))
-	for i, c := range chunks {
-		texts[i] = ChunkText(d.Title, c.Section, c.Text)
-		if sc := chunking.Information(c.Text); chunking.LowInformation(sc, s.cfg.MinInformation) {
-			skips[i] = fmt.Sprintf("low information (score %.2f < %.2f: %s)", sc.Value, s.cfg.MinInformation, sc.Reason)
-		}
-	}
-	vecs, err := s.deps.Embedder.Embed(ctx, texts)
-	if err != nil {
-		return fmt.Errorf("document %s: embedding chunks: %w", d.ID, err)
-	}
-	recs := make([]vectorstore.Record, len(chunks))
-	for i, c := range chunks {
-		recs[i] = vectorstore.Record{ID: c.ID, Vector: vecs[i], Text: texts[i], Attrs: map[string]string{
-			AttrDocument: d.ID, AttrTitle: d.Title, AttrSection: c.Section, AttrPosition: strconv.Itoa(c.Position), AttrSkip: skips[i],
-		}}
-	}
-	if err := s.deps.Vectors.Upsert(ctx, coll, recs); err != nil {
-		return fmt.Errorf("document %s: writing chunks: %w", d.ID, err)
-	}
 	ids := make([]string, len(chunks))
-	for i, c := range chunks {
-		ids[i] = c.ID
-		ev := &events.Chunk{Schema: events.SchemaChunk, Corpus: corpus, ID: c.ID, DocumentID: d.ID, DocumentTitle: d.Title,
-			Position: c.Position, Total: len(chunks), Section: c.Section, Text: c.Text, Tokens: c.Tokens, Skip: skips[i]}
-		if err := s.publish(ctx, events.KindChunks, corpus, ev, ev.MsgID()); err != nil {
+	for lo := 0; lo < len(chunks); lo += chunkBatch {
+		batch := chunks[lo:min(len(chunks), lo+chunkBatch)]
+		if err := s.writeChunks(ctx, corpus, coll, &d, batch, len(chunks)); err != nil {
 			return err
 		}
-		if skips[i] != "" {
-			s.skipped.Add(ctx, 1, metric.WithAttributes(attribute.String("reason", "low_information")))
+		for i, c := range batch {
+			ids[lo+i] = c.ID
 		}
 	}
 	s.chunks.Add(ctx, int64(len(chunks)))
@@ -130,6 +107,49 @@ func (s *Service) handleDocument(ctx context.Context, corpus string, m *bus.Mess
 		return fmt.Errorf("document %s: recording chunks: %w", d.ID, err)
 	}
 	s.log.DebugContext(ctx, "document chunked", "corpus", corpus, "document", d.ID, "chunks", len(chunks), "stale", len(stale))
+	return nil
+}
+
+// chunkBatch is how many chunks are embedded, written and published at a time: a
+// large document's chunks are never all embedded and indexed at once (a 20 MB
+// document has ~8,800 chunks; one vector-store batch of them peaked at ~1 GB).
+const chunkBatch = 128
+
+// writeChunks embeds one batch of a document's chunks, writes them to the chunk
+// collection and then publishes their events, so that a chunk event never precedes its
+// record. A redelivered document writes the same records and message ids again.
+func (s *Service) writeChunks(ctx context.Context, corpus, coll string, d *events.Document, batch []chunking.Chunk, total int) error {
+	texts := make([]string, len(batch))
+	skips := make([]string, len(batch))
+	for i, c := range batch {
+		texts[i] = ChunkText(d.Title, c.Section, c.Text)
+		if sc := chunking.Information(c.Text); chunking.LowInformation(sc, s.cfg.MinInformation) {
+			skips[i] = fmt.Sprintf("low information (score %.2f < %.2f: %s)", sc.Value, s.cfg.MinInformation, sc.Reason)
+		}
+	}
+	vecs, err := s.deps.Embedder.Embed(ctx, texts)
+	if err != nil {
+		return fmt.Errorf("document %s: embedding chunks: %w", d.ID, err)
+	}
+	recs := make([]vectorstore.Record, len(batch))
+	for i, c := range batch {
+		recs[i] = vectorstore.Record{ID: c.ID, Vector: vecs[i], Text: texts[i], Attrs: map[string]string{
+			AttrDocument: d.ID, AttrTitle: d.Title, AttrSection: c.Section, AttrPosition: strconv.Itoa(c.Position), AttrSkip: skips[i],
+		}}
+	}
+	if err := s.deps.Vectors.Upsert(ctx, coll, recs); err != nil {
+		return fmt.Errorf("document %s: writing chunks: %w", d.ID, err)
+	}
+	for i, c := range batch {
+		ev := &events.Chunk{Schema: events.SchemaChunk, Corpus: corpus, ID: c.ID, DocumentID: d.ID, DocumentTitle: d.Title,
+			Position: c.Position, Total: total, Section: c.Section, Text: c.Text, Tokens: c.Tokens, Skip: skips[i]}
+		if err := s.publish(ctx, events.KindChunks, corpus, ev, ev.MsgID()); err != nil {
+			return err
+		}
+		if skips[i] != "" {
+			s.skipped.Add(ctx, 1, metric.WithAttributes(attribute.String("reason", "low_information")))
+		}
+	}
 	return nil
 }
 

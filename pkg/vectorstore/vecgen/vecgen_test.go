@@ -24,7 +24,7 @@ func shapeStats(vs [][]float32) (pair, nn10, nn50 float64) {
 	for range 2000 {
 		pair += dot(vs[r.IntN(len(vs))], vs[r.IntN(len(vs))]) / 2000
 	}
-	const probes = 200
+	const probes = 100
 	for p := range probes {
 		q := vs[p*len(vs)/probes]
 		sims := make([]float64, 0, len(vs))
@@ -62,7 +62,7 @@ func TestDefaultShape(t *testing.T) {
 		}
 	}
 	var q1, q10 float64
-	qs := c.Queries(100)
+	qs := c.Queries(60)
 	for _, q := range qs {
 		sims := make([]float64, 0, len(c.Vectors))
 		for _, v := range c.Vectors {

@@ -87,6 +87,16 @@ func (t *topK) sorted() []scored {
 	return out
 }
 
+// efPerResult is the least HNSW candidate list per result asked for.
+const efPerResult = 6
+
+// filteredExactMax is the number of records matching an attribute filter up
+// to which they are ranked exactly, whatever the exact-scan threshold: the
+// filter has already read every record, so exact ranking costs one dot
+// product per match, and filtered results stay exact where they were when the
+// threshold was 200k.
+const filteredExactMax = 200_000
+
 // ctxCheckEvery bounds how often scans poll ctx.
 const ctxCheckEvery = 4096
 
@@ -260,12 +270,16 @@ func (x *denseIndex) search(ctx context.Context, q []float32, k int, ids []strin
 			}
 		}
 	}
-	if x.graph == nil || len(cands) <= x.cfg.exactThreshold || k*4 >= len(cands) {
+	if x.graph == nil || len(cands) <= x.cfg.exactThreshold || k*4 >= len(cands) ||
+		len(attrs) > 0 && len(cands) <= filteredExactMax {
 		return exactSearch(ctx, q, k, cands)
 	}
+	// The candidate list grows with k: recall@k at a fixed ef falls as k grows
+	// (BenchmarkANNRecall, docs/adr/0019-hnsw-recall.md).
+	ef := max(x.cfg.efSearch, efPerResult*k)
 	// Over-fetch by the share of graph nodes that are live and match.
 	ratio := float64(x.graph.len()) / float64(len(cands))
-	fetch := int(math.Ceil(float64(max(k, x.cfg.efSearch)) * ratio * 1.2))
+	fetch := int(math.Ceil(float64(ef) * ratio * 1.2))
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -275,7 +289,7 @@ func (x *denseIndex) search(ctx context.Context, q []float32, k int, ids []strin
 			return exactSearch(ctx, q, k, cands)
 		}
 		t := &topK{k: k, items: make([]scored, 0, k)}
-		for _, n := range x.graph.search(q, fetch, x.cfg.efSearch) {
+		for _, n := range x.graph.search(q, fetch, ef) {
 			d := x.nodes[x.graph.keys[n.id]]
 			if d == nil || !match(d) {
 				continue

@@ -11,8 +11,8 @@ type config struct {
 
 func defaultConfig() config {
 	return config{
-		exactThreshold: 200_000,
-		hnswM:          16,
+		exactThreshold: 50_000,
+		hnswM:          24,
 		efConstruction: 100,
 		efSearch:       128,
 		snapshotEvery:  0,
@@ -31,12 +31,12 @@ func (f optionFunc) apply(c *config) { f(c) }
 // dense searches from it instead of an exact scan. Exact scans return the
 // true top k; the graph is approximate but faster on large collections.
 //
-// The default, 200k, comes from BenchmarkSearch on this 2-core machine: an
-// exact scan of 100k 384-d vectors takes ~10-20 ms, within the hybrid budget,
-// while HNSW recall@10 depends on the data: 0.98 at ef 64 on clustered
-// vectors (TestANNGraphRecall) but only 0.18 at ef 128 on uniformly random
-// 384-d vectors at 100k. Lower it when embeddings are known to cluster and
-// latency matters more than exactness.
+// The default, 50k, comes from BenchmarkANNRecall and the peer benchmark
+// (scripts/bench/hnsw-peers) on vectors shaped like sentence embeddings
+// (package vecgen), 2 shared cores: at 100k records an exact scan took p50
+// 46 ms under load while the graph answered in 6 ms with recall@50 0.98
+// against it (docs/adr/0019-hnsw-recall.md); below ~50k a scan costs a few
+// milliseconds and stays exact. Raise it to keep exact results longer.
 func WithExactThreshold(n int) Option {
 	return optionFunc(func(c *config) {
 		if n >= 0 {
@@ -46,9 +46,9 @@ func WithExactThreshold(n int) Option {
 }
 
 // WithHNSW sets the HNSW parameters: m links per node and layer (2·m on
-// layer 0; default 16), the candidate list size while inserting (default 100)
-// and while searching (default 128; a search uses at least k). Higher values
-// raise recall and cost.
+// layer 0; default 24), the candidate list size while inserting (default
+// 100) and while searching (default 128; a search of k results uses at least
+// 6·k). Higher values raise recall and cost.
 func WithHNSW(m, efConstruction, efSearch int) Option {
 	return optionFunc(func(c *config) {
 		if m > 1 {

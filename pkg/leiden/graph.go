@@ -1,10 +1,6 @@
 package leiden
 
-import (
-	"slices"
-
-	"github.com/graphrag/graphrag/pkg/wgraph"
-)
+import "github.com/graphrag/graphrag/pkg/wgraph"
 
 // graph is the solver's adjacency: CSR with int32 node ids and no self loops
 // (a loop adds the same amount to every choice of a node, so the local moving
@@ -52,9 +48,9 @@ func scratch[T any](buf *[]T, n int) []T {
 
 // aggregate collapses every community of memb (ids 0..k-1) of g into one node
 // of dst, reusing dst's arrays. Weights between communities are summed in
-// node order; weights inside a community are dropped (see graph). Each row is
-// sorted, as wgraph.Aggregate does, so that results do not depend on the
-// order in which neighbours are first met.
+// node order; weights inside a community are dropped (see graph). A row lists
+// its neighbours in the order they are first met (members in node order, their
+// rows in order): deterministic, and cheaper than sorting each row.
 func (s *solver) aggregate(g *graph, memb []int32, k int, dst *graph) {
 	start := scratch(&s.buf.start, k+1)
 	for _, c := range memb {
@@ -96,7 +92,6 @@ func (s *solver) aggregate(g *graph, memb []int32, k int, dst *graph) {
 				acc[d] += wt[i]
 			}
 		}
-		slices.Sort(touched)
 		for _, d := range touched {
 			dst.nb = append(dst.nb, d)
 			dst.wt = append(dst.wt, acc[d])

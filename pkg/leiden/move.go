@@ -196,6 +196,12 @@ func (s *solver) chooseSubset(g *graph, w []float64, r float64, part, refined []
 	return best
 }
 
+// negligible is the exponent below which pick takes a candidate's weight as
+// 0: e^-40 < 2^-57, under the spacing (2^-53) of the uniform numbers drawn,
+// against the weight 1 of the best candidate, so the distribution changes
+// by less than what the draw can resolve, and exp is skipped.
+const negligible = -40
+
 // pick draws a candidate with probability ∝ exp((gain−maxGain)/θ); shifting by
 // the largest gain keeps exp finite without changing the distribution.
 // Products are wrapped in float64() conversions here and in the gain formulas
@@ -204,7 +210,11 @@ func (s *solver) chooseSubset(g *graph, w []float64, r float64, part, refined []
 func pick(rng *rand.Rand, cands []int32, gains []float64, maxGain, theta float64) int32 {
 	var sum float64
 	for i, gn := range gains {
-		gains[i] = exp((gn - maxGain) / theta)
+		if x := (gn - maxGain) / theta; x < negligible {
+			gains[i] = 0
+		} else {
+			gains[i] = exp(x)
+		}
 		sum += gains[i]
 	}
 	x := float64(rng.Float64() * sum)

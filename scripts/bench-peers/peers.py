@@ -13,6 +13,7 @@ library reports itself. Writes a Markdown report. Run by scripts/bench-peers/run
 import argparse
 import gzip
 import json
+import math
 import os
 import platform
 import random
@@ -30,6 +31,10 @@ import leidenalg as la
 
 # The quality target of issue #15: ours may trail the fastest peer by this much.
 Q_SLACK = 0.001
+# A measurement times consecutive calls (same seed) until it lasts about this long...
+MIN_MEASURE = 0.25
+# ...but no more than this many calls.
+MAX_REPS = 100
 
 
 def read_edges(path):
@@ -69,9 +74,9 @@ class GoHelper:
         return self.call(op="load", path=os.path.abspath(path))
 
     def runner(self, **opts):
-        def run(seed):
+        def run(seed, reps):
             out = os.path.join(self.tmp, "membership")
-            resp = self.call(op="run", seed=seed, membership=out, **opts)
+            resp = self.call(op="run", seed=seed, membership=out, repeat=reps, **opts)
             with open(out) as f:
                 membership = [int(x) for x in f]
             self.own_quality.append(resp["modularity"])
@@ -87,8 +92,9 @@ class GoHelper:
 class Impl:
     name: str
     settings: str
-    run: object  # seed -> (wall seconds, CPU seconds, membership, iterations)
+    run: object  # (seed, calls) -> (wall seconds, CPU seconds per call, membership, iterations)
     peer: bool
+    reps: int = 1  # consecutive calls per measurement, set from the warm-up call
     times: list = field(default_factory=list)
     cpu: list = field(default_factory=list)
     quality: list = field(default_factory=list)
@@ -96,25 +102,29 @@ class Impl:
     iterations: list = field(default_factory=list)
 
 
-def timed(fn):
-    """Returns wall and process CPU seconds of fn() and its result."""
+def timed(fn, reps=1):
+    """Returns wall and process CPU seconds per call of reps calls of fn(), and the last result."""
     c0, t0 = time.process_time(), time.perf_counter()
-    out = fn()
-    return time.perf_counter() - t0, time.process_time() - c0, out
+    for _ in range(reps):
+        out = fn()
+    return (time.perf_counter() - t0) / reps, (time.process_time() - c0) / reps, out
 
 
 def peers(g, n, tuples):
-    def igraph_run(seed):
-        random.seed(seed)  # python-igraph draws from Python's random module
-        sec, cpu, c = timed(lambda: g.community_leiden(objective_function="modularity", weights="weight"))
+    def igraph_run(seed, reps):
+        def call():
+            random.seed(seed)  # python-igraph draws from Python's random module
+            return g.community_leiden(objective_function="modularity", weights="weight")
+        sec, cpu, c = timed(call, reps)
         return sec, cpu, c.membership, 2
 
-    def leidenalg_run(seed):
-        sec, cpu, p = timed(lambda: la.find_partition(g, la.ModularityVertexPartition, weights="weight", seed=seed))
+    def leidenalg_run(seed, reps):
+        sec, cpu, p = timed(lambda: la.find_partition(g, la.ModularityVertexPartition, weights="weight", seed=seed),
+                            reps)
         return sec, cpu, p.membership, 2
 
-    def graspologic_run(seed):
-        sec, cpu, (_, parts) = timed(lambda: gn.leiden(edges=tuples, seed=seed))
+    def graspologic_run(seed, reps):
+        sec, cpu, (_, parts) = timed(lambda: gn.leiden(edges=tuples, seed=seed), reps)
         # Nodes without edges are absent from its input: give each its own community.
         membership, nxt = [0] * n, max(parts.values(), default=-1) + 1
         for u in range(n):
@@ -152,11 +162,14 @@ def bench_graph(name, path, helper, runs, stable):
         order = impls[rnd % len(impls):] + impls[:rnd % len(impls)]
         for im in order:
             helper.own_quality.clear()
-            sec, cpu, membership, iters = im.run(rnd)
+            sec, cpu, membership, iters = im.run(rnd, im.reps)
             q = g.modularity(membership, weights="weight")
             for own in helper.own_quality:
                 helper.max_q_diff = max(helper.max_q_diff, abs(own - q))
             if rnd == 0:
+                # Short calls are timed in batches so that one measurement lasts
+                # MIN_MEASURE: a 5 ms call is at the mercy of one time slice.
+                im.reps = max(1, min(MAX_REPS, math.ceil(MIN_MEASURE / max(sec, 1e-6))))
                 continue
             im.times.append(sec)
             im.cpu.append(cpu)
@@ -195,15 +208,15 @@ def graph_table(res):
              f"Load average (1 min) during these rounds: {min(res['loads']):.2f}–{max(res['loads']):.2f}.",
              "",
              "| implementation | time ms, median (min–max) | CPU ms, median | modularity, median (min–max) "
-             "| communities | iterations | time / fastest peer | settings |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| communities | iterations | calls per measurement | time / fastest peer | settings |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for im in res["impls"]:
         its = sorted(set(im.iterations))
         lines.append(
             f"| {im.name} | {fmt_ms(med(im.times))} ({fmt_ms(min(im.times))}–{fmt_ms(max(im.times))}) | "
             f"{fmt_ms(med(im.cpu))} | "
             f"{med(im.quality):.4f} ({min(im.quality):.4f}–{max(im.quality):.4f}) | {med(im.communities):.0f} | "
-            f"{its[0] if len(its) == 1 else f'{its[0]}–{its[-1]}'} | "
+            f"{its[0] if len(its) == 1 else f'{its[0]}–{its[-1]}'} | {im.reps} | "
             f"{med(im.times) / fastest:.2f} | {im.settings} |")
     return lines
 
@@ -237,8 +250,10 @@ def report(results, args, started, finished, all_loads, q_diff):
         f"(C core {ig.__version__}), leidenalg {v['leidenalg']}, graspologic-native {v['graspologic-native']}",
         "",
         "Every implementation runs on the same edge list, in rounds that interleave them (the first implementation",
-        "rotates from round to round), after one warm-up round that is not counted; round r uses seed r. Each one",
-        "times only its call, in its own process: pkg/leiden in the Go helper `benchpeers serve` (after a GC), the",
+        "rotates from round to round), after one warm-up round that is not counted; round r uses seed r. A",
+        "measurement is the time per call of consecutive calls with that seed, as many as make it last about",
+        f"{MIN_MEASURE} s after the warm-up call's time (at most {MAX_REPS}; one for slow calls). Each one",
+        "times only its calls, in its own process: pkg/leiden in the Go helper `benchpeers serve` (after a GC), the",
         "peers in the Python driver (graph built before the clock starts, except graspologic-native, which takes",
         "an edge list). Modularity is recomputed for every partition by one function, igraph's",
         "`Graph.modularity(membership, weights)` at resolution 1, not taken from the libraries. The peers run",

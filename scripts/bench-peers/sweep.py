@@ -44,7 +44,7 @@ def main():
             for it in ITERATIONS:
                 ours, theirs = ([], []), ([], [])
                 for seed in range(1, args.runs + 1):
-                    _, cpu, m, _ = helper.runner(max_iterations=it)(seed)
+                    _, cpu, m, _ = helper.runner(max_iterations=it)(seed, 1)
                     ours[0].append(g.modularity(m, weights="weight"))
                     ours[1].append(cpu)
                     random.seed(seed)

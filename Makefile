@@ -66,6 +66,10 @@ check-tidy: tidy ## fail when go mod tidy changes anything
 bench: ## measure retrieval, pipeline, map phase, graph algorithms, events and bus; regenerate docs/benchmarks.md (about 7 min, not in CI)
 	$(GO) run ./cmd/graphrag bench -out docs/benchmarks.md
 
+.PHONY: bench-peers
+bench-peers: ## time pkg/leiden against python-igraph, leidenalg and graspologic-native (venv in ~/.cache); regenerate docs/benchmarks-peers.md (about 8 min, not in CI)
+	GO=$(GO) scripts/bench-peers/run.sh
+
 .PHONY: fuzz
 fuzz: ## run every fuzz test for 20s each
 	@set -e; for m in $(MODULES); do (cd $$m && for p in $$($(GO) list ./...); do \

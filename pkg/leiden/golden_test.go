@@ -30,6 +30,7 @@ func TestGolden(t *testing.T) {
 		{"karate seed 7 gamma 1.5", wgraphtest.Karate(), []leiden.Option{leiden.WithSeed(7), leiden.WithResolution(1.5)}},
 		{"planted 8x30", planted, []leiden.Option{leiden.WithMaxLevels(10)}},
 		{"sparse 8k edges", sparse, []leiden.Option{leiden.WithMaxLevels(10)}},
+		{"sparse 8k edges until stable", sparse, []leiden.Option{leiden.WithMaxLevels(10), leiden.WithMaxIterations(0)}},
 		{"sparse 8k edges cpm", sparse, []leiden.Option{leiden.WithQuality(leiden.CPM), leiden.WithResolution(0.05), leiden.WithSeed(3)}},
 	}
 	var b strings.Builder

@@ -20,11 +20,11 @@ func TestBuildLevelsRepairs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	chain := [][]int{
+	chain := [][]int32{
 		{0, 1, 0, 2, 2, 3}, // community 0 = {0,2} is disconnected
 		{0, 1, 0, 0, 0, 1}, // community 1 = {1,5} is disconnected
 	}
-	levels, err := buildLevels(g, chain, 5)
+	levels, err := newTestSolver(1).buildLevels(fromWGraph(g), chain, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestBuildLevelsRejectsUnnested(t *testing.T) {
 		t.Fatal(err)
 	}
 	// {0,1},{2},{3} then {0},{1,2,3}: community {0,1} has two parents.
-	if _, err := buildLevels(g, [][]int{{0, 0, 1, 2}, {0, 1, 1, 1}}, 5); !errors.Is(err, errNotNested) {
+	if _, err := newTestSolver(1).buildLevels(fromWGraph(g), [][]int32{{0, 0, 1, 2}, {0, 1, 1, 1}}, 5); !errors.Is(err, errNotNested) {
 		t.Fatalf("error %v, want errNotNested", err)
 	}
 }
@@ -65,25 +65,20 @@ func TestGainIsModularityRise(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, gamma := range []float64{0.5, 1, 2} {
-		s := &solver{cfg: defaultConfig(), rng: rand.New(rand.NewPCG(7, pcgStream))}
-		w := make([]float64, g.N())
-		part := make([]int, g.N())
-		for u := range w {
-			w[u] = g.Degree(u)
-			part[u] = u
-		}
+		s := newTestSolver(7)
+		w, part := degreesAndSingletons(g)
 		r := gamma / (2 * g.TotalWeight())
 		for it := range 3 {
-			before := wgraph.Modularity(g, part, gamma)
-			_, final, gain, err := s.iterate(context.Background(), g, w, r, part)
+			before := wgraph.Modularity(g, toInt(part), gamma)
+			_, final, gain, err := s.iterate(context.Background(), fromWGraph(g), w, r, part)
 			if err != nil {
 				t.Fatal(err)
 			}
-			rise := wgraph.Modularity(g, final, gamma) - before
+			rise := wgraph.Modularity(g, toInt(final), gamma) - before
 			if math.Abs(gain/g.TotalWeight()-rise) > 1e-12 {
 				t.Errorf("γ=%v iteration %d: gain/m %v, modularity rise %v", gamma, it, gain/g.TotalWeight(), rise)
 			}
-			part = final
+			part = slices.Clone(final)
 		}
 	}
 }
@@ -114,31 +109,26 @@ func TestRawChainConnected(t *testing.T) {
 	g := noisyGraph(t, 600, 2400, 11)
 	for seed := range uint64(15) {
 		for _, gamma := range []float64{0.3, 1, 3} {
-			s := &solver{cfg: defaultConfig(), rng: rand.New(rand.NewPCG(seed, pcgStream))}
-			w := make([]float64, g.N())
-			part := make([]int, g.N())
-			for u := range w {
-				w[u] = g.Degree(u)
-				part[u] = u
-			}
+			s := newTestSolver(seed)
+			w, part := degreesAndSingletons(g)
 			r := gamma / (2 * g.TotalWeight())
 			for it := 0; it < 4; it++ {
-				chain, final, gain, err := s.iterate(context.Background(), g, w, r, part)
+				chain, final, gain, err := s.iterate(context.Background(), fromWGraph(g), w, r, part)
 				if err != nil {
 					t.Fatal(err)
 				}
 				for l, m := range chain {
-					if err := wgraph.CheckConnected(g, m); err != nil {
+					if err := wgraph.CheckConnected(g, toInt(m)); err != nil {
 						t.Fatalf("seed %d γ=%v iteration %d level %d: %v", seed, gamma, it, l, err)
 					}
 				}
-				if err := wgraph.CheckConnected(g, final); err != nil {
+				if err := wgraph.CheckConnected(g, toInt(final)); err != nil {
 					t.Fatalf("seed %d γ=%v iteration %d final: %v", seed, gamma, it, err)
 				}
 				if gain <= 0 {
 					break
 				}
-				part = final
+				part = slices.Clone(final)
 			}
 		}
 	}
@@ -165,4 +155,28 @@ func noisyGraph(t *testing.T, n, m int, seed uint64) *wgraph.Graph {
 		t.Fatal(err)
 	}
 	return g
+}
+
+func newTestSolver(seed uint64) *solver {
+	return &solver{cfg: defaultConfig(), rng: rand.New(rand.NewPCG(seed, pcgStream))}
+}
+
+// degreesAndSingletons returns the modularity node weights of g and the
+// partition into singletons.
+func degreesAndSingletons(g *wgraph.Graph) ([]float64, []int32) {
+	w := make([]float64, g.N())
+	part := make([]int32, g.N())
+	for u := range w {
+		w[u] = g.Degree(u)
+		part[u] = int32(u)
+	}
+	return w, part
+}
+
+func toInt(m []int32) []int {
+	out := make([]int, len(m))
+	for i, c := range m {
+		out[i] = int(c)
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package query
+package engine
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/schema"
@@ -41,47 +40,25 @@ func New(cfg Config, deps Deps) (*Engine, error) {
 // Config returns the effective configuration.
 func (e *Engine) Config() Config { return e.cfg }
 
-// timer records phase durations in milliseconds.
-type timer struct {
-	start time.Time
-	last  time.Time
-	m     map[string]float64
-}
-
-func newTimer() *timer {
-	now := time.Now()
-	return &timer{start: now, last: now, m: map[string]float64{}}
-}
-
-func (t *timer) mark(phase string) {
-	now := time.Now()
-	t.m[phase] += float64(now.Sub(t.last).Microseconds()) / 1000
-	t.last = now
-}
-
-func (t *timer) done() map[string]float64 {
-	t.m["total"] = float64(time.Since(t.start).Microseconds()) / 1000
-	return t.m
-}
-
 // retrieval is the internal result of local retrieval.
 type retrieval struct {
-	ctx    Context
+	found  Retrieved
 	linked []linkedEntity
 	qvec   []float32
 }
 
-// Retrieve runs local retrieval and returns the ranked context.
-func (e *Engine) Retrieve(ctx context.Context, req Request) (Context, map[string]float64, error) {
+// Retrieve runs local retrieval and returns what it found with the duration of each
+// phase in milliseconds.
+func (e *Engine) Retrieve(ctx context.Context, req Request) (Retrieved, map[string]float64, error) {
 	if err := req.Validate(); err != nil {
-		return Context{}, nil, err
+		return Retrieved{}, nil, err
 	}
 	t := newTimer()
 	r, err := e.retrieve(ctx, req, t)
 	if err != nil {
-		return Context{}, nil, err
+		return Retrieved{}, nil, err
 	}
-	return r.ctx, t.done(), nil
+	return r.found, t.done(), nil
 }
 
 func (e *Engine) embedQuery(ctx context.Context, q string) ([]float32, error) {
@@ -106,106 +83,149 @@ func (e *Engine) checkCorpus(ctx context.Context, corpus string) error {
 	return nil
 }
 
+// retrieve runs local retrieval in four steps: the searches from the question, the graph
+// lists, fusion, and the explanation of what was found.
 func (e *Engine) retrieve(ctx context.Context, req Request, t *timer) (*retrieval, error) {
 	if err := e.checkCorpus(ctx, req.Corpus); err != nil {
 		return nil, err
 	}
-	topK := req.TopK
-	if topK == 0 {
-		topK = e.cfg.TopK
-	}
-	pool := max(e.cfg.Pool, topK)
-	weights := e.cfg.Weights
-	if req.Weights != nil {
-		weights = *req.Weights
-	}
-	ranking := e.cfg.GraphRanking
-	if req.GraphRanking != "" {
-		ranking = req.GraphRanking
-	}
-	chunks := schema.Collection(req.Corpus, schema.Chunks)
-	qvec, err := e.embedQuery(ctx, req.Query)
+	p := e.planOf(req)
+	s, err := e.search(ctx, p, t)
 	if err != nil {
 		return nil, err
 	}
-	t.mark("embed")
+	gl, sl, err := e.graphLists(ctx, p, s, t)
+	if err != nil {
+		return nil, err
+	}
+	out := &retrieval{linked: s.linked, qvec: s.qvec}
+	if out.found.Chunks, err = e.fuse(ctx, p, s, gl, sl); err != nil {
+		return nil, err
+	}
+	t.mark("fuse")
+	out.found.Entities = gl.entities
+	if out.found.Relationships, err = e.explain(ctx, p.corpus, s, out.found.Entities); err != nil {
+		return nil, err
+	}
+	t.mark("evidence")
+	out.found.Communities = s.communities
+	return out, nil
+}
 
-	// Dense and lexical lists (a list whose weight is zero is not computed).
-	var dense, lexical []vectorstore.Hit
-	if weights.Dense > 0 {
-		if dense, err = e.deps.Vectors.Search(ctx, chunks, qvec, pool, vectorstore.Filter{}); err != nil {
+// plan is what one request asks of retrieval: the configuration with the request's
+// overrides applied.
+type plan struct {
+	corpus, query string
+	topK, pool    int
+	weights       Weights
+	ranking       string
+	level         *int
+}
+
+func (e *Engine) planOf(req Request) plan {
+	p := plan{corpus: req.Corpus, query: req.Query, topK: req.TopK, weights: e.cfg.Weights, ranking: e.cfg.GraphRanking, level: req.Level}
+	if p.topK == 0 {
+		p.topK = e.cfg.TopK
+	}
+	p.pool = max(e.cfg.Pool, p.topK)
+	if req.Weights != nil {
+		p.weights = *req.Weights
+	}
+	if req.GraphRanking != "" {
+		p.ranking = req.GraphRanking
+	}
+	return p
+}
+
+// searched holds the results of the first step, the searches that need only the
+// question and its embedding.
+type searched struct {
+	qvec           []float32
+	dense, lexical []vectorstore.Hit
+	linked         []linkedEntity
+	communities    []Community
+}
+
+// search runs the first step, the searches that need only the question and its
+// embedding: the dense and lexical searches (a list whose weight is zero is not
+// computed), entity linking and the community report search.
+func (e *Engine) search(ctx context.Context, p plan, t *timer) (*searched, error) {
+	s := &searched{}
+	chunks := schema.Collection(p.corpus, schema.Chunks)
+	var err error
+	if s.qvec, err = e.embedQuery(ctx, p.query); err != nil {
+		return nil, err
+	}
+	t.mark("embed")
+	if p.weights.Dense > 0 {
+		if s.dense, err = e.deps.Vectors.Search(ctx, chunks, s.qvec, p.pool, vectorstore.Filter{}); err != nil {
 			return nil, fmt.Errorf("dense search: %w", err)
 		}
 		t.mark("dense")
 	}
-	if weights.Lexical > 0 {
-		lexical, err = e.deps.Vectors.SearchText(ctx, chunks, req.Query, pool, vectorstore.Filter{})
+	if p.weights.Lexical > 0 {
+		s.lexical, err = e.deps.Vectors.SearchText(ctx, chunks, p.query, p.pool, vectorstore.Filter{})
 		if err != nil && !errors.Is(err, vectorstore.ErrUnsupported) {
 			return nil, fmt.Errorf("lexical search: %w", err)
 		}
 		t.mark("lexical")
 	}
-
-	// Entity linking and the graph list.
-	linked, err := e.link(ctx, req.Corpus, req.Query, qvec)
-	if err != nil {
+	if s.linked, err = e.link(ctx, p.corpus, p.query, s.qvec); err != nil {
 		return nil, err
 	}
 	t.mark("link")
-	var gl graphResult
-	if weights.Graph > 0 {
+	if s.communities, err = e.communities(ctx, p.corpus, s.qvec, p.level, e.cfg.CommunityTopK); err != nil {
+		return nil, err
+	}
+	t.mark("communities")
+	return s, nil
+}
+
+// graphLists runs the second step: the graph list and the subject list, each from the
+// linked entities and the best dense and lexical passages. A list whose weight is zero
+// is empty.
+func (e *Engine) graphLists(ctx context.Context, p plan, s *searched, t *timer) (gl, sl graphResult, err error) {
+	gl = graphResult{paths: map[string][]string{}}
+	sl = graphResult{paths: map[string][]string{}}
+	if p.weights.Graph > 0 {
 		var passages []passageSeed
-		if ranking == RankPPR && e.cfg.PassageSeeds > 0 {
-			passages = e.passageSeeds(weights, dense, lexical, e.cfg.PassageSeeds)
+		if p.ranking == RankPPR && e.cfg.PassageSeeds > 0 {
+			passages = e.passageSeeds(p.weights, s.dense, s.lexical, e.cfg.PassageSeeds)
 		}
-		if gl, err = e.graphList(ctx, req.Corpus, linked, passages, pool, ranking); err != nil {
-			return nil, err
+		if gl, err = e.graphList(ctx, p.corpus, s.linked, passages, p.pool, p.ranking); err != nil {
+			return gl, sl, err
 		}
 		t.mark("graph")
-	} else {
-		gl = graphResult{paths: map[string][]string{}}
 	}
-	sl := graphResult{paths: map[string][]string{}}
-	if weights.Subject > 0 {
-		passages := e.passageSeeds(weights, dense, lexical, e.cfg.SubjectPassages)
-		if sl, err = e.subjectList(ctx, req.Corpus, req.Query, linked, passages, lexical); err != nil {
-			return nil, err
+	if p.weights.Subject > 0 {
+		passages := e.passageSeeds(p.weights, s.dense, s.lexical, e.cfg.SubjectPassages)
+		if sl, err = e.subjectList(ctx, p.corpus, p.query, s.linked, passages, s.lexical); err != nil {
+			return gl, sl, err
 		}
 		t.mark("subject")
 	}
+	return gl, sl, nil
+}
 
+// fuse fuses the four lists with RRF and returns the best topK chunks with their
+// records: those the dense and lexical hits carry, the rest (found only by the graph)
+// fetched by id, never dropped.
+func (e *Engine) fuse(ctx context.Context, p plan, s *searched, gl, sl graphResult) ([]Chunk, error) {
 	lists := []RankedList{
-		hitsList("dense", weights.Dense, dense),
-		hitsList("lexical", weights.Lexical, lexical),
-		{Name: "graph", Weight: weights.Graph, IDs: gl.ids, Scores: gl.scores},
-		{Name: "subject", Weight: weights.Subject, IDs: sl.ids, Scores: sl.scores},
+		hitsList("dense", p.weights.Dense, s.dense),
+		hitsList("lexical", p.weights.Lexical, s.lexical),
+		{Name: "graph", Weight: p.weights.Graph, IDs: gl.ids, Scores: gl.scores},
+		{Name: "subject", Weight: p.weights.Subject, IDs: sl.ids, Scores: sl.scores},
 	}
 	fused := RRF(e.cfg.RRFK, lists...)
-	if len(fused) > topK {
-		fused = fused[:topK]
+	if len(fused) > p.topK {
+		fused = fused[:p.topK]
 	}
-	// Records we already hold from the dense and lexical hits; the rest (found only by
-	// the graph) are fetched by id, never dropped.
-	recs := map[string]vectorstore.Record{}
-	for _, h := range append(append([]vectorstore.Hit{}, dense...), lexical...) {
-		recs[h.ID] = h.Record
+	recs, err := e.chunkRecords(ctx, p.corpus, fused, s)
+	if err != nil {
+		return nil, err
 	}
-	var missing []string
-	for _, f := range fused {
-		if _, ok := recs[f.ID]; !ok {
-			missing = append(missing, f.ID)
-		}
-	}
-	if len(missing) > 0 {
-		got, err := e.deps.Vectors.Get(ctx, chunks, missing)
-		if err != nil {
-			return nil, fmt.Errorf("fetching %d graph-only chunks: %w", len(missing), err)
-		}
-		for _, r := range got {
-			recs[r.ID] = r
-		}
-	}
-	out := &retrieval{linked: linked, qvec: qvec}
+	var out []Chunk
 	for _, f := range fused {
 		r, ok := recs[f.ID]
 		if !ok {
@@ -215,28 +235,47 @@ func (e *Engine) retrieve(ctx context.Context, req Request, t *timer) (*retrieva
 		if path == nil {
 			path = sl.paths[f.ID]
 		}
-		out.ctx.Chunks = append(out.ctx.Chunks, Chunk{ID: f.ID, DocumentID: r.Attrs[schema.ChunkDocumentID], Title: r.Attrs[schema.ChunkTitle],
+		out = append(out, Chunk{ID: f.ID, DocumentID: r.Attrs[schema.ChunkDocumentID], Title: r.Attrs[schema.ChunkTitle],
 			Subject: r.Attrs[schema.ChunkSubject], Text: r.Text, Score: f.Score, Lists: f.Hits, GraphPath: path})
 	}
-	t.mark("fuse")
-
-	out.ctx.Entities = gl.entities
-	if err := e.evidence(ctx, req.Corpus, out.ctx.Entities, qvec); err != nil {
-		return nil, err
-	}
-	rels, err := e.relationships(ctx, req.Corpus, linked)
-	if err != nil {
-		return nil, err
-	}
-	out.ctx.Relationships = rels
-	t.mark("evidence")
-	comms, err := e.communities(ctx, req.Corpus, qvec, req.Level, e.cfg.CommunityTopK)
-	if err != nil {
-		return nil, err
-	}
-	out.ctx.Communities = comms
-	t.mark("communities")
 	return out, nil
+}
+
+// chunkRecords returns the records of the fused chunks: those the dense and lexical
+// hits hold, and the others read by id.
+func (e *Engine) chunkRecords(ctx context.Context, corpus string, fused []Fused, s *searched) (map[string]vectorstore.Record, error) {
+	recs := map[string]vectorstore.Record{}
+	for _, hits := range [][]vectorstore.Hit{s.dense, s.lexical} {
+		for _, h := range hits {
+			recs[h.ID] = h.Record
+		}
+	}
+	var missing []string
+	for _, f := range fused {
+		if _, ok := recs[f.ID]; !ok {
+			missing = append(missing, f.ID)
+		}
+	}
+	if len(missing) == 0 {
+		return recs, nil
+	}
+	got, err := e.deps.Vectors.Get(ctx, schema.Collection(corpus, schema.Chunks), missing)
+	if err != nil {
+		return nil, fmt.Errorf("fetching %d graph-only chunks: %w", len(missing), err)
+	}
+	for _, r := range got {
+		recs[r.ID] = r
+	}
+	return recs, nil
+}
+
+// explain runs the last step: the evidence passage of each linked entity (written into
+// ents) and the relationships of the linked entities.
+func (e *Engine) explain(ctx context.Context, corpus string, s *searched, ents []Entity) ([]Relationship, error) {
+	if err := e.evidence(ctx, corpus, ents, s.qvec); err != nil {
+		return nil, err
+	}
+	return e.relationships(ctx, corpus, s.linked)
 }
 
 func hitsList(name string, w float64, hits []vectorstore.Hit) RankedList {
@@ -390,7 +429,7 @@ func (e *Engine) Explore(ctx context.Context, corpus, name string, depth int) (N
 		return Neighborhood{}, err
 	}
 	if depth < 1 || depth > 4 {
-		return Neighborhood{}, badf("depth: %d is outside 1..4", depth)
+		return Neighborhood{}, BadRequestf("depth: %d is outside 1..4", depth)
 	}
 	key := normalizeName(name)
 	en, err := e.deps.Graph.Entity(ctx, corpus, key)

@@ -1,4 +1,4 @@
-package query
+package engine
 
 import (
 	"context"
@@ -119,7 +119,7 @@ func (e *Engine) global(ctx context.Context, req Request, t *timer, onDelta func
 		return nil, err
 	}
 	t.mark("map")
-	resp := &Response{Mode: ModeGlobal, Context: Context{Communities: comms}, Partials: partials}
+	resp := &Response{Mode: ModeGlobal, Context: Retrieved{Communities: comms}, Partials: partials}
 	resp.Prompt = ReducePrompt(req.Query, partials)
 	if e.deps.LLM != nil && len(partials) > 0 {
 		if resp.Answer, err = e.generate(ctx, llm.ChatRequest{Stage: "query", System: reduceSystem, User: resp.Prompt, MaxTokens: e.cfg.ReduceTokens}, onDelta); err != nil {
@@ -161,9 +161,7 @@ func (e *Engine) mapPhase(ctx context.Context, q string, comms []Community) ([]P
 		delete(terms, w)
 	}
 	for i, c := range comms {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			select {
 			case sem <- struct{}{}:
 			case <-ctx.Done():
@@ -191,7 +189,7 @@ func (e *Engine) mapPhase(ctx context.Context, q string, comms []Community) ([]P
 				return
 			}
 			out[i] = PartialAnswer{CommunityID: c.ID, Answer: strings.TrimSpace(res.Answer), Score: res.Score}
-		}()
+		})
 	}
 	wg.Wait()
 	// A community whose map call failed (after the client's retries) is left out, as an

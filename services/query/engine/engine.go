@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
@@ -83,8 +85,9 @@ func (e *Engine) checkCorpus(ctx context.Context, corpus string) error {
 	return nil
 }
 
-// retrieve runs local retrieval in four steps: the searches from the question, the graph
-// lists, fusion, and the explanation of what was found.
+// retrieve runs local retrieval in four steps; within a step, the searches that do not
+// need each other's results run concurrently, so a step takes about as long as its
+// slowest search, not their sum.
 func (e *Engine) retrieve(ctx context.Context, req Request, t *timer) (*retrieval, error) {
 	if err := e.checkCorpus(ctx, req.Corpus); err != nil {
 		return nil, err
@@ -146,64 +149,98 @@ type searched struct {
 	communities    []Community
 }
 
-// search runs the first step, the searches that need only the question and its
-// embedding: the dense and lexical searches (a list whose weight is zero is not
-// computed), entity linking and the community report search.
+// search runs the first step: the lexical search (which needs no vector) alongside the
+// query's embedding, then the dense search, entity linking and the community report
+// search, which need only the embedding. A list whose weight is zero is not computed.
+// Each search records its own duration under its phase name.
 func (e *Engine) search(ctx context.Context, p plan, t *timer) (*searched, error) {
 	s := &searched{}
 	chunks := schema.Collection(p.corpus, schema.Chunks)
-	var err error
-	if s.qvec, err = e.embedQuery(ctx, p.query); err != nil {
-		return nil, err
-	}
-	t.mark("embed")
-	if p.weights.Dense > 0 {
-		if s.dense, err = e.deps.Vectors.Search(ctx, chunks, s.qvec, p.pool, vectorstore.Filter{}); err != nil {
-			return nil, fmt.Errorf("dense search: %w", err)
-		}
-		t.mark("dense")
-	}
+	g, gctx := errgroup.WithContext(ctx)
 	if p.weights.Lexical > 0 {
-		s.lexical, err = e.deps.Vectors.SearchText(ctx, chunks, p.query, p.pool, vectorstore.Filter{})
-		if err != nil && !errors.Is(err, vectorstore.ErrUnsupported) {
-			return nil, fmt.Errorf("lexical search: %w", err)
+		g.Go(func() error {
+			return t.timed("lexical", func() error {
+				hits, err := e.deps.Vectors.SearchText(gctx, chunks, p.query, p.pool, vectorstore.Filter{})
+				if err != nil && !errors.Is(err, vectorstore.ErrUnsupported) {
+					return fmt.Errorf("lexical search: %w", err)
+				}
+				s.lexical = hits
+				return nil
+			})
+		})
+	}
+	g.Go(func() error {
+		err := t.timed("embed", func() (err error) {
+			s.qvec, err = e.embedQuery(gctx, p.query)
+			return err
+		})
+		if err != nil {
+			return err
 		}
-		t.mark("lexical")
-	}
-	if s.linked, err = e.link(ctx, p.corpus, p.query, s.qvec); err != nil {
+		// Go from inside a running member of the group is safe: Wait cannot return first.
+		if p.weights.Dense > 0 {
+			g.Go(func() error {
+				return t.timed("dense", func() (err error) {
+					if s.dense, err = e.deps.Vectors.Search(gctx, chunks, s.qvec, p.pool, vectorstore.Filter{}); err != nil {
+						return fmt.Errorf("dense search: %w", err)
+					}
+					return nil
+				})
+			})
+		}
+		g.Go(func() error {
+			return t.timed("link", func() (err error) {
+				s.linked, err = e.link(gctx, p.corpus, p.query, s.qvec)
+				return err
+			})
+		})
+		g.Go(func() error {
+			return t.timed("communities", func() (err error) {
+				s.communities, err = e.communities(gctx, p.corpus, s.qvec, p.level, e.cfg.CommunityTopK)
+				return err
+			})
+		})
+		return nil
+	})
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	t.mark("link")
-	if s.communities, err = e.communities(ctx, p.corpus, s.qvec, p.level, e.cfg.CommunityTopK); err != nil {
-		return nil, err
-	}
-	t.mark("communities")
+	t.resume()
 	return s, nil
 }
 
 // graphLists runs the second step: the graph list and the subject list, each from the
-// linked entities and the best dense and lexical passages. A list whose weight is zero
-// is empty.
+// linked entities and the best dense and lexical passages, concurrently. A list whose
+// weight is zero is empty.
 func (e *Engine) graphLists(ctx context.Context, p plan, s *searched, t *timer) (gl, sl graphResult, err error) {
 	gl = graphResult{paths: map[string][]string{}}
 	sl = graphResult{paths: map[string][]string{}}
+	g, gctx := errgroup.WithContext(ctx)
 	if p.weights.Graph > 0 {
-		var passages []passageSeed
-		if p.ranking == RankPPR && e.cfg.PassageSeeds > 0 {
-			passages = e.passageSeeds(p.weights, s.dense, s.lexical, e.cfg.PassageSeeds)
-		}
-		if gl, err = e.graphList(ctx, p.corpus, s.linked, passages, p.pool, p.ranking); err != nil {
-			return gl, sl, err
-		}
-		t.mark("graph")
+		g.Go(func() error {
+			return t.timed("graph", func() (err error) {
+				var passages []passageSeed
+				if p.ranking == RankPPR && e.cfg.PassageSeeds > 0 {
+					passages = e.passageSeeds(p.weights, s.dense, s.lexical, e.cfg.PassageSeeds)
+				}
+				gl, err = e.graphList(gctx, p.corpus, s.linked, passages, p.pool, p.ranking)
+				return err
+			})
+		})
 	}
 	if p.weights.Subject > 0 {
-		passages := e.passageSeeds(p.weights, s.dense, s.lexical, e.cfg.SubjectPassages)
-		if sl, err = e.subjectList(ctx, p.corpus, p.query, s.linked, passages, s.lexical); err != nil {
-			return gl, sl, err
-		}
-		t.mark("subject")
+		g.Go(func() error {
+			return t.timed("subject", func() (err error) {
+				passages := e.passageSeeds(p.weights, s.dense, s.lexical, e.cfg.SubjectPassages)
+				sl, err = e.subjectList(gctx, p.corpus, p.query, s.linked, passages, s.lexical)
+				return err
+			})
+		})
 	}
+	if err := g.Wait(); err != nil {
+		return gl, sl, err
+	}
+	t.resume()
 	return gl, sl, nil
 }
 
@@ -270,12 +307,19 @@ func (e *Engine) chunkRecords(ctx context.Context, corpus string, fused []Fused,
 }
 
 // explain runs the last step: the evidence passage of each linked entity (written into
-// ents) and the relationships of the linked entities.
+// ents) and the relationships of the linked entities, concurrently.
 func (e *Engine) explain(ctx context.Context, corpus string, s *searched, ents []Entity) ([]Relationship, error) {
-	if err := e.evidence(ctx, corpus, ents, s.qvec); err != nil {
+	var rels []Relationship
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return e.evidence(gctx, corpus, ents, s.qvec) })
+	g.Go(func() (err error) {
+		rels, err = e.relationships(gctx, corpus, s.linked)
+		return err
+	})
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	return e.relationships(ctx, corpus, s.linked)
+	return rels, nil
 }
 
 func hitsList(name string, w float64, hits []vectorstore.Hit) RankedList {

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"unicode"
 
+	"golang.org/x/sync/errgroup"
+
+	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/normalize"
 	"github.com/graphrag/graphrag/pkg/schema"
@@ -37,17 +40,28 @@ const maxGram = 6
 //     capitalized phrases (proper nouns) are tried.
 //
 // Every candidate is checked against the graph through the same normalization the grapher
-// writes with.
+// writes with. Steps 1 and 2 are independent lookups and run concurrently.
 func (e *Engine) link(ctx context.Context, corpus, query string, qvec []float32) ([]linkedEntity, error) {
+	var exact []graphstore.Entity
+	var hits []vectorstore.Hit
 	words := queryWords(query)
 	cands, spans := ngramCandidates(words)
-	exact, err := e.deps.Graph.Entities(ctx, corpus, cands)
-	if err != nil {
-		return nil, fmt.Errorf("linking query entities: %w", err)
-	}
-	hits, err := e.deps.Vectors.Search(ctx, schema.Collection(corpus, schema.Entities), qvec, e.cfg.EntityTopK, vectorstore.Filter{})
-	if err != nil && !errors.Is(err, vectorstore.ErrNotFound) {
-		return nil, fmt.Errorf("searching entities: %w", err)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		if exact, err = e.deps.Graph.Entities(gctx, corpus, cands); err != nil {
+			return fmt.Errorf("linking query entities: %w", err)
+		}
+		return nil
+	})
+	g.Go(func() (err error) {
+		hits, err = e.deps.Vectors.Search(gctx, schema.Collection(corpus, schema.Entities), qvec, e.cfg.EntityTopK, vectorstore.Filter{})
+		if err != nil && !errors.Is(err, vectorstore.ErrNotFound) {
+			return fmt.Errorf("searching entities: %w", err)
+		}
+		return nil
+	})
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 
 	l := newLinks()

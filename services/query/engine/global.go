@@ -17,8 +17,7 @@ import (
 )
 
 // globalCue matches questions about the corpus as a whole. Offline, a question is global
-// when it matches (documented in docs/query.md); with an LLM, the model decides when no
-// entity was linked.
+// when it matches; with an LLM, the model decides when no entity was linked.
 var globalCue = regexp.MustCompile(`(?i)\b(main|major|key|overall|common|recurring|central|dominant)\s+(themes?|topics?|ideas?|trends?|patterns?|issues?|points?)\b|` +
 	`\b(across|throughout)\s+(the|all|these|this)\s+(corpus|documents?|collection|texts?|sources?|books?|articles?|dataset)\b|` +
 	`\b(summari[sz]e|overview of|big picture|high[- ]level)\b|\bwhat (is|are) (this|the) (corpus|collection|dataset|documents?) about\b`)

@@ -19,7 +19,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/platform"
 	"github.com/graphrag/graphrag/pkg/schema"
-	"github.com/graphrag/graphrag/services/query"
+	"github.com/graphrag/graphrag/services/query/engine"
 )
 
 func needEnv(t *testing.T, names ...string) map[string]string {
@@ -127,7 +127,7 @@ func TestIntegrationRealBackends(t *testing.T) {
 	if u := p.LLM.Usage(); u.CompletionTokens == 0 {
 		t.Errorf("the model generated nothing: %+v", u)
 	}
-	local, err := st.Engine.Query(ctx, query.Request{Corpus: corpus, Query: "Who chaired the Storm Hester inquiry?", Mode: query.ModeLocal}, nil)
+	local, err := st.Engine.Query(ctx, engine.Request{Corpus: corpus, Query: "Who chaired the Storm Hester inquiry?", Mode: engine.ModeLocal}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestIntegrationRealBackends(t *testing.T) {
 	if local.Answer == "" || len(local.Context.Chunks) == 0 {
 		t.Errorf("local answer %q with %d chunks", local.Answer, len(local.Context.Chunks))
 	}
-	global, err := st.Engine.Query(ctx, query.Request{Corpus: corpus, Query: "What are the main themes across the corpus?", Mode: query.ModeGlobal}, nil)
+	global, err := st.Engine.Query(ctx, engine.Request{Corpus: corpus, Query: "What are the main themes across the corpus?", Mode: engine.ModeGlobal}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

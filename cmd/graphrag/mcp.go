@@ -10,14 +10,15 @@ import (
 	"github.com/graphrag/graphrag/cmd/graphrag/internal/stack"
 	"github.com/graphrag/graphrag/pkg/platform"
 	"github.com/graphrag/graphrag/pkg/service"
-	"github.com/graphrag/graphrag/services/query"
+	"github.com/graphrag/graphrag/services/query/engine"
+	"github.com/graphrag/graphrag/services/query/mcpserver"
 )
 
 // runMCP serves the MCP tools over stdio. It opens the stores itself; with the embedded
 // stores the data directory must not be in use by another process (use the /mcp endpoint
 // of the running query service instead).
 func runMCP(ctx context.Context, args []string, _, stderr io.Writer) error {
-	cfg := query.DefaultConfig()
+	cfg := engine.DefaultConfig()
 	needs := stack.Needs()
 	needs.Bus = false // opened only for an LLM's response cache
 	// The client closing stdin ends the session and the process.
@@ -34,14 +35,14 @@ func runMCP(ctx context.Context, args []string, _, stderr io.Writer) error {
 			}
 		},
 		Build: func(_ context.Context, p *platform.Platform, _ *http.ServeMux, log *slog.Logger) ([]service.Component, error) {
-			e, err := query.New(cfg, query.Deps{Graph: p.Graph, Vectors: p.Vectors, Embedder: p.Embedder, OfflineEmbedder: p.OfflineEmbedder, LLM: p.LLM, Logger: log})
+			e, err := engine.New(cfg, engine.Deps{Graph: p.Graph, Vectors: p.Vectors, Embedder: p.Embedder, OfflineEmbedder: p.OfflineEmbedder, LLM: p.LLM, Logger: log})
 			if err != nil {
 				return nil, err
 			}
-			srv := query.NewMCPServer(e, platform.Version)
+			srv := mcpserver.New(e, platform.Version, log)
 			return []service.Component{service.Loop("mcp-stdio", func(ctx context.Context) error {
 				defer cancel()
-				return query.ServeMCPStdio(ctx, srv)
+				return mcpserver.ServeStdio(ctx, srv)
 			})}, nil
 		},
 	})

@@ -15,7 +15,7 @@ import (
 
 	"github.com/graphrag/graphrag/pkg/platform"
 	"github.com/graphrag/graphrag/pkg/service"
-	"github.com/graphrag/graphrag/services/query"
+	"github.com/graphrag/graphrag/services/query/engine"
 )
 
 func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -25,7 +25,7 @@ func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var token service.Secret
 	fs.Var(&token, "api-token", "bearer token for the API")
 	corpus := fs.String("corpus", "", "corpus name (required)")
-	mode := fs.String("mode", query.ModeAuto, "auto, local or global")
+	mode := fs.String("mode", engine.ModeAuto, "auto, local or global")
 	topK := fs.Int("top-k", 0, "chunks in the context (0 = server default)")
 	level := fs.Int("level", -1, "community level (-1 = automatic)")
 	asJSON := fs.Bool("json", false, "print the whole JSON response")
@@ -42,7 +42,7 @@ func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.Usage()
 		return errors.New("no question given")
 	}
-	req := query.Request{Corpus: *corpus, Query: strings.Join(fs.Args(), " "), Mode: *mode, TopK: *topK, Stream: *stream && !*asJSON}
+	req := engine.Request{Corpus: *corpus, Query: strings.Join(fs.Args(), " "), Mode: *mode, TopK: *topK, Stream: *stream && !*asJSON}
 	if *level >= 0 {
 		req.Level = level
 	}
@@ -80,7 +80,7 @@ func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		_, err := io.Copy(stdout, resp.Body)
 		return err
 	}
-	var r query.Response
+	var r engine.Response
 	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
 		return fmt.Errorf("decoding the answer: %w", err)
 	}
@@ -111,7 +111,7 @@ func printStream(r io.Reader, w io.Writer) error {
 				_ = json.Unmarshal(data, &e)
 				return fmt.Errorf("query API: %s", e.Error)
 			case "done":
-				var resp query.Response
+				var resp engine.Response
 				if err := json.Unmarshal(data, &resp); err == nil {
 					fmt.Fprintln(w)
 					for _, c := range resp.Citations {

@@ -18,13 +18,12 @@ import (
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/platform"
 	"github.com/graphrag/graphrag/pkg/service"
-	"github.com/graphrag/graphrag/services/query"
+	"github.com/graphrag/graphrag/services/query/engine"
 )
 
 // upConfig is everything `graphrag up` runs.
 type upConfig struct {
 	stack.Config
-	HTTP     query.HTTPFlags
 	Demo     bool
 	Examples string
 	Corpus   string
@@ -37,7 +36,7 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Needs: stack.Needs(),
 		Flags: func(fs *flag.FlagSet) {
 			cfg.RegisterFlags(fs)
-			cfg.HTTP.RegisterFlags(fs)
+			cfg.Query.API.RegisterFlags(fs)
 			fs.BoolVar(&cfg.Demo, "demo", false, "index the sample corpus and answer its first local and global question, then keep serving")
 			fs.StringVar(&cfg.Examples, "examples", cfg.Examples, "directory with corpus/ and questions.jsonl for -demo")
 			fs.StringVar(&cfg.Corpus, "corpus", cfg.Corpus, "corpus name for -demo")
@@ -48,13 +47,7 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if err != nil {
 				return nil, err
 			}
-			hc, err := cfg.HTTP.Load()
-			if err != nil {
-				return nil, err
-			}
-			api := query.NewAPI(st.Engine, hc, log)
-			api.Mount(mux)
-			mux.Handle("/mcp", api.Guard(query.MCPHTTPHandler(query.NewMCPServer(st.Engine, platform.Version))))
+			st.Query.Mount(mux)
 			comps := st.Components()
 			if cfg.Demo {
 				comps = append(comps, service.Loop("demo", func(ctx context.Context) error {
@@ -67,12 +60,11 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 func defaultUpConfig() upConfig {
-	return upConfig{Config: stack.DefaultConfig(), HTTP: query.HTTPFlags{HTTPConfig: query.DefaultHTTPConfig()},
-		Examples: "examples", Corpus: "demo"}
+	return upConfig{Config: stack.DefaultConfig(), Examples: "examples", Corpus: "demo"}
 }
 
 // demo indexes the sample corpus and answers its first local and first global question.
-func demo(ctx context.Context, p *platform.Platform, eng *query.Engine, dir, corpus string, stdout, stderr io.Writer) error {
+func demo(ctx context.Context, p *platform.Platform, eng *engine.Engine, dir, corpus string, stdout, stderr io.Writer) error {
 	start := time.Now()
 	sum, err := publishPaths(ctx, p.Bus, corpus, []string{filepath.Join(dir, "corpus")}, stderr)
 	if err != nil {
@@ -89,12 +81,12 @@ func demo(ctx context.Context, p *platform.Platform, eng *query.Engine, dir, cor
 	if err != nil {
 		return err
 	}
-	for _, mode := range []string{query.ModeLocal, query.ModeGlobal} {
+	for _, mode := range []string{engine.ModeLocal, engine.ModeGlobal} {
 		for _, q := range qs {
 			if q.Mode != mode {
 				continue
 			}
-			resp, err := eng.Query(ctx, query.Request{Corpus: corpus, Query: q.Question, Mode: mode}, nil)
+			resp, err := eng.Query(ctx, engine.Request{Corpus: corpus, Query: q.Question, Mode: mode}, nil)
 			if err != nil {
 				return fmt.Errorf("answering %q: %w", q.Question, err)
 			}
@@ -133,7 +125,7 @@ func readQuestions(path string) ([]sampleQuestion, error) {
 	return out, sc.Err()
 }
 
-func printAnswer(w io.Writer, q string, r *query.Response) {
+func printAnswer(w io.Writer, q string, r *engine.Response) {
 	fmt.Fprintf(w, "Q (%s): %s\n", r.Mode, q)
 	fmt.Fprintf(w, "A: %s\n", r.Answer)
 	for _, c := range r.Citations {

@@ -56,15 +56,14 @@ func serviceFlagSets() map[string]func() (*flag.FlagSet, *service.CommonFlags, *
 			return flagSet(c.RegisterFlags)
 		},
 		"ghcr.io/graphrag/query": func() (*flag.FlagSet, *service.CommonFlags, *platform.BackendFlags) {
-			c, hf := query.DefaultConfig(), query.HTTPFlags{HTTPConfig: query.DefaultHTTPConfig()}
-			return flagSet(c.RegisterFlags, hf.RegisterFlags)
+			c := query.DefaultConfig() // the engine's and the HTTP API's flags
+			return flagSet(c.RegisterFlags)
 		},
 		// `graphrag up` registers the four services' flags (and -demo, -examples, -corpus,
 		// which the manifests do not use).
 		"ghcr.io/graphrag/graphrag": func() (*flag.FlagSet, *service.CommonFlags, *platform.BackendFlags) {
 			ex, gr, su, qu := extractor.DefaultConfig(), grapher.DefaultConfig(), summarizer.DefaultConfig(), query.DefaultConfig()
-			hf := query.HTTPFlags{HTTPConfig: query.DefaultHTTPConfig()}
-			return flagSet(ex.RegisterFlags, gr.RegisterFlags, su.RegisterFlags, qu.RegisterFlags, hf.RegisterFlags)
+			return flagSet(ex.RegisterFlags, gr.RegisterFlags, su.RegisterFlags, qu.RegisterFlags)
 		},
 	}
 }

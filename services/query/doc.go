@@ -1,14 +1,15 @@
-// Package query answers questions over an indexed corpus: local questions by entity
-// linking, graph traversal and Reciprocal Rank Fusion of dense, lexical, graph and
-// subject result lists with community context; global questions by map-reduce over
-// community reports. The subject list (subject.go) is the explicit second hop: the
-// passages about the entities the question names or the best passages mention.
-// It serves an HTTP JSON API (with an OpenAPI document) and MCP tools; the graphrag CLI
-// calls the same Engine.
+// Package query is the query service: it answers questions over an indexed corpus
+// through an HTTP JSON API and MCP tools. This package wires the parts, which live in
+// packages of their own:
 //
-// The defects of the system this replaces each have a regression test here: fusion is
-// real RRF; chunks found only by the graph are fetched, never dropped; entity names are
-// normalized by pkg/normalize exactly as the grapher writes them; global questions use
-// map-reduce; every community level is selectable; community context reaches the
-// generation prompt.
+//   - engine: retrieval and answers, independent of any transport (local search by entity
+//     linking, graph traversal and Reciprocal Rank Fusion; global search by map-reduce
+//     over community reports; extractive answers without an LLM);
+//   - httpapi: the HTTP JSON API over the engine, its OpenAPI document, and the guard
+//     (authentication, rate limit, limits) every route goes through;
+//   - mcpserver: the engine's MCP tools, over stdio or streamable HTTP.
+//
+// Config holds the engine's and the API's flags; New builds the three parts and Mount
+// serves them (/v1/..., /openapi.json, /mcp). The query binary (cmd/query) and the
+// graphrag CLI (graphrag up, query, mcp) are built on them.
 package query

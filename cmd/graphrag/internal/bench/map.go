@@ -13,7 +13,7 @@ import (
 
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/llm/llmtest"
-	"github.com/graphrag/graphrag/services/query"
+	"github.com/graphrag/graphrag/services/query/engine"
 )
 
 const mapLatency = 50 * time.Millisecond
@@ -34,7 +34,7 @@ func benchMapPhase(ctx context.Context, cfg *benchConfig, r *benchReport) error 
 		chunks, reps, ns = 1000, 2, []int{1, 4, 8}
 	}
 	r.command(cfg.command("map"))
-	r.linef("`query.Engine.Query` in global mode at community level 0 over a synthetic corpus of %d chunks, with", chunks)
+	r.linef("`engine.Engine.Query` in global mode at community level 0 over a synthetic corpus of %d chunks, with", chunks)
 	r.linef("an OpenAI-compatible endpoint (`llmtest.NewServer`, fixed latency %s, up to 64 requests at once)", mapLatency)
 	r.line("that answers the map schema. `-map-top-k N` communities are mapped with `-map-concurrency N` (and the")
 	r.line("default 4 for comparison); the map wall time is the engine's `map` timing, call times are measured at")
@@ -70,14 +70,14 @@ func benchMapPhase(ctx context.Context, cfg *benchConfig, r *benchReport) error 
 		}
 		runs = append(runs, run{n, n})
 		if n > 4 {
-			runs = append(runs, run{n, query.DefaultConfig().MapConcurrency})
+			runs = append(runs, run{n, engine.DefaultConfig().MapConcurrency})
 		}
 	}
 	level := 0
 	for _, ru := range runs {
-		qc := query.DefaultConfig()
+		qc := engine.DefaultConfig()
 		qc.MapTopK, qc.MapConcurrency = ru.n, ru.conc
-		eng, err := query.New(qc, query.Deps{Graph: st.graph, Vectors: st.vectors, Embedder: st.embedder, LLM: client,
+		eng, err := engine.New(qc, engine.Deps{Graph: st.graph, Vectors: st.vectors, Embedder: st.embedder, LLM: client,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {
 			return fmt.Errorf("building the query engine: %w", err)
@@ -86,7 +86,7 @@ func benchMapPhase(ctx context.Context, cfg *benchConfig, r *benchReport) error 
 		for i := range reps {
 			rec.take()
 			q := fmt.Sprintf("What are the main themes across the corpus? (%d)", i) // distinct prompts
-			resp, err := eng.Query(ctx, query.Request{Corpus: benchCorpus, Query: q, Mode: query.ModeGlobal, Level: &level}, nil)
+			resp, err := eng.Query(ctx, engine.Request{Corpus: benchCorpus, Query: q, Mode: engine.ModeGlobal, Level: &level}, nil)
 			if err != nil {
 				return fmt.Errorf("global query with %d communities: %w", ru.n, err)
 			}

@@ -24,7 +24,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 	"github.com/graphrag/graphrag/pkg/vectorstore/embedded"
 	"github.com/graphrag/graphrag/services/grapher"
-	"github.com/graphrag/graphrag/services/query"
+	"github.com/graphrag/graphrag/services/query/engine"
 	"github.com/graphrag/graphrag/services/summarizer"
 )
 
@@ -319,19 +319,19 @@ type retrievalResult struct {
 	denseRecall float64       // of the dense list against an exact scan
 }
 
-// measureRetrieval times query.Engine.Retrieve over the questions, one at a time, after a
+// measureRetrieval times engine.Engine.Retrieve over the questions, one at a time, after a
 // warm-up pass over a few of them.
 func measureRetrieval(ctx context.Context, st *benchStores, qs []string) (retrievalResult, error) {
 	// The stores hold hashing-embedder vectors, so the engine runs with the offline
 	// defaults, as `graphrag up` does with that embedder (dense list off, see
 	// docs/evaluation.md).
-	eng, err := query.New(query.DefaultConfig(), query.Deps{Graph: st.graph, Vectors: st.vectors, Embedder: st.embedder,
+	eng, err := engine.New(engine.DefaultConfig(), engine.Deps{Graph: st.graph, Vectors: st.vectors, Embedder: st.embedder,
 		OfflineEmbedder: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		return retrievalResult{}, fmt.Errorf("building the query engine: %w", err)
 	}
 	for _, q := range qs[:min(10, len(qs))] {
-		if _, _, err := eng.Retrieve(ctx, query.Request{Corpus: benchCorpus, Query: q}); err != nil {
+		if _, _, err := eng.Retrieve(ctx, engine.Request{Corpus: benchCorpus, Query: q}); err != nil {
 			return retrievalResult{}, fmt.Errorf("warm-up query %q: %w", q, err)
 		}
 	}
@@ -340,7 +340,7 @@ func measureRetrieval(ctx context.Context, st *benchStores, qs []string) (retrie
 	nChunks, withGraph, linked := 0, 0, 0
 	for _, q := range qs {
 		t0 := time.Now()
-		rc, timings, err := eng.Retrieve(ctx, query.Request{Corpus: benchCorpus, Query: q})
+		rc, timings, err := eng.Retrieve(ctx, engine.Request{Corpus: benchCorpus, Query: q})
 		if err != nil {
 			return res, fmt.Errorf("query %q: %w", q, err)
 		}
@@ -349,12 +349,12 @@ func measureRetrieval(ctx context.Context, st *benchStores, qs []string) (retrie
 			res.phases[k] = append(res.phases[k], v)
 		}
 		nChunks += len(rc.Chunks)
-		if slices.ContainsFunc(rc.Chunks, func(c query.Chunk) bool {
-			return slices.ContainsFunc(c.Lists, func(l query.ListHit) bool { return l.List == "graph" })
+		if slices.ContainsFunc(rc.Chunks, func(c engine.Chunk) bool {
+			return slices.ContainsFunc(c.Lists, func(l engine.ListHit) bool { return l.List == "graph" })
 		}) {
 			withGraph++
 		}
-		if slices.ContainsFunc(rc.Entities, func(e query.Entity) bool { return e.Distance == 0 }) {
+		if slices.ContainsFunc(rc.Entities, func(e engine.Entity) bool { return e.Distance == 0 }) {
 			linked++
 		}
 	}
@@ -389,7 +389,7 @@ const benchQuestions = 200
 
 func benchRetrieval(ctx context.Context, cfg *benchConfig, r *benchReport) error {
 	r.command(cfg.command("retrieval"))
-	r.line("`query.Engine.Retrieve` (local search: embed, dense, BM25, entity linking, graph list by personalized")
+	r.line("`engine.Engine.Retrieve` (local search: embed, dense, BM25, entity linking, graph list by personalized")
 	r.line("PageRank, subject list, RRF, evidence, relationships, community reports) on the embedded stores, no LLM, offline")
 	r.linef("embedder (hashembed, %d-d). The corpus is synthetic: sentences over a Zipf vocabulary of %d", benchEmbedDim, vocabularySize)
 	r.linef("generated words, one entity planted per sentence, %d entities per topic, one entity per %d chunks,", topicSize, chunksPerEntity)
@@ -418,7 +418,7 @@ func benchRetrieval(ctx context.Context, cfg *benchConfig, r *benchReport) error
 		res.chunks, res.stats, res.reports, res.build = n, st.stats, st.reports, st.build
 		largest := n == sizes[len(sizes)-1]
 		if err == nil && largest {
-			truth, err = denseTopIDs(ctx, st, qs, query.DefaultConfig().Pool)
+			truth, err = denseTopIDs(ctx, st, qs, engine.DefaultConfig().Pool)
 		}
 		if cerr := st.Close(); err == nil && cerr != nil {
 			err = fmt.Errorf("closing the stores: %w", cerr)
@@ -553,7 +553,7 @@ func measureHNSW(ctx context.Context, cfg *benchConfig, dir string, n int, qs []
 	res, err := measureRetrieval(ctx, st, qs)
 	var got [][]string
 	if err == nil {
-		got, err = denseTopIDs(ctx, st, qs, query.DefaultConfig().Pool)
+		got, err = denseTopIDs(ctx, st, qs, engine.DefaultConfig().Pool)
 	}
 	if cerr := st.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("closing the stores: %w", cerr)

@@ -28,18 +28,18 @@ import (
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/platform"
 	"github.com/graphrag/graphrag/pkg/service"
-	"github.com/graphrag/graphrag/services/query"
+	"github.com/graphrag/graphrag/services/query/engine"
 )
 
 // Evaluation strategies: each is a retrieval configuration of the query engine.
-var evalStrategies = map[string]query.Request{
-	"bm25":       {Weights: &query.Weights{Lexical: 1}},
-	"dense":      {Weights: &query.Weights{Dense: 1}},
-	"hybrid":     {Weights: &query.Weights{Dense: 1, Lexical: 1}},
+var evalStrategies = map[string]engine.Request{
+	"bm25":       {Weights: &engine.Weights{Lexical: 1}},
+	"dense":      {Weights: &engine.Weights{Dense: 1}},
+	"hybrid":     {Weights: &engine.Weights{Dense: 1, Lexical: 1}},
 	"graph":      {}, // the query service's full local search, as configured
-	"graph_ppr":  {GraphRanking: query.RankPPR},
-	"graph_path": {GraphRanking: query.RankPath},
-	"graph_only": {Weights: &query.Weights{Graph: 1}},
+	"graph_ppr":  {GraphRanking: engine.RankPPR},
+	"graph_path": {GraphRanking: engine.RankPath},
+	"graph_only": {Weights: &engine.Weights{Graph: 1}},
 }
 
 type evalDoc struct {
@@ -358,7 +358,7 @@ func evaluateAnswers(ctx context.Context, st *stack.Stack, qs []evalQuestion, ex
 	ar := &AnswerResult{Questions: len(qs), Extractive: extractive}
 	var em, f1 float64
 	for _, q := range qs {
-		resp, err := st.Engine.Query(ctx, query.Request{Corpus: evalCorpus, Query: q.Question, Mode: query.ModeLocal}, nil)
+		resp, err := st.Engine.Query(ctx, engine.Request{Corpus: evalCorpus, Query: q.Question, Mode: engine.ModeLocal}, nil)
 		if err != nil {
 			return nil, fmt.Errorf("answering %s: %w", q.ID, err)
 		}
@@ -465,7 +465,7 @@ func stageLine(s pipeline.Status) string {
 
 // rankedDocuments turns ranked chunks into ranked distinct documents: a document ranks
 // where its best chunk ranks.
-func rankedDocuments(chunks []query.Chunk) []string {
+func rankedDocuments(chunks []engine.Chunk) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, c := range chunks {

@@ -12,6 +12,7 @@ import (
 	"github.com/graphrag/graphrag/services/extractor"
 	"github.com/graphrag/graphrag/services/grapher"
 	"github.com/graphrag/graphrag/services/query"
+	"github.com/graphrag/graphrag/services/query/engine"
 	"github.com/graphrag/graphrag/services/summarizer"
 )
 
@@ -29,12 +30,13 @@ func DefaultConfig() Config {
 		Summarizer: summarizer.DefaultConfig(), Query: query.DefaultConfig()}
 }
 
-// RegisterFlags adds the flags of the four services.
+// RegisterFlags adds the flags of the four services, but not those of the query
+// service's HTTP API (Query.API): a command that serves the API registers them.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	c.Extractor.RegisterFlags(fs)
 	c.Grapher.RegisterFlags(fs)
 	c.Summarizer.RegisterFlags(fs)
-	c.Query.RegisterFlags(fs)
+	c.Query.Engine.RegisterFlags(fs)
 }
 
 // Needs are the backends of the four services in one process: the bus, every graph
@@ -48,7 +50,9 @@ type Stack struct {
 	Extractor  *extractor.Service
 	Grapher    *grapher.Service
 	Summarizer *summarizer.Service
-	Engine     *query.Engine
+	Query      *query.Service
+	// Engine is Query's engine, for callers in the process (the demo, eval).
+	Engine *engine.Engine
 }
 
 // New creates the services on p's backends.
@@ -67,13 +71,16 @@ func New(p *platform.Platform, cfg Config, log *slog.Logger) (*Stack, error) {
 	if st.Summarizer, err = summarizer.New(cfg.Summarizer, summarizer.Deps{Bus: p.Bus, Graph: p.Graph, Vectors: p.Vectors, Embedder: p.Embedder, LLM: p.LLM, Logger: log}); err != nil {
 		return nil, err
 	}
-	if st.Engine, err = query.New(cfg.Query, query.Deps{Graph: p.Graph, Vectors: p.Vectors, Embedder: p.Embedder, OfflineEmbedder: p.OfflineEmbedder, LLM: p.LLM, Logger: log}); err != nil {
+	if st.Query, err = query.New(cfg.Query, query.Deps{Graph: p.Graph, Vectors: p.Vectors, Embedder: p.Embedder, OfflineEmbedder: p.OfflineEmbedder,
+		LLM: p.LLM, Logger: log, Version: platform.Version}); err != nil {
 		return nil, err
 	}
+	st.Engine = st.Query.Engine()
 	return &st, nil
 }
 
-// Components are the pipeline stages in start order; the engine has no life of its own.
+// Components are the pipeline stages in start order; the query service has no life of
+// its own (its handlers run on the HTTP server).
 func (s *Stack) Components() []service.Component {
 	return []service.Component{s.Extractor, s.Grapher, s.Summarizer}
 }

@@ -3,7 +3,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -25,24 +24,18 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	cfg := query.DefaultConfig()
-	hf := query.HTTPFlags{HTTPConfig: query.DefaultHTTPConfig()}
 	return platform.Main(ctx, args, os.Stderr, platform.Spec{
 		Name:   "query",
 		Needs:  platform.Needs{Graph: graphdrivers.All(), Vectors: vectordrivers.All()},
-		Flags:  func(fs *flag.FlagSet) { cfg.RegisterFlags(fs); hf.RegisterFlags(fs) },
-		Config: &struct{ Engine, HTTP any }{&cfg, &hf},
+		Flags:  cfg.RegisterFlags,
+		Config: &cfg,
 		Build: func(_ context.Context, p *platform.Platform, mux *http.ServeMux, log *slog.Logger) ([]service.Component, error) {
-			e, err := query.New(cfg, query.Deps{Graph: p.Graph, Vectors: p.Vectors, Embedder: p.Embedder, OfflineEmbedder: p.OfflineEmbedder, LLM: p.LLM, Logger: log})
+			svc, err := query.New(cfg, query.Deps{Graph: p.Graph, Vectors: p.Vectors, Embedder: p.Embedder, OfflineEmbedder: p.OfflineEmbedder,
+				LLM: p.LLM, Logger: log, Version: platform.Version})
 			if err != nil {
 				return nil, err
 			}
-			hc, err := hf.Load()
-			if err != nil {
-				return nil, err
-			}
-			api := query.NewAPI(e, hc, log)
-			api.Mount(mux)
-			mux.Handle("/mcp", api.Guard(query.MCPHTTPHandler(query.NewMCPServer(e, platform.Version))))
+			svc.Mount(mux)
 			return nil, nil
 		},
 	})

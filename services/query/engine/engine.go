@@ -1,4 +1,4 @@
-package query
+package engine
 
 import (
 	"context"
@@ -8,7 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/schema"
@@ -41,47 +42,25 @@ func New(cfg Config, deps Deps) (*Engine, error) {
 // Config returns the effective configuration.
 func (e *Engine) Config() Config { return e.cfg }
 
-// timer records phase durations in milliseconds.
-type timer struct {
-	start time.Time
-	last  time.Time
-	m     map[string]float64
-}
-
-func newTimer() *timer {
-	now := time.Now()
-	return &timer{start: now, last: now, m: map[string]float64{}}
-}
-
-func (t *timer) mark(phase string) {
-	now := time.Now()
-	t.m[phase] += float64(now.Sub(t.last).Microseconds()) / 1000
-	t.last = now
-}
-
-func (t *timer) done() map[string]float64 {
-	t.m["total"] = float64(time.Since(t.start).Microseconds()) / 1000
-	return t.m
-}
-
 // retrieval is the internal result of local retrieval.
 type retrieval struct {
-	ctx    Context
+	found  Retrieved
 	linked []linkedEntity
 	qvec   []float32
 }
 
-// Retrieve runs local retrieval and returns the ranked context.
-func (e *Engine) Retrieve(ctx context.Context, req Request) (Context, map[string]float64, error) {
+// Retrieve runs local retrieval and returns what it found with the duration of each
+// phase in milliseconds.
+func (e *Engine) Retrieve(ctx context.Context, req Request) (Retrieved, map[string]float64, error) {
 	if err := req.Validate(); err != nil {
-		return Context{}, nil, err
+		return Retrieved{}, nil, err
 	}
 	t := newTimer()
 	r, err := e.retrieve(ctx, req, t)
 	if err != nil {
-		return Context{}, nil, err
+		return Retrieved{}, nil, err
 	}
-	return r.ctx, t.done(), nil
+	return r.found, t.done(), nil
 }
 
 func (e *Engine) embedQuery(ctx context.Context, q string) ([]float32, error) {
@@ -106,106 +85,184 @@ func (e *Engine) checkCorpus(ctx context.Context, corpus string) error {
 	return nil
 }
 
+// retrieve runs local retrieval in four steps; within a step, the searches that do not
+// need each other's results run concurrently, so a step takes about as long as its
+// slowest search, not their sum.
 func (e *Engine) retrieve(ctx context.Context, req Request, t *timer) (*retrieval, error) {
 	if err := e.checkCorpus(ctx, req.Corpus); err != nil {
 		return nil, err
 	}
-	topK := req.TopK
-	if topK == 0 {
-		topK = e.cfg.TopK
+	p := e.planOf(req)
+	s, err := e.search(ctx, p, t)
+	if err != nil {
+		return nil, err
 	}
-	pool := max(e.cfg.Pool, topK)
-	weights := e.cfg.Weights
+	gl, sl, err := e.graphLists(ctx, p, s, t)
+	if err != nil {
+		return nil, err
+	}
+	out := &retrieval{linked: s.linked, qvec: s.qvec}
+	if out.found.Chunks, err = e.fuse(ctx, p, s, gl, sl); err != nil {
+		return nil, err
+	}
+	t.mark("fuse")
+	out.found.Entities = gl.entities
+	if out.found.Relationships, err = e.explain(ctx, p.corpus, s, out.found.Entities); err != nil {
+		return nil, err
+	}
+	t.mark("evidence")
+	out.found.Communities = s.communities
+	return out, nil
+}
+
+// plan is what one request asks of retrieval: the configuration with the request's
+// overrides applied.
+type plan struct {
+	corpus, query string
+	topK, pool    int
+	weights       Weights
+	ranking       string
+	level         *int
+}
+
+func (e *Engine) planOf(req Request) plan {
+	p := plan{corpus: req.Corpus, query: req.Query, topK: req.TopK, weights: e.cfg.Weights, ranking: e.cfg.GraphRanking, level: req.Level}
+	if p.topK == 0 {
+		p.topK = e.cfg.TopK
+	}
+	p.pool = max(e.cfg.Pool, p.topK)
 	if req.Weights != nil {
-		weights = *req.Weights
+		p.weights = *req.Weights
 	}
-	ranking := e.cfg.GraphRanking
 	if req.GraphRanking != "" {
-		ranking = req.GraphRanking
+		p.ranking = req.GraphRanking
 	}
-	chunks := schema.Collection(req.Corpus, schema.Chunks)
-	qvec, err := e.embedQuery(ctx, req.Query)
-	if err != nil {
+	return p
+}
+
+// searched holds the results of the first step, the searches that need only the
+// question and its embedding.
+type searched struct {
+	qvec           []float32
+	dense, lexical []vectorstore.Hit
+	linked         []linkedEntity
+	communities    []Community
+}
+
+// search runs the first step: the lexical search (which needs no vector) alongside the
+// query's embedding, then the dense search, entity linking and the community report
+// search, which need only the embedding. A list whose weight is zero is not computed.
+// Each search records its own duration under its phase name.
+func (e *Engine) search(ctx context.Context, p plan, t *timer) (*searched, error) {
+	s := &searched{}
+	chunks := schema.Collection(p.corpus, schema.Chunks)
+	g, gctx := errgroup.WithContext(ctx)
+	if p.weights.Lexical > 0 {
+		g.Go(func() error {
+			return t.timed("lexical", func() error {
+				hits, err := e.deps.Vectors.SearchText(gctx, chunks, p.query, p.pool, vectorstore.Filter{})
+				if err != nil && !errors.Is(err, vectorstore.ErrUnsupported) {
+					return fmt.Errorf("lexical search: %w", err)
+				}
+				s.lexical = hits
+				return nil
+			})
+		})
+	}
+	g.Go(func() error {
+		err := t.timed("embed", func() (err error) {
+			s.qvec, err = e.embedQuery(gctx, p.query)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		// Go from inside a running member of the group is safe: Wait cannot return first.
+		if p.weights.Dense > 0 {
+			g.Go(func() error {
+				return t.timed("dense", func() (err error) {
+					if s.dense, err = e.deps.Vectors.Search(gctx, chunks, s.qvec, p.pool, vectorstore.Filter{}); err != nil {
+						return fmt.Errorf("dense search: %w", err)
+					}
+					return nil
+				})
+			})
+		}
+		g.Go(func() error {
+			return t.timed("link", func() (err error) {
+				s.linked, err = e.link(gctx, p.corpus, p.query, s.qvec)
+				return err
+			})
+		})
+		g.Go(func() error {
+			return t.timed("communities", func() (err error) {
+				s.communities, err = e.communities(gctx, p.corpus, s.qvec, p.level, e.cfg.CommunityTopK)
+				return err
+			})
+		})
+		return nil
+	})
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	t.mark("embed")
+	t.resume()
+	return s, nil
+}
 
-	// Dense and lexical lists (a list whose weight is zero is not computed).
-	var dense, lexical []vectorstore.Hit
-	if weights.Dense > 0 {
-		if dense, err = e.deps.Vectors.Search(ctx, chunks, qvec, pool, vectorstore.Filter{}); err != nil {
-			return nil, fmt.Errorf("dense search: %w", err)
-		}
-		t.mark("dense")
+// graphLists runs the second step: the graph list and the subject list, each from the
+// linked entities and the best dense and lexical passages, concurrently. A list whose
+// weight is zero is empty.
+func (e *Engine) graphLists(ctx context.Context, p plan, s *searched, t *timer) (gl, sl graphResult, err error) {
+	gl = graphResult{paths: map[string][]string{}}
+	sl = graphResult{paths: map[string][]string{}}
+	g, gctx := errgroup.WithContext(ctx)
+	if p.weights.Graph > 0 {
+		g.Go(func() error {
+			return t.timed("graph", func() (err error) {
+				var passages []passageSeed
+				if p.ranking == RankPPR && e.cfg.PassageSeeds > 0 {
+					passages = e.passageSeeds(p.weights, s.dense, s.lexical, e.cfg.PassageSeeds)
+				}
+				gl, err = e.graphList(gctx, p.corpus, s.linked, passages, p.pool, p.ranking)
+				return err
+			})
+		})
 	}
-	if weights.Lexical > 0 {
-		lexical, err = e.deps.Vectors.SearchText(ctx, chunks, req.Query, pool, vectorstore.Filter{})
-		if err != nil && !errors.Is(err, vectorstore.ErrUnsupported) {
-			return nil, fmt.Errorf("lexical search: %w", err)
-		}
-		t.mark("lexical")
+	if p.weights.Subject > 0 {
+		g.Go(func() error {
+			return t.timed("subject", func() (err error) {
+				passages := e.passageSeeds(p.weights, s.dense, s.lexical, e.cfg.SubjectPassages)
+				sl, err = e.subjectList(gctx, p.corpus, p.query, s.linked, passages, s.lexical)
+				return err
+			})
+		})
 	}
+	if err := g.Wait(); err != nil {
+		return gl, sl, err
+	}
+	t.resume()
+	return gl, sl, nil
+}
 
-	// Entity linking and the graph list.
-	linked, err := e.link(ctx, req.Corpus, req.Query, qvec)
-	if err != nil {
-		return nil, err
-	}
-	t.mark("link")
-	var gl graphResult
-	if weights.Graph > 0 {
-		var passages []passageSeed
-		if ranking == RankPPR && e.cfg.PassageSeeds > 0 {
-			passages = e.passageSeeds(weights, dense, lexical, e.cfg.PassageSeeds)
-		}
-		if gl, err = e.graphList(ctx, req.Corpus, linked, passages, pool, ranking); err != nil {
-			return nil, err
-		}
-		t.mark("graph")
-	} else {
-		gl = graphResult{paths: map[string][]string{}}
-	}
-	sl := graphResult{paths: map[string][]string{}}
-	if weights.Subject > 0 {
-		passages := e.passageSeeds(weights, dense, lexical, e.cfg.SubjectPassages)
-		if sl, err = e.subjectList(ctx, req.Corpus, req.Query, linked, passages, lexical); err != nil {
-			return nil, err
-		}
-		t.mark("subject")
-	}
-
+// fuse fuses the four lists with RRF and returns the best topK chunks with their
+// records: those the dense and lexical hits carry, the rest (found only by the graph)
+// fetched by id, never dropped.
+func (e *Engine) fuse(ctx context.Context, p plan, s *searched, gl, sl graphResult) ([]Chunk, error) {
 	lists := []RankedList{
-		hitsList("dense", weights.Dense, dense),
-		hitsList("lexical", weights.Lexical, lexical),
-		{Name: "graph", Weight: weights.Graph, IDs: gl.ids, Scores: gl.scores},
-		{Name: "subject", Weight: weights.Subject, IDs: sl.ids, Scores: sl.scores},
+		hitsList("dense", p.weights.Dense, s.dense),
+		hitsList("lexical", p.weights.Lexical, s.lexical),
+		{Name: "graph", Weight: p.weights.Graph, IDs: gl.ids, Scores: gl.scores},
+		{Name: "subject", Weight: p.weights.Subject, IDs: sl.ids, Scores: sl.scores},
 	}
 	fused := RRF(e.cfg.RRFK, lists...)
-	if len(fused) > topK {
-		fused = fused[:topK]
+	if len(fused) > p.topK {
+		fused = fused[:p.topK]
 	}
-	// Records we already hold from the dense and lexical hits; the rest (found only by
-	// the graph) are fetched by id, never dropped.
-	recs := map[string]vectorstore.Record{}
-	for _, h := range append(append([]vectorstore.Hit{}, dense...), lexical...) {
-		recs[h.ID] = h.Record
+	recs, err := e.chunkRecords(ctx, p.corpus, fused, s)
+	if err != nil {
+		return nil, err
 	}
-	var missing []string
-	for _, f := range fused {
-		if _, ok := recs[f.ID]; !ok {
-			missing = append(missing, f.ID)
-		}
-	}
-	if len(missing) > 0 {
-		got, err := e.deps.Vectors.Get(ctx, chunks, missing)
-		if err != nil {
-			return nil, fmt.Errorf("fetching %d graph-only chunks: %w", len(missing), err)
-		}
-		for _, r := range got {
-			recs[r.ID] = r
-		}
-	}
-	out := &retrieval{linked: linked, qvec: qvec}
+	var out []Chunk
 	for _, f := range fused {
 		r, ok := recs[f.ID]
 		if !ok {
@@ -215,28 +272,54 @@ func (e *Engine) retrieve(ctx context.Context, req Request, t *timer) (*retrieva
 		if path == nil {
 			path = sl.paths[f.ID]
 		}
-		out.ctx.Chunks = append(out.ctx.Chunks, Chunk{ID: f.ID, DocumentID: r.Attrs[schema.ChunkDocumentID], Title: r.Attrs[schema.ChunkTitle],
+		out = append(out, Chunk{ID: f.ID, DocumentID: r.Attrs[schema.ChunkDocumentID], Title: r.Attrs[schema.ChunkTitle],
 			Subject: r.Attrs[schema.ChunkSubject], Text: r.Text, Score: f.Score, Lists: f.Hits, GraphPath: path})
 	}
-	t.mark("fuse")
-
-	out.ctx.Entities = gl.entities
-	if err := e.evidence(ctx, req.Corpus, out.ctx.Entities, qvec); err != nil {
-		return nil, err
-	}
-	rels, err := e.relationships(ctx, req.Corpus, linked)
-	if err != nil {
-		return nil, err
-	}
-	out.ctx.Relationships = rels
-	t.mark("evidence")
-	comms, err := e.communities(ctx, req.Corpus, qvec, req.Level, e.cfg.CommunityTopK)
-	if err != nil {
-		return nil, err
-	}
-	out.ctx.Communities = comms
-	t.mark("communities")
 	return out, nil
+}
+
+// chunkRecords returns the records of the fused chunks: those the dense and lexical
+// hits hold, and the others read by id.
+func (e *Engine) chunkRecords(ctx context.Context, corpus string, fused []Fused, s *searched) (map[string]vectorstore.Record, error) {
+	recs := map[string]vectorstore.Record{}
+	for _, hits := range [][]vectorstore.Hit{s.dense, s.lexical} {
+		for _, h := range hits {
+			recs[h.ID] = h.Record
+		}
+	}
+	var missing []string
+	for _, f := range fused {
+		if _, ok := recs[f.ID]; !ok {
+			missing = append(missing, f.ID)
+		}
+	}
+	if len(missing) == 0 {
+		return recs, nil
+	}
+	got, err := e.deps.Vectors.Get(ctx, schema.Collection(corpus, schema.Chunks), missing)
+	if err != nil {
+		return nil, fmt.Errorf("fetching %d graph-only chunks: %w", len(missing), err)
+	}
+	for _, r := range got {
+		recs[r.ID] = r
+	}
+	return recs, nil
+}
+
+// explain runs the last step: the evidence passage of each linked entity (written into
+// ents) and the relationships of the linked entities, concurrently.
+func (e *Engine) explain(ctx context.Context, corpus string, s *searched, ents []Entity) ([]Relationship, error) {
+	var rels []Relationship
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return e.evidence(gctx, corpus, ents, s.qvec) })
+	g.Go(func() (err error) {
+		rels, err = e.relationships(gctx, corpus, s.linked)
+		return err
+	})
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return rels, nil
 }
 
 func hitsList(name string, w float64, hits []vectorstore.Hit) RankedList {
@@ -390,7 +473,7 @@ func (e *Engine) Explore(ctx context.Context, corpus, name string, depth int) (N
 		return Neighborhood{}, err
 	}
 	if depth < 1 || depth > 4 {
-		return Neighborhood{}, badf("depth: %d is outside 1..4", depth)
+		return Neighborhood{}, BadRequestf("depth: %d is outside 1..4", depth)
 	}
 	key := normalizeName(name)
 	en, err := e.deps.Graph.Entity(ctx, corpus, key)

@@ -1,4 +1,4 @@
-package query
+package engine
 
 import (
 	"errors"
@@ -30,7 +30,12 @@ type badRequest struct{ msg string }
 func (e *badRequest) Error() string        { return e.msg }
 func (e *badRequest) Is(target error) bool { return target == ErrBadRequest }
 
-func badf(format string, args ...any) error { return &badRequest{msg: fmt.Sprintf(format, args...)} }
+// BadRequestf returns a request validation error: it matches ErrBadRequest, and its
+// message is what the caller got wrong. Transports use it for the input they parse
+// themselves (a body, a query parameter).
+func BadRequestf(format string, args ...any) error {
+	return &badRequest{msg: fmt.Sprintf(format, args...)}
+}
 
 // Request is a question.
 type Request struct {
@@ -51,35 +56,35 @@ type Request struct {
 // Validate checks a request; errors match ErrBadRequest.
 func (r *Request) Validate() error {
 	if err := events.ValidateCorpus(r.Corpus); err != nil {
-		return badf("corpus: %v", err)
+		return BadRequestf("corpus: %v", err)
 	}
 	q := strings.TrimSpace(r.Query)
 	switch {
 	case q == "":
-		return badf("query: is empty")
+		return BadRequestf("query: is empty")
 	case len(r.Query) > MaxQueryBytes:
-		return badf("query: is %d bytes, limit %d", len(r.Query), MaxQueryBytes)
+		return BadRequestf("query: is %d bytes, limit %d", len(r.Query), MaxQueryBytes)
 	case !utf8.ValidString(r.Query):
-		return badf("query: is not valid UTF-8")
+		return BadRequestf("query: is not valid UTF-8")
 	}
 	switch r.Mode {
 	case "", ModeAuto, ModeLocal, ModeGlobal:
 	default:
-		return badf("mode: %q is not one of auto, local, global", r.Mode)
+		return BadRequestf("mode: %q is not one of auto, local, global", r.Mode)
 	}
 	if r.TopK < 0 || r.TopK > 100 {
-		return badf("top_k: %d is outside 0..100", r.TopK)
+		return BadRequestf("top_k: %d is outside 0..100", r.TopK)
 	}
 	if r.Level != nil && (*r.Level < 0 || *r.Level > 16) {
-		return badf("level: %d is outside 0..16", *r.Level)
+		return BadRequestf("level: %d is outside 0..16", *r.Level)
 	}
 	if w := r.Weights; w != nil && (w.Dense < 0 || w.Lexical < 0 || w.Graph < 0 || w.Subject < 0 || *w == (Weights{})) {
-		return badf("weights: must be non-negative and not all zero")
+		return BadRequestf("weights: must be non-negative and not all zero")
 	}
 	switch r.GraphRanking {
 	case "", RankPPR, RankPath:
 	default:
-		return badf("graph_ranking: %q is not %s or %s", r.GraphRanking, RankPPR, RankPath)
+		return BadRequestf("graph_ranking: %q is not %s or %s", r.GraphRanking, RankPPR, RankPath)
 	}
 	return nil
 }
@@ -139,8 +144,10 @@ type Community struct {
 	Score   float64 `json:"score"`
 }
 
-// Context is what retrieval found.
-type Context struct {
+// Retrieved is what local retrieval found: the passages ranked by fused score, the
+// entities and relationships around the question, and the community reports. Responses
+// carry it as "context" (the Context schema of the HTTP API's OpenAPI document).
+type Retrieved struct {
 	Chunks        []Chunk        `json:"chunks"`
 	Entities      []Entity       `json:"entities"`
 	Relationships []Relationship `json:"relationships"`
@@ -167,7 +174,7 @@ type Response struct {
 	Answer    string             `json:"answer"`
 	Mode      string             `json:"mode"`
 	Citations []Citation         `json:"citations"`
-	Context   Context            `json:"context"`
+	Context   Retrieved          `json:"context"`
 	Partials  []PartialAnswer    `json:"partial_answers,omitempty"`
 	Timings   map[string]float64 `json:"timings_ms"`
 	Prompt    string             `json:"-"` // the generation prompt, for tests and debugging

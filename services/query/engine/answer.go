@@ -1,4 +1,4 @@
-package query
+package engine
 
 import (
 	"context"
@@ -41,8 +41,8 @@ func (e *Engine) Query(ctx context.Context, req Request, onDelta func(string) er
 	if mode == ModeGlobal {
 		return e.global(ctx, req, t, onDelta)
 	}
-	resp := &Response{Mode: ModeLocal, Context: r.ctx}
-	resp.Prompt = LocalPrompt(req.Query, r.ctx)
+	resp := &Response{Mode: ModeLocal, Context: r.found}
+	resp.Prompt = LocalPrompt(req.Query, r.found)
 	if e.deps.LLM != nil {
 		ans, err := e.generate(ctx, llm.ChatRequest{Stage: "query", System: localSystem, User: resp.Prompt, MaxTokens: e.cfg.AnswerTokens}, onDelta)
 		if err != nil {
@@ -50,14 +50,14 @@ func (e *Engine) Query(ctx context.Context, req Request, onDelta func(string) er
 		}
 		resp.Answer = ans
 	} else {
-		resp.Answer = ExtractiveAnswer(req.Query, r.ctx)
+		resp.Answer = ExtractiveAnswer(req.Query, r.found)
 		if onDelta != nil {
 			if err := onDelta(resp.Answer); err != nil {
 				return nil, err
 			}
 		}
 	}
-	resp.Citations = citations(resp.Answer, r.ctx)
+	resp.Citations = citations(resp.Answer, r.found)
 	t.mark("generate")
 	resp.Timings = t.done()
 	return resp, nil
@@ -80,7 +80,7 @@ Cite the passages you use with their numbers in square brackets, like [1] or [2]
 
 // LocalPrompt renders the generation prompt: themes (community reports), relationships,
 // numbered passages, then the question.
-func LocalPrompt(question string, c Context) string {
+func LocalPrompt(question string, c Retrieved) string {
 	var b strings.Builder
 	if len(c.Communities) > 0 {
 		b.WriteString("## Themes\n")
@@ -116,7 +116,7 @@ func oneLine(s string, n int) string {
 
 var markerRE = regexp.MustCompile(`\[(\d+)\]`)
 
-func citations(answer string, c Context) []Citation {
+func citations(answer string, c Retrieved) []Citation {
 	seen := map[int]bool{}
 	out := []Citation{}
 	for _, m := range markerRE.FindAllStringSubmatch(answer, -1) {

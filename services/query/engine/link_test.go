@@ -1,15 +1,14 @@
-package query
+package engine
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"math"
 	"slices"
 	"testing"
 
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
+	"github.com/graphrag/graphrag/services/query/internal/querytest"
 )
 
 // fixedEmbedder embeds every text to the same unit vector.
@@ -26,14 +25,14 @@ func (f fixedEmbedder) Embed(_ context.Context, texts []string) ([][]float32, er
 // Embedding links are kept only within EntityMargin of the best one: a model that scores
 // everything high (E5) must not turn the ten nearest descriptions into links.
 func TestEntityLinkMargin(t *testing.T) {
-	base := newBridgeEngine(t)
+	_, st := newBridgeEngine(t)
 	ctx := t.Context()
 	coll := schema.Collection("demo", schema.Entities)
-	if err := vectorsOf(base).EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: 2}); err != nil {
+	if err := st.Vectors.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: 2}); err != nil {
 		t.Fatal(err)
 	}
 	at := func(cos float64) []float32 { return []float32{float32(cos), float32(math.Sqrt(1 - cos*cos))} }
-	if err := vectorsOf(base).Upsert(ctx, coll, []vectorstore.Record{
+	if err := st.Vectors.Upsert(ctx, coll, []vectorstore.Record{
 		{ID: "stephen king", Vector: at(0.93), Text: "Stephen King"},
 		{ID: "emilio estevez", Vector: at(0.92), Text: "Emilio Estevez"},
 		{ID: "brunswick county", Vector: at(0.85), Text: "Brunswick County"},
@@ -51,8 +50,8 @@ func TestEntityLinkMargin(t *testing.T) {
 	} {
 		cfg := DefaultConfig()
 		cfg.EntityMinSim, cfg.EntityMargin = 0.3, tc.margin
-		e, err := New(cfg, Deps{Graph: base.deps.Graph, Vectors: base.deps.Vectors, Embedder: fixedEmbedder{1, 0},
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		e, err := New(cfg, Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: fixedEmbedder{1, 0},
+			Logger: querytest.Logger()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,6 +71,3 @@ func TestEntityLinkMargin(t *testing.T) {
 		}
 	}
 }
-
-// vectorsOf returns the engine's vector store as the test built it, writable.
-func vectorsOf(e *Engine) vectorstore.Store { return e.deps.Vectors.(vectorstore.Store) }

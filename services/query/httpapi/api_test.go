@@ -1,4 +1,4 @@
-package query
+package httpapi
 
 import (
 	"bytes"
@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -18,12 +17,19 @@ import (
 	"time"
 
 	"github.com/graphrag/graphrag/pkg/normalize"
+	"github.com/graphrag/graphrag/services/query/engine"
+	"github.com/graphrag/graphrag/services/query/internal/querytest"
 )
 
 // newTestAPI serves the fixture engine behind cfg; the server is closed at cleanup.
-func newTestAPI(t *testing.T, cfg HTTPConfig) *httptest.Server {
+func newTestAPI(t *testing.T, cfg Config) *httptest.Server {
 	t.Helper()
-	api := NewAPI(newMCPTestEngine(t), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	st := querytest.Demo(t)
+	e, err := engine.New(engine.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()})
+	if err != nil {
+		t.Fatalf("building engine: %v", err)
+	}
+	api := New(e, cfg, querytest.Logger())
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
 	return srv
@@ -104,15 +110,15 @@ func entityPath(corpus, name string) string {
 }
 
 func TestHTTPQuery(t *testing.T) {
-	srv := newTestAPI(t, DefaultHTTPConfig())
+	srv := newTestAPI(t, DefaultConfig())
 	fixtureIDs := map[string]bool{"c1": true, "c2": true, "c3": true}
 	tests := []struct {
 		name  string
-		req   Request
-		check func(t *testing.T, r Response)
+		req   engine.Request
+		check func(t *testing.T, r engine.Response)
 	}{
-		{name: "local", req: Request{Corpus: "demo", Query: "Who designed the Analytical Engine?", Mode: ModeLocal, TopK: 2},
-			check: func(t *testing.T, r Response) {
+		{name: "local", req: engine.Request{Corpus: "demo", Query: "Who designed the Analytical Engine?", Mode: engine.ModeLocal, TopK: 2},
+			check: func(t *testing.T, r engine.Response) {
 				if r.Answer == "" || len(r.Context.Chunks) == 0 || len(r.Context.Chunks) > 2 {
 					t.Fatalf("answer %q with %d chunks: want an answer over 1..2 chunks", r.Answer, len(r.Context.Chunks))
 				}
@@ -125,20 +131,20 @@ func TestHTTPQuery(t *testing.T) {
 					}
 				}
 			}},
-		{name: "global", req: Request{Corpus: "demo", Query: "What are the main themes of this corpus?", Mode: ModeGlobal},
-			check: func(t *testing.T, r Response) {
+		{name: "global", req: engine.Request{Corpus: "demo", Query: "What are the main themes of this corpus?", Mode: engine.ModeGlobal},
+			check: func(t *testing.T, r engine.Response) {
 				// The fixture has no community reports: the answer says so; no chunks.
 				if len(r.Context.Chunks) != 0 {
 					t.Errorf("global search returned chunks: %+v", r.Context.Chunks)
 				}
 			}},
-		{name: "global at a level", req: Request{Corpus: "demo", Query: "Summarize the corpus", Mode: ModeGlobal, Level: new(0)},
-			check: func(*testing.T, Response) {}},
+		{name: "global at a level", req: engine.Request{Corpus: "demo", Query: "Summarize the corpus", Mode: engine.ModeGlobal, Level: new(0)},
+			check: func(*testing.T, engine.Response) {}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			resp, body := call(t, srv, http.MethodPost, "/v1/query", "", mustJSON(t, tc.req))
-			var r Response
+			var r engine.Response
 			decodeOK(t, resp, body, &r)
 			if r.Mode != tc.req.Mode {
 				t.Errorf("mode = %q, want %q", r.Mode, tc.req.Mode)
@@ -152,9 +158,9 @@ func TestHTTPQuery(t *testing.T) {
 }
 
 func TestHTTPRetrieve(t *testing.T) {
-	srv := newTestAPI(t, DefaultHTTPConfig())
+	srv := newTestAPI(t, DefaultConfig())
 	resp, body := call(t, srv, http.MethodPost, "/v1/retrieve", "",
-		mustJSON(t, Request{Corpus: "demo", Query: "What did Ada Lovelace write for the Analytical Engine?", TopK: 3}))
+		mustJSON(t, engine.Request{Corpus: "demo", Query: "What did Ada Lovelace write for the Analytical Engine?", TopK: 3}))
 	var r retrieveResponse
 	decodeOK(t, resp, body, &r)
 	if len(r.Context.Chunks) == 0 || len(r.Context.Chunks) > 3 {
@@ -185,7 +191,7 @@ func TestHTTPRetrieve(t *testing.T) {
 }
 
 func TestHTTPEntity(t *testing.T) {
-	srv := newTestAPI(t, DefaultHTTPConfig())
+	srv := newTestAPI(t, DefaultConfig())
 	tests := []struct {
 		name, entity, query string
 		wantKey             string
@@ -201,7 +207,7 @@ func TestHTTPEntity(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			resp, body := call(t, srv, http.MethodGet, entityPath("demo", tc.entity)+tc.query, "", "")
-			var nb Neighborhood
+			var nb engine.Neighborhood
 			decodeOK(t, resp, body, &nb)
 			if nb.Entity.Key != normalize.Name(tc.wantKey) || nb.Entity.Name != tc.wantKey {
 				t.Errorf("entity = %+v, want %s", nb.Entity, tc.wantKey)
@@ -228,18 +234,18 @@ func TestHTTPEntity(t *testing.T) {
 }
 
 func TestHTTPStats(t *testing.T) {
-	srv := newTestAPI(t, DefaultHTTPConfig())
+	srv := newTestAPI(t, DefaultConfig())
 	resp, body := call(t, srv, http.MethodGet, "/v1/corpora/demo/stats", "", "")
-	var st Stats
+	var st engine.Stats
 	decodeOK(t, resp, body, &st)
-	if want := (Stats{Corpus: "demo", Chunks: 3, Entities: 3, Relationships: 3}); st != want {
+	if want := (engine.Stats{Corpus: "demo", Chunks: 3, Entities: 3, Relationships: 3}); st != want {
 		t.Errorf("stats = %+v, want %+v", st, want)
 	}
 }
 
 // TestHTTPOpenAPI checks that the document describes exactly the routes the API serves.
 func TestHTTPOpenAPI(t *testing.T) {
-	srv := newTestAPI(t, DefaultHTTPConfig())
+	srv := newTestAPI(t, DefaultConfig())
 	resp, body := call(t, srv, http.MethodGet, "/openapi.json", "", "")
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
 		t.Fatalf("status %d, Content-Type %q: want 200 JSON", resp.StatusCode, resp.Header.Get("Content-Type"))
@@ -267,7 +273,7 @@ func TestHTTPOpenAPI(t *testing.T) {
 		}
 	}
 
-	// The routes NewAPI registers, each with a request it must answer with 200.
+	// The routes New registers, each with a request it must answer with 200.
 	routes := []struct{ method, pattern, path, body string }{
 		{http.MethodPost, "/v1/query", "/v1/query", `{"corpus":"demo","query":"Who designed the Analytical Engine?"}`},
 		{http.MethodPost, "/v1/retrieve", "/v1/retrieve", `{"corpus":"demo","query":"Analytical Engine"}`},
@@ -313,9 +319,9 @@ type sseEvent struct{ name, data string }
 func parseSSE(t *testing.T, body []byte) []sseEvent {
 	t.Helper()
 	var out []sseEvent
-	for _, block := range strings.Split(strings.TrimSpace(string(body)), "\n\n") {
+	for block := range strings.SplitSeq(strings.TrimSpace(string(body)), "\n\n") {
 		var ev sseEvent
-		for _, line := range strings.Split(block, "\n") {
+		for line := range strings.SplitSeq(block, "\n") {
 			switch {
 			case strings.HasPrefix(line, "event: "):
 				ev.name = strings.TrimPrefix(line, "event: ")
@@ -331,11 +337,11 @@ func parseSSE(t *testing.T, body []byte) []sseEvent {
 }
 
 func TestHTTPQueryStream(t *testing.T) {
-	srv := newTestAPI(t, DefaultHTTPConfig())
-	for _, mode := range []string{ModeLocal, ModeGlobal} {
+	srv := newTestAPI(t, DefaultConfig())
+	for _, mode := range []string{engine.ModeLocal, engine.ModeGlobal} {
 		t.Run(mode, func(t *testing.T) {
 			resp, body := call(t, srv, http.MethodPost, "/v1/query", "",
-				mustJSON(t, Request{Corpus: "demo", Query: "Who designed the Analytical Engine?", Mode: mode, Stream: true}))
+				mustJSON(t, engine.Request{Corpus: "demo", Query: "Who designed the Analytical Engine?", Mode: mode, Stream: true}))
 			if resp.StatusCode != http.StatusOK {
 				t.Fatalf("status %d, body %s: want 200", resp.StatusCode, body)
 			}
@@ -363,7 +369,7 @@ func TestHTTPQueryStream(t *testing.T) {
 			if last.name != "done" {
 				t.Fatalf("last event %q, want done: %s", last.name, body)
 			}
-			var r Response
+			var r engine.Response
 			if err := json.Unmarshal([]byte(last.data), &r); err != nil {
 				t.Fatalf("done data does not decode into Response: %v", err)
 			}
@@ -378,10 +384,10 @@ func TestHTTPQueryStream(t *testing.T) {
 }
 
 func TestHTTPBadInput(t *testing.T) {
-	cfg := DefaultHTTPConfig()
+	cfg := DefaultConfig()
 	cfg.MaxBodyBytes = 8 << 10 // above MaxQueryBytes, so an oversized query still decodes
 	srv := newTestAPI(t, cfg)
-	long := strings.Repeat("a", MaxQueryBytes+1)
+	long := strings.Repeat("a", engine.MaxQueryBytes+1)
 	tests := []struct {
 		name, method, path, body string
 		wantStatus               int
@@ -452,7 +458,7 @@ func TestHTTPBadInput(t *testing.T) {
 }
 
 func TestHTTPAuth(t *testing.T) {
-	cfg := DefaultHTTPConfig()
+	cfg := DefaultConfig()
 	cfg.Tokens = []string{"alpha-token", "beta-token"}
 	srv := newTestAPI(t, cfg)
 	tests := []struct {
@@ -495,7 +501,7 @@ func TestHTTPAuth(t *testing.T) {
 				apiErrorOf(t, resp, body)
 				return
 			}
-			var st Stats
+			var st engine.Stats
 			decodeOK(t, resp, body, &st)
 			if st.Chunks != 3 {
 				t.Errorf("chunks = %d, want 3", st.Chunks)
@@ -544,7 +550,7 @@ func TestHTTPFlagsLoad(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := HTTPFlags{HTTPConfig: DefaultHTTPConfig()}
+			f := Flags{Config: DefaultConfig()}
 			fs := flag.NewFlagSet("test", flag.ContinueOnError)
 			f.RegisterFlags(fs)
 			if err := fs.Parse(append([]string{"-api-rate", "5", "-api-max-body", "1024"}, tc.args...)); err != nil {
@@ -564,19 +570,19 @@ func TestHTTPFlagsLoad(t *testing.T) {
 			if !slices.Equal(cfg.Tokens, tc.want) {
 				t.Errorf("tokens = %q, want %q", cfg.Tokens, tc.want)
 			}
-			if cfg.RatePerSecond != 5 || cfg.MaxBodyBytes != 1024 || cfg.Timeout != DefaultHTTPConfig().Timeout {
+			if cfg.RatePerSecond != 5 || cfg.MaxBodyBytes != 1024 || cfg.Timeout != DefaultConfig().Timeout {
 				t.Errorf("config = %+v: want the flags' rate and body limit, the default timeout", cfg)
 			}
 		})
 	}
 	t.Run("missing file error wraps the cause", func(t *testing.T) {
-		f := HTTPFlags{TokensFile: filepath.Join(dir, "absent")}
+		f := Flags{TokensFile: filepath.Join(dir, "absent")}
 		if _, err := f.Load(); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("error %v does not wrap os.ErrNotExist", err)
 		}
 	})
 	t.Run("loaded tokens authenticate", func(t *testing.T) {
-		f := HTTPFlags{HTTPConfig: DefaultHTTPConfig(), TokensFile: tokens}
+		f := Flags{Config: DefaultConfig(), TokensFile: tokens}
 		cfg, err := f.Load()
 		if err != nil {
 			t.Fatal(err)
@@ -591,7 +597,7 @@ func TestHTTPFlagsLoad(t *testing.T) {
 }
 
 func TestHTTPRateLimit(t *testing.T) {
-	cfg := DefaultHTTPConfig()
+	cfg := DefaultConfig()
 	cfg.Tokens = []string{"first", "second"}
 	cfg.RatePerSecond, cfg.Burst = 1, 2
 	srv := newTestAPI(t, cfg)
@@ -624,7 +630,7 @@ func TestHTTPRateLimit(t *testing.T) {
 }
 
 func TestHTTPTimeout(t *testing.T) {
-	cfg := DefaultHTTPConfig()
+	cfg := DefaultConfig()
 	cfg.Timeout = time.Nanosecond // every request's context has expired when the handler runs
 	srv := newTestAPI(t, cfg)
 	tests := []struct{ name, method, path, body string }{
@@ -662,19 +668,19 @@ func TestHTTPTimeout(t *testing.T) {
 // TestHTTPQueryTextIsData sends text that looks like Cypher and Milvus filter syntax: it
 // must be searched for as words, never run, and must leave the stores as they were.
 func TestHTTPQueryTextIsData(t *testing.T) {
-	srv := newTestAPI(t, DefaultHTTPConfig())
-	stats := func() Stats {
+	srv := newTestAPI(t, DefaultConfig())
+	stats := func() engine.Stats {
 		t.Helper()
 		resp, body := call(t, srv, http.MethodGet, "/v1/corpora/demo/stats", "", "")
-		var st Stats
+		var st engine.Stats
 		decodeOK(t, resp, body, &st)
 		return st
 	}
 	before := stats()
 	const hostile = `MATCH (n) DETACH DELETE n; id in ["x"] || 1==1`
-	for _, mode := range []string{ModeLocal, ModeGlobal, ModeAuto} {
-		resp, body := call(t, srv, http.MethodPost, "/v1/query", "", mustJSON(t, Request{Corpus: "demo", Query: hostile, Mode: mode}))
-		var r Response
+	for _, mode := range []string{engine.ModeLocal, engine.ModeGlobal, engine.ModeAuto} {
+		resp, body := call(t, srv, http.MethodPost, "/v1/query", "", mustJSON(t, engine.Request{Corpus: "demo", Query: hostile, Mode: mode}))
+		var r engine.Response
 		decodeOK(t, resp, body, &r)
 		for _, c := range r.Context.Chunks {
 			if c.ID == "x" {
@@ -682,7 +688,7 @@ func TestHTTPQueryTextIsData(t *testing.T) {
 			}
 		}
 	}
-	resp, body := call(t, srv, http.MethodPost, "/v1/retrieve", "", mustJSON(t, Request{Corpus: "demo", Query: hostile}))
+	resp, body := call(t, srv, http.MethodPost, "/v1/retrieve", "", mustJSON(t, engine.Request{Corpus: "demo", Query: hostile}))
 	var rr retrieveResponse
 	decodeOK(t, resp, body, &rr)
 	if resp, body := call(t, srv, http.MethodGet, entityPath("demo", hostile), "", ""); resp.StatusCode != http.StatusNotFound {
@@ -693,7 +699,7 @@ func TestHTTPQueryTextIsData(t *testing.T) {
 	}
 	// The graph itself is intact, not only its counts.
 	resp, body = call(t, srv, http.MethodGet, entityPath("demo", "Charles Babbage"), "", "")
-	var nb Neighborhood
+	var nb engine.Neighborhood
 	decodeOK(t, resp, body, &nb)
 	if len(nb.Neighbors) != 2 || len(nb.Relationships) != 3 {
 		t.Errorf("neighbourhood after the hostile queries = %+v, want 2 neighbours and 3 relationships", nb)

@@ -1,4 +1,4 @@
-package query
+package engine
 
 import (
 	"slices"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/graphrag/graphrag/pkg/graphstore"
+	"github.com/graphrag/graphrag/services/query/internal/querytest"
 )
 
 func TestQuestionKind(t *testing.T) {
@@ -32,8 +33,8 @@ func TestQuestionKind(t *testing.T) {
 	}
 }
 
-func chunksOf(texts ...string) Context {
-	var c Context
+func chunksOf(texts ...string) Retrieved {
+	var c Retrieved
 	for i, t := range texts {
 		c.Chunks = append(c.Chunks, Chunk{ID: string(rune('a' + i)), Text: t})
 	}
@@ -89,14 +90,14 @@ func TestExtractiveAnswerYesNoAndChoice(t *testing.T) {
 // Vidor and Géza von Cziffra", "king vidor and" normalizes to "king vidor" but its span
 // overlapped "and Géza von Cziffra", so "King Vidor" went unlinked.
 func TestLinkNamesJoinedByAnd(t *testing.T) {
-	e := newBridgeEngine(t)
+	e, st := newBridgeEngine(t)
 	ctx := t.Context()
 	var exts []graphstore.ChunkExtraction
 	for _, name := range []string{"King Vidor", "Géza von Cziffra", "King"} {
 		exts = append(exts, graphstore.ChunkExtraction{ChunkID: "c-" + name, DocumentID: "d-" + name,
-			Entities: []graphstore.EntityMention{mcpMention(name, "PERSON", name)}})
+			Entities: []graphstore.EntityMention{querytest.Mention(name, "PERSON", name)}})
 	}
-	if err := e.deps.Graph.(graphstore.Store).Merge(ctx, "demo", exts); err != nil {
+	if err := st.Graph.Merge(ctx, "demo", exts); err != nil {
 		t.Fatal(err)
 	}
 	linked, err := e.link(ctx, "demo", "Are King Vidor and Géza von Cziffra both American directors?", nil)

@@ -1,4 +1,4 @@
-package query
+package engine
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/graphrag/graphrag/pkg/normalize"
@@ -40,7 +41,7 @@ var months = set(`january february march april may june july august september oc
 
 func set(words string) map[string]bool {
 	m := map[string]bool{}
-	for _, w := range strings.Fields(words) {
+	for w := range strings.FieldsSeq(words) {
 		m[w] = true
 	}
 	return m
@@ -83,7 +84,7 @@ func optionName(s string, left bool) string {
 	i := len(words)
 	for i > 0 {
 		w := strings.Trim(words[i-1], `"“”`)
-		if w == "" || !(isUpperStart(w) || offlinextractConnector(w) && i < len(words)) {
+		if w == "" || !isUpperStart(w) && (!offlinextractConnector(w) || i >= len(words)) {
 			break
 		}
 		i--
@@ -117,7 +118,7 @@ type answerSentence struct {
 // passages (the other hop of a multi-hop question). Every sentence cites its passage,
 // and a "he"/"she" is resolved to the passage's subject. Community context is left to
 // the response's communities, not written into the answer.
-func ExtractiveAnswer(question string, c Context) string {
+func ExtractiveAnswer(question string, c Retrieved) string {
 	if len(c.Chunks) == 0 {
 		return "No passage in the corpus matches the question."
 	}
@@ -153,7 +154,7 @@ func ExtractiveAnswer(question string, c Context) string {
 // contextSentences splits the top passages into scored sentences: the question's words
 // found in a sentence, weighted by their rarity among these sentences (a question's topic
 // words are everywhere in its context), discounted by the passage's rank.
-func contextSentences(question string, c Context) []answerSentence {
+func contextSentences(question string, c Retrieved) []answerSentence {
 	terms := contentTerms(question)
 	var out []answerSentence
 	for i, ch := range c.Chunks {
@@ -352,7 +353,7 @@ func abs(x int) int {
 // yesNoAnswer decides "Are X and Y both Z?" (every entity the question names has a
 // sentence saying Z) and "… the same Z?" (their sentences share a place or an
 // organization), and shows the sentences it decided on.
-func yesNoAnswer(question string, c Context, sents []answerSentence) string {
+func yesNoAnswer(question string, c Retrieved, sents []answerSentence) string {
 	var named []string
 	qnorm := " " + normalize.Name(question) + " "
 	for _, en := range c.Entities {
@@ -472,7 +473,7 @@ func choiceAnswer(question string, options []string, sents []answerSentence) str
 		opts[i].best, opts[i].ok = bestAbout(normalize.Name(o), sents)
 		if opts[i].ok {
 			if y := yearRE.FindString(opts[i].best.text); y != "" {
-				fmt.Sscan(y, &opts[i].year)
+				opts[i].year, _ = strconv.Atoi(y) // four digits: cannot fail
 			}
 		}
 	}

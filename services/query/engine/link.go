@@ -1,4 +1,4 @@
-package query
+package engine
 
 import (
 	"context"
@@ -9,6 +9,9 @@ import (
 	"strings"
 	"unicode"
 
+	"golang.org/x/sync/errgroup"
+
+	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/normalize"
 	"github.com/graphrag/graphrag/pkg/schema"
@@ -37,26 +40,93 @@ const maxGram = 6
 //     capitalized phrases (proper nouns) are tried.
 //
 // Every candidate is checked against the graph through the same normalization the grapher
-// writes with.
+// writes with. Steps 1 and 2 are independent lookups and run concurrently.
 func (e *Engine) link(ctx context.Context, corpus, query string, qvec []float32) ([]linkedEntity, error) {
-	found := map[string]*linkedEntity{}
-	add := func(key string, score float64, by string) {
-		if key == "" {
-			return
+	var exact []graphstore.Entity
+	var hits []vectorstore.Hit
+	words := queryWords(query)
+	cands, spans := ngramCandidates(words)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		if exact, err = e.deps.Graph.Entities(gctx, corpus, cands); err != nil {
+			return fmt.Errorf("linking query entities: %w", err)
 		}
-		if l, ok := found[key]; ok {
-			if score > l.score {
-				l.score, l.by = score, by
-			}
-			return
+		return nil
+	})
+	g.Go(func() (err error) {
+		hits, err = e.deps.Vectors.Search(gctx, schema.Collection(corpus, schema.Entities), qvec, e.cfg.EntityTopK, vectorstore.Filter{})
+		if err != nil && !errors.Is(err, vectorstore.ErrNotFound) {
+			return fmt.Errorf("searching entities: %w", err)
 		}
-		found[key] = &linkedEntity{key: key, score: score, by: by}
+		return nil
+	})
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 
-	// 1. exact n-grams.
-	words := queryWords(query)
+	l := newLinks()
+	for _, en := range exact {
+		l.exists[en.Key] = len(en.ChunkIDs)
+	}
+	for _, k := range longestFirst(len(words), cands, spans, l.exists) {
+		l.add(k, 1, "exact")
+	}
+	if err := e.verify(ctx, corpus, e.embeddingLinks(hits), func(k string, n int) { l.add(k, scoreOf(hits, k), "embedding"); l.exists[k] = n }); err != nil {
+		return nil, err
+	}
+	if err := e.fallbackLinks(ctx, corpus, query, l); err != nil {
+		return nil, err
+	}
+	return l.sorted(), nil
+}
+
+// links collects the entities linked from one question.
+type links struct {
+	found  map[string]*linkedEntity
+	exists map[string]int // key → how many chunks mention it
+}
+
+func newLinks() *links {
+	return &links{found: map[string]*linkedEntity{}, exists: map[string]int{}}
+}
+
+// add links key, keeping the best score (and how it was found) of a key linked twice.
+func (l *links) add(key string, score float64, by string) {
+	if key == "" {
+		return
+	}
+	if f, ok := l.found[key]; ok {
+		if score > f.score {
+			f.score, f.by = score, by
+		}
+		return
+	}
+	l.found[key] = &linkedEntity{key: key, score: score, by: by}
+}
+
+// sorted returns the links best score first, then by key.
+func (l *links) sorted() []linkedEntity {
+	out := make([]linkedEntity, 0, len(l.found))
+	for _, f := range l.found {
+		f.chunks = l.exists[f.key]
+		out = append(out, *f)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].score != out[j].score {
+			return out[i].score > out[j].score
+		}
+		return out[i].key < out[j].key
+	})
+	return out
+}
+
+// span is the word range [i, j) of an n-gram in the query.
+type span struct{ i, j int }
+
+// ngramCandidates returns the normalized word n-grams of a query (longest first, up to
+// maxGram words) that could name an entity, with the words each covers.
+func ngramCandidates(words []string) ([]string, map[string]span) {
 	var cands []string
-	type span struct{ i, j int }
 	spanOf := map[string]span{}
 	for n := min(maxGram, len(words)); n >= 1; n-- {
 		for i := 0; i+n <= len(words); i++ {
@@ -76,20 +146,19 @@ func (e *Engine) link(ctx context.Context, corpus, query string, qvec []float32)
 			}
 		}
 	}
-	ents, err := e.deps.Graph.Entities(ctx, corpus, cands)
-	if err != nil {
-		return nil, fmt.Errorf("linking query entities: %w", err)
-	}
-	exists := map[string]int{}
-	for _, en := range ents {
-		exists[en.Key] = len(en.ChunkIDs)
-	}
-	covered := make([]bool, len(words))
-	for _, k := range cands { // longest first
+	return cands, spanOf
+}
+
+// longestFirst returns the candidates (longest first) that exist in the graph and do
+// not overlap a longer one already taken.
+func longestFirst(nwords int, cands []string, spans map[string]span, exists map[string]int) []string {
+	var out []string
+	covered := make([]bool, nwords)
+	for _, k := range cands {
 		if _, ok := exists[k]; !ok {
 			continue
 		}
-		sp := spanOf[k]
+		sp := spans[k]
 		overlap := false
 		for i := sp.i; i < sp.j; i++ {
 			overlap = overlap || covered[i]
@@ -100,56 +169,45 @@ func (e *Engine) link(ctx context.Context, corpus, query string, qvec []float32)
 		for i := sp.i; i < sp.j; i++ {
 			covered[i] = true
 		}
-		add(k, 1, "exact")
+		out = append(out, k)
 	}
+	return out
+}
 
-	// 2. embedding similarity over entity descriptions.
-	hits, err := e.deps.Vectors.Search(ctx, schema.Collection(corpus, schema.Entities), qvec, e.cfg.EntityTopK, vectorstore.Filter{})
-	if err != nil && !errors.Is(err, vectorstore.ErrNotFound) {
-		return nil, fmt.Errorf("searching entities: %w", err)
-	}
-	var embedded []string
+// embeddingLinks returns the entity hits at least EntityMinSim similar to the query and
+// within EntityMargin of the best hit.
+func (e *Engine) embeddingLinks(hits []vectorstore.Hit) []string {
+	var out []string
 	best := 0.0
 	for _, h := range hits {
 		best = max(best, h.Score)
 	}
 	for _, h := range hits {
 		if h.Score >= e.cfg.EntityMinSim && h.Score >= best-e.cfg.EntityMargin {
-			embedded = append(embedded, h.ID)
+			out = append(out, h.ID)
 		}
 	}
-	if err := e.verify(ctx, corpus, embedded, func(k string, n int) { add(k, scoreOf(hits, k), "embedding"); exists[k] = n }); err != nil {
-		return nil, err
-	}
+	return out
+}
 
-	// 3. fallbacks.
-	if len(found) == 0 && e.deps.LLM != nil {
+// fallbackLinks runs when neither exact names nor embeddings linked anything: the
+// LLM's list of the query's entities (when configured), then its proper nouns.
+func (e *Engine) fallbackLinks(ctx context.Context, corpus, query string, l *links) error {
+	if len(l.found) == 0 && e.deps.LLM != nil {
 		names, err := e.llmEntities(ctx, query)
 		if err != nil {
 			e.log.WarnContext(ctx, "LLM entity extraction failed; falling back to proper nouns", "err", err)
 		}
-		if err := e.verify(ctx, corpus, normalizeAll(names), func(k string, n int) { add(k, 0.9, "llm"); exists[k] = n }); err != nil {
-			return nil, err
+		if err := e.verify(ctx, corpus, normalizeAll(names), func(k string, n int) { l.add(k, 0.9, "llm"); l.exists[k] = n }); err != nil {
+			return err
 		}
 	}
-	if len(found) == 0 {
-		if err := e.verify(ctx, corpus, normalizeAll(ProperNouns(query)), func(k string, n int) { add(k, 0.8, "proper_noun"); exists[k] = n }); err != nil {
-			return nil, err
+	if len(l.found) == 0 {
+		if err := e.verify(ctx, corpus, normalizeAll(ProperNouns(query)), func(k string, n int) { l.add(k, 0.8, "proper_noun"); l.exists[k] = n }); err != nil {
+			return err
 		}
 	}
-
-	out := make([]linkedEntity, 0, len(found))
-	for _, l := range found {
-		l.chunks = exists[l.key]
-		out = append(out, *l)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].score != out[j].score {
-			return out[i].score > out[j].score
-		}
-		return out[i].key < out[j].key
-	})
-	return out, nil
+	return nil
 }
 
 func scoreOf(hits []vectorstore.Hit, id string) float64 {
@@ -189,14 +247,14 @@ func normalizeAll(names []string) []string {
 // queryWords splits a query into words, keeping inner apostrophes and hyphens.
 func queryWords(q string) []string {
 	return strings.FieldsFunc(q, func(r rune) bool {
-		return !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\'' || r == '-' || r == '.' || r == '&')
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' && r != '-' && r != '.' && r != '&'
 	})
 }
 
 var queryStop = map[string]bool{}
 
 func init() {
-	for _, w := range strings.Fields(`what which who whom whose when where why how is are was were be been being do does did
+	for w := range strings.FieldsSeq(`what which who whom whose when where why how is are was were be been being do does did
 		the a an of and or in on at to for from by with about as into than then that this these those it its
 		there their they them he she his her him i you we our your my me not no yes both either neither same
 		same one first also many much more most other such can could would should will shall may might
@@ -207,7 +265,7 @@ func init() {
 
 // isQueryStopword is true for n-grams made only of question words and stopwords.
 func isQueryStopword(k string) bool {
-	for _, w := range strings.Fields(k) {
+	for w := range strings.FieldsSeq(k) {
 		if !queryStop[w] {
 			return false
 		}

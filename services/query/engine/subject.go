@@ -1,4 +1,4 @@
-package query
+package engine
 
 import (
 	"context"
@@ -214,23 +214,7 @@ func (h *hop) secondHop(ctx context.Context, query string, first []passageSeed) 
 			}
 		}
 	}
-	// A name that starts another ("Sulli" in "Sulli Choi", "Leland" in "Leland, North
-	// Carolina") may be the subject of the passage about it.
-	prefixes := map[string][]string{}
-	var all []string
-	all = append(all, keys...)
-	for _, k := range keys {
-		w := strings.Fields(k)
-		for n := len(w) - 1; n >= 1; n-- {
-			p := strings.Join(w[:n], " ")
-			if len([]rune(p)) >= 3 && !queryStop[p] {
-				prefixes[k] = append(prefixes[k], p)
-				if !slices.Contains(all, p) {
-					all = append(all, p)
-				}
-			}
-		}
-	}
+	prefixes, all := namePrefixes(keys)
 	about, err := h.passagesAbout(ctx, all)
 	if err != nil {
 		return nil, err
@@ -238,37 +222,7 @@ func (h *hop) secondHop(ctx context.Context, query string, first []passageSeed) 
 	terms := questionTerms(query)
 	cands := map[string]*hopCandidate{}
 	for _, p := range first {
-		rec := h.recs[p.id]
-		own := subjectKeys(rec)
-		sents := normalizedSentences(rec.Text)
-		for _, k := range mentions[p.id] {
-			if slices.Contains(own, k) {
-				continue
-			}
-			gain := p.weight * (1 + factMatch(terms, sents, k, own))
-			add := func(c string, g float64) {
-				if c == p.id {
-					return
-				}
-				x := cands[c]
-				if x == nil {
-					x = &hopCandidate{id: c, path: []string{own[0], k}}
-					cands[c] = x
-				}
-				x.score += g
-			}
-			for _, c := range about[k] {
-				add(c, gain)
-			}
-			for _, pk := range prefixes[k] {
-				if slices.Contains(own, pk) {
-					continue
-				}
-				for _, c := range about[pk] {
-					add(c, gain*prefixHopDiscount)
-				}
-			}
-		}
+		h.scoreHops(cands, terms, p, mentions[p.id], about, prefixes)
 	}
 	out := make([]hopCandidate, 0, len(cands))
 	for _, x := range cands {
@@ -283,10 +237,67 @@ func (h *hop) secondHop(ctx context.Context, query string, first []passageSeed) 
 	return out, nil
 }
 
+// namePrefixes returns, per key, the names that start it: a name that starts another
+// ("Sulli" in "Sulli Choi", "Leland" in "Leland, North Carolina") may be the subject of
+// the passage about it. all is keys followed by every new prefix.
+func namePrefixes(keys []string) (prefixes map[string][]string, all []string) {
+	prefixes = map[string][]string{}
+	all = append(all, keys...)
+	for _, k := range keys {
+		w := strings.Fields(k)
+		for n := len(w) - 1; n >= 1; n-- {
+			p := strings.Join(w[:n], " ")
+			if len([]rune(p)) >= 3 && !queryStop[p] {
+				prefixes[k] = append(prefixes[k], p)
+				if !slices.Contains(all, p) {
+					all = append(all, p)
+				}
+			}
+		}
+	}
+	return prefixes, all
+}
+
+// scoreHops adds to cands the hops from the first-hop passage p through each entity it
+// mentions to the passages about that entity (and, discounted, about its prefixes).
+func (h *hop) scoreHops(cands map[string]*hopCandidate, terms []string, p passageSeed, mentioned []string, about, prefixes map[string][]string) {
+	rec := h.recs[p.id]
+	own := subjectKeys(rec)
+	sents := normalizedSentences(rec.Text)
+	for _, k := range mentioned {
+		if slices.Contains(own, k) {
+			continue
+		}
+		gain := p.weight * (1 + factMatch(terms, sents, k, own))
+		add := func(c string, g float64) {
+			if c == p.id {
+				return
+			}
+			x := cands[c]
+			if x == nil {
+				x = &hopCandidate{id: c, path: []string{own[0], k}}
+				cands[c] = x
+			}
+			x.score += g
+		}
+		for _, c := range about[k] {
+			add(c, gain)
+		}
+		for _, pk := range prefixes[k] {
+			if slices.Contains(own, pk) {
+				continue
+			}
+			for _, c := range about[pk] {
+				add(c, gain*prefixHopDiscount)
+			}
+		}
+	}
+}
+
 // questionTerms returns the question's content words, normalized and stemmed.
 func questionTerms(q string) []string {
 	var out []string
-	for _, w := range strings.Fields(normalizeName(q)) {
+	for w := range strings.FieldsSeq(normalizeName(q)) {
 		if queryStop[w] || len(w) < 3 {
 			continue
 		}
@@ -324,7 +335,7 @@ func normalizedSentences(text string) []string {
 func factMatch(terms, sents []string, key string, own []string) float64 {
 	skip := map[string]bool{}
 	for _, k := range append([]string{key}, own...) {
-		for _, w := range strings.Fields(k) {
+		for w := range strings.FieldsSeq(k) {
 			skip[stem(w)] = true
 		}
 	}
@@ -352,7 +363,7 @@ func subjectKeys(r vectorstore.Record) []string {
 		name = r.Attrs[schema.ChunkTitle]
 	}
 	keys := []string{normalize.Subject(name)}
-	for _, a := range strings.Split(r.Attrs[schema.ChunkSubjectAliases], "\n") {
+	for a := range strings.SplitSeq(r.Attrs[schema.ChunkSubjectAliases], "\n") {
 		if k := normalize.Name(a); k != "" {
 			keys = append(keys, k)
 		}

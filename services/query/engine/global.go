@@ -1,4 +1,4 @@
-package query
+package engine
 
 import (
 	"context"
@@ -17,8 +17,7 @@ import (
 )
 
 // globalCue matches questions about the corpus as a whole. Offline, a question is global
-// when it matches (documented in docs/query.md); with an LLM, the model decides when no
-// entity was linked.
+// when it matches; with an LLM, the model decides when no entity was linked.
 var globalCue = regexp.MustCompile(`(?i)\b(main|major|key|overall|common|recurring|central|dominant)\s+(themes?|topics?|ideas?|trends?|patterns?|issues?|points?)\b|` +
 	`\b(across|throughout)\s+(the|all|these|this)\s+(corpus|documents?|collection|texts?|sources?|books?|articles?|dataset)\b|` +
 	`\b(summari[sz]e|overview of|big picture|high[- ]level)\b|\bwhat (is|are) (this|the) (corpus|collection|dataset|documents?) about\b`)
@@ -119,7 +118,7 @@ func (e *Engine) global(ctx context.Context, req Request, t *timer, onDelta func
 		return nil, err
 	}
 	t.mark("map")
-	resp := &Response{Mode: ModeGlobal, Context: Context{Communities: comms}, Partials: partials}
+	resp := &Response{Mode: ModeGlobal, Context: Retrieved{Communities: comms}, Partials: partials}
 	resp.Prompt = ReducePrompt(req.Query, partials)
 	if e.deps.LLM != nil && len(partials) > 0 {
 		if resp.Answer, err = e.generate(ctx, llm.ChatRequest{Stage: "query", System: reduceSystem, User: resp.Prompt, MaxTokens: e.cfg.ReduceTokens}, onDelta); err != nil {
@@ -161,9 +160,7 @@ func (e *Engine) mapPhase(ctx context.Context, q string, comms []Community) ([]P
 		delete(terms, w)
 	}
 	for i, c := range comms {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			select {
 			case sem <- struct{}{}:
 			case <-ctx.Done():
@@ -191,7 +188,7 @@ func (e *Engine) mapPhase(ctx context.Context, q string, comms []Community) ([]P
 				return
 			}
 			out[i] = PartialAnswer{CommunityID: c.ID, Answer: strings.TrimSpace(res.Answer), Score: res.Score}
-		}()
+		})
 	}
 	wg.Wait()
 	// A community whose map call failed (after the client's retries) is left out, as an

@@ -1,9 +1,7 @@
-package query
+package engine
 
 import (
 	"fmt"
-	"io"
-	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -12,12 +10,24 @@ import (
 	"github.com/graphrag/graphrag/pkg/normalize"
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
+	"github.com/graphrag/graphrag/services/query/internal/querytest"
 )
+
+// newDemoEngine builds an engine with the default configuration over querytest.Demo.
+func newDemoEngine(t *testing.T) *Engine {
+	t.Helper()
+	st := querytest.Demo(t)
+	e, err := New(Config{}, Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()})
+	if err != nil {
+		t.Fatalf("building engine: %v", err)
+	}
+	return e
+}
 
 // Regression for defect 2 of seeds/002: a chunk that only the graph finds is fetched by
 // id and returned with its text, not logged and dropped.
 func TestGraphOnlyChunkIsFetched(t *testing.T) {
-	base := newMCPTestEngine(t)
+	st := querytest.Demo(t)
 	ctx := t.Context()
 	// Filler passages that match the question's words better than c3 does, so the dense
 	// and lexical lists (5 deep) are full of them and never reach c3.
@@ -28,11 +38,11 @@ func TestGraphOnlyChunkIsFetched(t *testing.T) {
 		v, _ := emb.Embed(ctx, []string{text})
 		recs = append(recs, vectorstore.Record{ID: fmt.Sprintf("filler%02d", i), Vector: v[0], Text: text, Attrs: map[string]string{schema.ChunkDocumentID: "filler"}})
 	}
-	if err := vectorsOf(base).Upsert(ctx, schema.Collection("demo", schema.Chunks), recs); err != nil {
+	if err := st.Vectors.Upsert(ctx, schema.Collection("demo", schema.Chunks), recs); err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(Config{Pool: 5, Weights: Weights{Dense: 1, Lexical: 1, Graph: 3}}, Deps{Graph: base.deps.Graph, Vectors: base.deps.Vectors, Embedder: emb,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	e, err := New(Config{Pool: 5, Weights: Weights{Dense: 1, Lexical: 1, Graph: 3}}, Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: emb,
+		Logger: querytest.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +69,7 @@ func TestGraphOnlyChunkIsFetched(t *testing.T) {
 // Regression for defect 3: the query side normalizes names with THE normalization the
 // grapher writes with, so "The Analytical Engine," finds "analytical engine".
 func TestQueryNormalizationMatchesWriteSide(t *testing.T) {
-	e := newMCPTestEngine(t)
+	e := newDemoEngine(t)
 	for _, name := range []string{"The Analytical Engine", "the analytical engine,", "ANALYTICAL  ENGINE", "Ｔｈｅ Analytical Engine"} {
 		if normalizeName(name) != normalize.Name(name) {
 			t.Fatalf("query normalization differs from pkg/normalize on %q", name)
@@ -84,7 +94,7 @@ func TestQueryNormalizationMatchesWriteSide(t *testing.T) {
 
 // Regression for defect 6: community context reaches the generation prompt.
 func TestCommunityContextInPrompt(t *testing.T) {
-	c := Context{
+	c := Retrieved{
 		Chunks:        []Chunk{{ID: "c1", Text: "Passage one."}},
 		Communities:   []Community{{ID: "k1", Title: "Computing pioneers", Summary: "Lovelace and Babbage built the foundations."}},
 		Relationships: []Relationship{{Source: "ada lovelace", Target: "charles babbage", Type: "WORKED_WITH", Description: "They corresponded."}},

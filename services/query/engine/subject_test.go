@@ -1,19 +1,12 @@
-package query
+package engine
 
 import (
 	"fmt"
-	"io"
-	"log/slog"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/graphrag/graphrag/pkg/graphstore"
-	"github.com/graphrag/graphrag/pkg/graphstore/boltgraph"
-	"github.com/graphrag/graphrag/pkg/hashembed"
-	"github.com/graphrag/graphrag/pkg/schema"
-	"github.com/graphrag/graphrag/pkg/vectorstore"
-	"github.com/graphrag/graphrag/pkg/vectorstore/embedded"
+	"github.com/graphrag/graphrag/services/query/internal/querytest"
 )
 
 // bridgeChunk is a passage of the bridge fixture with the entities its extraction names.
@@ -35,25 +28,11 @@ var bridgeFixture = []bridgeChunk{
 		[]string{"Maximum Overdrive", "Drive-in"}},
 }
 
-func newBridgeEngine(t *testing.T) *Engine {
+// newBridgeEngine builds an engine with the offline defaults (pool 5) over stores
+// holding the bridge fixture and its distractors, and returns the stores too.
+func newBridgeEngine(t *testing.T) (*Engine, querytest.Stores) {
 	t.Helper()
-	ctx := t.Context()
-	dir := t.TempDir()
-	g, err := boltgraph.Open(filepath.Join(dir, "graph.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = g.Close() })
-	v, err := embedded.Open(filepath.Join(dir, "vectors"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = v.Close() })
-	emb := hashembed.New(384)
-	coll := schema.Collection("demo", schema.Chunks)
-	if err := v.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: 384, Lexical: true}); err != nil {
-		t.Fatal(err)
-	}
+	s := querytest.Open(t)
 	chunks := slices.Clone(bridgeFixture)
 	// Distractors that share the question's words (film, shot, North Carolina, 1986).
 	for i := range 8 {
@@ -61,36 +40,30 @@ func newBridgeEngine(t *testing.T) *Engine {
 			fmt.Sprintf("A film shot in North Carolina in 1986, number %d of the state's film productions.", i),
 			[]string{"North Carolina"}})
 	}
-	var recs []vectorstore.Record
+	var passages []querytest.Passage
 	var exts []graphstore.ChunkExtraction
 	for _, c := range chunks {
-		vec, err := emb.Embed(ctx, []string{c.text})
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs = append(recs, vectorstore.Record{ID: c.id, Vector: vec[0], Text: c.text, Attrs: map[string]string{schema.ChunkDocumentID: c.id, schema.ChunkTitle: c.title}})
+		passages = append(passages, querytest.Passage{ID: c.id, Doc: c.id, Title: c.title, Text: c.text})
 		x := graphstore.ChunkExtraction{ChunkID: c.id, DocumentID: c.id}
 		for _, name := range c.entities {
-			x.Entities = append(x.Entities, mcpMention(name, "OTHER", name))
+			x.Entities = append(x.Entities, querytest.Mention(name, "OTHER", name))
 		}
 		exts = append(exts, x)
 	}
-	if err := v.Upsert(ctx, coll, recs); err != nil {
-		t.Fatal(err)
-	}
-	if err := g.Merge(ctx, "demo", exts); err != nil {
+	s.WriteChunks(t, "demo", passages)
+	if err := s.Graph.Merge(t.Context(), "demo", exts); err != nil {
 		t.Fatal(err)
 	}
 	cfg := DefaultConfig()
 	cfg.Pool = 5
-	e, err := New(cfg, Deps{Graph: g, Vectors: v, Embedder: emb, OfflineEmbedder: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	e, err := New(cfg, Deps{Graph: s.Graph, Vectors: s.Vectors, Embedder: s.Embedder, OfflineEmbedder: true, Logger: querytest.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return e
+	return e, s
 }
 
-func rankOf(c Context, id string) int {
+func rankOf(c Retrieved, id string) int {
 	return slices.IndexFunc(c.Chunks, func(ch Chunk) bool { return ch.ID == id }) + 1
 }
 
@@ -98,7 +71,7 @@ func rankOf(c Context, id string) int {
 // lexical list alone does not give it; the passage that merely mentions the film does not
 // come in through the subject list.
 func TestSubjectListFindsTheSecondHop(t *testing.T) {
-	e := newBridgeEngine(t)
+	e, _ := newBridgeEngine(t)
 	q := "Who directed the film that was shot in or around Leland, North Carolina in 1986?"
 	bm25, _, err := e.Retrieve(t.Context(), Request{Corpus: "demo", Query: q, TopK: 10, Weights: &Weights{Lexical: 1}})
 	if err != nil {
@@ -132,7 +105,7 @@ func TestSubjectListFindsTheSecondHop(t *testing.T) {
 // Entities the question names come first, then those of the best passages in rank
 // order; a seed passage is not its own second hop.
 func TestSubjectListOrder(t *testing.T) {
-	e := newBridgeEngine(t)
+	e, _ := newBridgeEngine(t)
 	ctx := t.Context()
 	linked := []linkedEntity{{key: "stephen king", score: 1}, {key: "maximum overdrive", score: 1}}
 	res, err := e.subjectList(ctx, "demo", "", linked, []passageSeed{{id: "leland"}, {id: "overdrive"}}, nil)
@@ -163,7 +136,7 @@ func TestSubjectListOrder(t *testing.T) {
 	}
 }
 
-func chunkIDs(c Context) []string {
+func chunkIDs(c Retrieved) []string {
 	out := make([]string, len(c.Chunks))
 	for i, ch := range c.Chunks {
 		out[i] = ch.ID

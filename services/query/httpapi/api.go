@@ -1,0 +1,215 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"golang.org/x/time/rate"
+
+	"github.com/graphrag/graphrag/services/query/engine"
+)
+
+// API serves the HTTP JSON API. It is an http.Handler; Mount adds its routes to a mux.
+type API struct {
+	e      *engine.Engine
+	cfg    Config
+	log    *slog.Logger
+	mux    *http.ServeMux
+	limits *clientLimits
+}
+
+// New builds the HTTP handler: POST /v1/query, POST /v1/retrieve,
+// GET /v1/corpora/{corpus}/entities/{name}, GET /v1/corpora/{corpus}/stats,
+// GET /openapi.json. A route added here is documented in openapi.json (the tests check
+// both ways). Handlers served beside the API (the MCP endpoint) get the same guard from
+// Guard.
+func New(e *engine.Engine, cfg Config, log *slog.Logger) *API {
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultConfig().MaxBodyBytes
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultConfig().Timeout
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	a := &API{e: e, cfg: cfg, log: log, mux: http.NewServeMux()}
+	if cfg.RatePerSecond > 0 {
+		a.limits = newClientLimits(rate.Limit(cfg.RatePerSecond), max(1, cfg.Burst))
+	}
+	a.mux.HandleFunc("POST /v1/query", a.guard(a.query))
+	a.mux.HandleFunc("POST /v1/retrieve", a.guard(a.retrieve))
+	a.mux.HandleFunc("GET /v1/corpora/{corpus}/entities/{name}", a.guard(a.entity))
+	a.mux.HandleFunc("GET /v1/corpora/{corpus}/stats", a.guard(a.stats))
+	a.mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(openAPI)
+	})
+	return a
+}
+
+// Guard wraps another handler (the MCP endpoint) in the same authentication, rate limit
+// and deadline as the API.
+func (a *API) Guard(h http.Handler) http.Handler { return a.guard(h.ServeHTTP) }
+
+// ServeHTTP serves the API's routes; any other path or method gets a JSON 404 or 405.
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if _, pattern := a.mux.Handler(r); pattern == "" {
+		// No route matches: the mux would answer 404 or 405 in plain text. Let it decide
+		// (and set Allow), and answer in the API's JSON error shape.
+		w = &routeErrorWriter{ResponseWriter: w, r: r}
+	}
+	a.mux.ServeHTTP(w, r)
+}
+
+// routeErrorWriter turns the mux's plain-text 404 and 405 into JSON errors.
+type routeErrorWriter struct {
+	http.ResponseWriter
+	r       *http.Request
+	written bool
+}
+
+func (w *routeErrorWriter) WriteHeader(status int) {
+	if w.written {
+		return
+	}
+	w.written = true
+	msg := fmt.Sprintf("no route for %s %s (the API is described at /openapi.json)", w.r.Method, w.r.URL.Path)
+	if status == http.StatusMethodNotAllowed {
+		msg = fmt.Sprintf("method %s is not allowed on %s (allowed: %s)", w.r.Method, w.r.URL.Path, w.Header().Get("Allow"))
+	}
+	w.Header().Del("X-Content-Type-Options")
+	writeJSON(w.ResponseWriter, status, apiError{Error: msg})
+}
+
+// Write drops the mux's plain-text body: WriteHeader wrote the JSON one.
+func (w *routeErrorWriter) Write(b []byte) (int, error) {
+	if !w.written {
+		w.WriteHeader(http.StatusOK)
+	}
+	return len(b), nil
+}
+
+type apiError struct {
+	Error string `json:"error"`
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
+	status := http.StatusInternalServerError
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.Is(err, engine.ErrBadRequest):
+		status = http.StatusBadRequest
+	case errors.Is(err, engine.ErrUnknownCorpus), errors.Is(err, engine.ErrNotFound):
+		status = http.StatusNotFound
+	case errors.As(err, &mbe):
+		status = http.StatusRequestEntityTooLarge
+	case errors.Is(err, context.DeadlineExceeded):
+		status = http.StatusGatewayTimeout
+	}
+	if status == http.StatusInternalServerError {
+		a.log.ErrorContext(r.Context(), "request failed", "path", r.URL.Path, "err", err)
+	}
+	writeJSON(w, status, apiError{Error: err.Error()})
+}
+
+func decodeBody(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return err
+		}
+		return engine.BadRequestf("body: %v", err)
+	}
+	if dec.More() {
+		return engine.BadRequestf("body: trailing data after the JSON object")
+	}
+	return nil
+}
+
+func (a *API) query(w http.ResponseWriter, r *http.Request) {
+	var req engine.Request
+	if err := decodeBody(r, &req); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if err := req.Validate(); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if req.Stream {
+		a.stream(w, r, req)
+		return
+	}
+	resp, err := a.e.Query(r.Context(), req, nil)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// retrieveResponse is the body of POST /v1/retrieve.
+type retrieveResponse struct {
+	Context engine.Retrieved   `json:"context"`
+	Timings map[string]float64 `json:"timings_ms"`
+}
+
+func (a *API) retrieve(w http.ResponseWriter, r *http.Request) {
+	var req engine.Request
+	if err := decodeBody(r, &req); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	c, tm, err := a.e.Retrieve(r.Context(), req)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, retrieveResponse{Context: c, Timings: tm})
+}
+
+func (a *API) entity(w http.ResponseWriter, r *http.Request) {
+	depth := 2
+	if d := r.URL.Query().Get("depth"); d != "" {
+		n, err := strconv.Atoi(d)
+		if err != nil {
+			a.fail(w, r, engine.BadRequestf("depth: %q is not a number", d))
+			return
+		}
+		depth = n
+	}
+	nb, err := a.e.Explore(r.Context(), r.PathValue("corpus"), r.PathValue("name"), depth)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, nb)
+}
+
+func (a *API) stats(w http.ResponseWriter, r *http.Request) {
+	st, err := a.e.Stats(r.Context(), r.PathValue("corpus"))
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+// Mount adds the API routes to mux.
+func (a *API) Mount(mux *http.ServeMux) {
+	mux.Handle("/v1/", a)
+	mux.Handle("GET /openapi.json", a)
+}

@@ -1,0 +1,102 @@
+package query_test
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/graphrag/graphrag/services/query"
+	"github.com/graphrag/graphrag/services/query/internal/querytest"
+)
+
+func newService(t *testing.T, cfg query.Config) (*query.Service, error) {
+	t.Helper()
+	st := querytest.Demo(t)
+	return query.New(cfg, query.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, OfflineEmbedder: true,
+		Logger: querytest.Logger(), Version: "v9.9.9"})
+}
+
+// bearerTransport adds a bearer token to every request.
+type bearerTransport struct{ token string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// Mount serves the API and the MCP tools behind one guard: with a token configured, both
+// /v1/ and /mcp refuse a request without it and serve one with it.
+func TestServiceMount(t *testing.T) {
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(tokens, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := query.DefaultConfig()
+	cfg.API.TokensFile = tokens
+	svc, err := newService(t, cfg)
+	if err != nil {
+		t.Fatalf("building the service: %v", err)
+	}
+	mux := http.NewServeMux()
+	svc.Mount(mux)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	for _, tc := range []struct {
+		method, path, token, body string
+		want                      int
+	}{
+		{http.MethodGet, "/openapi.json", "", "", http.StatusOK},
+		{http.MethodGet, "/v1/corpora/demo/stats", "", "", http.StatusUnauthorized},
+		{http.MethodGet, "/v1/corpora/demo/stats", "s3cret", "", http.StatusOK},
+		{http.MethodPost, "/v1/retrieve", "s3cret", `{"corpus":"demo","query":"Analytical Engine"}`, http.StatusOK},
+		{http.MethodPost, "/mcp", "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, http.StatusUnauthorized},
+	} {
+		req, err := http.NewRequestWithContext(t.Context(), tc.method, srv.URL+tc.path, strings.NewReader(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.token != "" {
+			req.Header.Set("Authorization", "Bearer "+tc.token)
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", tc.method, tc.path, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%s %s (token %q): status %d, body %s: want %d", tc.method, tc.path, tc.token, resp.StatusCode, body, tc.want)
+		}
+	}
+
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "v0"}, nil).Connect(t.Context(),
+		&mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport{"s3cret"}}, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatalf("connecting to /mcp with the token: %v", err)
+	}
+	defer func() { _ = cs.Close() }()
+	if v := cs.InitializeResult().ServerInfo.Version; v != "v9.9.9" {
+		t.Errorf("MCP server version %q, want the one in Deps", v)
+	}
+	tools, err := cs.ListTools(t.Context(), nil)
+	if err != nil || len(tools.Tools) != 3 {
+		t.Fatalf("listing tools: %v, %v: want 3 tools", tools, err)
+	}
+}
+
+func TestServiceBadTokenFile(t *testing.T) {
+	cfg := query.DefaultConfig()
+	cfg.API.TokensFile = filepath.Join(t.TempDir(), "absent")
+	if _, err := newService(t, cfg); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("error %v, want one wrapping os.ErrNotExist", err)
+	}
+}

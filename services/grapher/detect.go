@@ -3,6 +3,7 @@ package grapher
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -50,7 +51,7 @@ func (s *Service) Detect(ctx context.Context, corpus string) error {
 	if err := s.refreshTaxonomy(ctx, corpus, snap.Keys); err != nil {
 		s.log.Warn("refreshing taxonomy", "corpus", corpus, "err", err)
 	}
-	run := events.Hash(strings.Join(snap.Keys, "\n"), strconv.Itoa(len(snap.Edges)))[:16]
+	run := runID(snap, start)
 	published, err := s.publishUnreported(ctx, corpus, comms, run)
 	if err != nil {
 		return err
@@ -72,6 +73,14 @@ func (s *Service) Detect(ctx context.Context, corpus string) error {
 	s.log.Info("communities detected", "corpus", corpus, "algorithms", res.Method, "entities", len(snap.Keys), "edges", len(snap.Edges),
 		"communities", len(comms), "levels", res.Levels, "published", published, "took", time.Since(start).String())
 	return nil
+}
+
+// runID names one detection run. It must differ between runs even on the same graph:
+// community events carry it in their message ids, and a run that re-announces a
+// community must not be taken for a duplicate of an earlier run's announcement.
+func runID(snap graphstore.Snapshot, start time.Time) string {
+	return events.Hash(strings.Join(snap.Keys, "\n"), strconv.Itoa(len(snap.Edges)),
+		start.UTC().Format(time.RFC3339Nano), strconv.FormatUint(rand.Uint64(), 16))[:16]
 }
 
 // detect runs hierarchical Leiden and PageRank with the grapher's settings: in the
@@ -133,22 +142,22 @@ func (s *Service) publishUnreported(ctx context.Context, corpus string, comms []
 	return published, nil
 }
 
-// deleteStaleReports removes reports whose community is gone. It enumerates the
-// collection only when it holds more records than there are communities.
+// deleteStaleReports removes the reports of communities that are gone. It enumerates
+// the whole collection every run: a count no larger than the number of communities
+// proves nothing while some current communities still wait for their report. Reports
+// a summarizer writes after this for a community replaced meanwhile are taken back by
+// the summarizer, which looks for the community again after writing.
 func (s *Service) deleteStaleReports(ctx context.Context, coll string, current []string) error {
-	n, err := s.deps.Vectors.Count(ctx, coll)
-	if err != nil {
-		return fmt.Errorf("counting community reports: %w", err)
-	}
-	if n <= len(current) {
-		return nil
-	}
-	keep := map[string]bool{}
+	keep := make(map[string]bool, len(current))
 	for _, id := range current {
 		keep[id] = true
 	}
-	if _, err := deleteStale(ctx, s.deps.Vectors, coll, func(id string) bool { return keep[id] }); err != nil {
+	n, err := deleteStale(ctx, s.deps.Vectors, coll, func(id string) bool { return keep[id] })
+	if err != nil {
 		return fmt.Errorf("deleting stale community reports: %w", err)
+	}
+	if n > 0 {
+		s.log.Debug("deleted reports of replaced communities", "collection", coll, "deleted", n)
 	}
 	return nil
 }

@@ -23,6 +23,12 @@ type GraphState struct {
 	Levels     int       `json:"levels"`
 	Published  int       `json:"published"` // community events of the last run
 	Detections int       `json:"detections"`
+	// Communities counts the communities of the last run, and Unreported those of them
+	// without a report as the grapher last looked (it looks again every second while
+	// any is missing). A community event that was dead-lettered or lost leaves its
+	// community unreported, and the corpus incomplete.
+	Communities int `json:"communities"`
+	Unreported  int `json:"unreported"`
 }
 
 // LoadGraphState reads the grapher's record of a corpus (zero value when absent).
@@ -63,12 +69,28 @@ type StageStatus struct {
 	DeadLettered uint64 `json:"dead_lettered"` // given up on, in the DLQ with a reason
 }
 
+// States of a corpus, in Status.State.
+const (
+	// StateEmpty: nothing was published to the corpus.
+	StateEmpty = "empty"
+	// StateIndexing: messages wait or are being handled, or communities are not current.
+	StateIndexing = "indexing"
+	// StateReportsMissing: every stage is done, and some current communities have no
+	// report (their events were dead-lettered): not complete, and nothing will change
+	// it without an operator (see the summarizer's dead letters).
+	StateReportsMissing = "incomplete: communities without a report"
+	// StateComplete: every message handled, communities current, every one reported.
+	StateComplete = "complete"
+)
+
 // Status is the indexing progress of a corpus.
 type Status struct {
 	Corpus   string        `json:"corpus"`
 	Stages   []StageStatus `json:"stages"`
 	Graph    GraphState    `json:"graph"`
 	Complete bool          `json:"complete"`
+	// State says in words where the corpus is: one of the State* constants.
+	State string `json:"state"`
 }
 
 // GetStatus reads the progress of a corpus. Stages are read in flow order and the
@@ -119,8 +141,20 @@ func GetStatus(ctx context.Context, b *bus.Bus, corpus string) (Status, error) {
 		}
 		st.Stages = append(st.Stages, ss)
 	}
-	if st.Stages[0].Total == 0 {
+	drained := st.Complete
+	if st.Graph.Unreported > 0 {
+		st.Complete = false
+	}
+	switch {
+	case st.Stages[0].Total == 0:
 		st.Complete = false // nothing published: nothing is indexed
+		st.State = StateEmpty
+	case st.Complete:
+		st.State = StateComplete
+	case drained:
+		st.State = StateReportsMissing
+	default:
+		st.State = StateIndexing
 	}
 	return st, nil
 }

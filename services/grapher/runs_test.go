@@ -220,3 +220,73 @@ func TestStaleReportsDeletedWhateverTheCount(t *testing.T) {
 		t.Errorf("reports after detection %v, want only the current %v", got, current[:1])
 	}
 }
+
+// The grapher's record counts the current communities without a report: all of them
+// after a run that published them, fewer as reports are written, and the count
+// survives a restart (the grapher then reads the communities back from the graph).
+func TestUnreportedCommunitiesCounted(t *testing.T) {
+	ctx := t.Context()
+	tg := newTestGrapher(t)
+	const corpus = "count"
+	if err := tg.g.Merge(ctx, corpus, triangles("t", 3)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tg.s.Detect(ctx, corpus); err != nil {
+		t.Fatal(err)
+	}
+	ids := currentCommunityIDs(t, tg.g, corpus)
+	state := func(s *Service) pipeline.GraphState {
+		t.Helper()
+		st, err := pipeline.LoadGraphState(ctx, s.kv, corpus)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	if st := state(tg.s); st.Communities != len(ids) || st.Unreported != len(ids) {
+		t.Fatalf("after detection: %d communities, %d unreported; want %d and %d", st.Communities, st.Unreported, len(ids), len(ids))
+	}
+	// Every report but one written (the last community's event was dead-lettered).
+	vec := make([]float32, 32)
+	vec[0] = 1
+	for _, id := range ids[:len(ids)-1] {
+		if err := tg.vs.Upsert(ctx, schema.Collection(corpus, schema.Communities), []vectorstore.Record{{ID: id, Vector: vec, Text: "r"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tg.s.recountReports(ctx, corpus); err != nil {
+		t.Fatal(err)
+	}
+	if st := state(tg.s); st.Unreported != 1 {
+		t.Fatalf("%d unreported with one report missing", st.Unreported)
+	}
+	// A grapher started afresh knows the count but not which; it finds out from the graph.
+	if err := tg.s.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.Lease = false
+	again, err := New(cfg, Deps{Bus: tg.b, Graph: tg.g, Vectors: tg.vs, Embedder: hashembed.New(32), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := again.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = again.Stop(context.Background()) })
+	if err := again.recountReports(ctx, corpus); err != nil {
+		t.Fatal(err)
+	}
+	if st := state(again); st.Unreported != 1 {
+		t.Fatalf("%d unreported after a restart, want 1", st.Unreported)
+	}
+	if err := tg.vs.Upsert(ctx, schema.Collection(corpus, schema.Communities), []vectorstore.Record{{ID: ids[len(ids)-1], Vector: vec, Text: "r"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := again.recountReports(ctx, corpus); err != nil {
+		t.Fatal(err)
+	}
+	if st := state(again); st.Unreported != 0 {
+		t.Fatalf("%d unreported with every report written", st.Unreported)
+	}
+}

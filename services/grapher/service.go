@@ -104,6 +104,7 @@ type Service struct {
 
 	mu      sync.Mutex
 	corpora map[string]*corpusState
+	saveMu  sync.Mutex // serializes state saves (saveState)
 
 	started atomic.Bool // Start succeeded
 	stop    chan struct{}
@@ -114,6 +115,10 @@ type Service struct {
 type corpusState struct {
 	state      pipeline.GraphState
 	lastChange time.Time
+	// unreported lists the current communities without a report as last seen (nil:
+	// not known since the start); reportsChecked is when (see checkReports).
+	unreported     []string
+	reportsChecked time.Time
 }
 
 // New prepares the grapher.
@@ -277,6 +282,7 @@ func (s *Service) schedule(ctx context.Context) {
 				s.log.Error("community detection failed; will retry", "corpus", corpus, "err", err)
 			}
 		}
+		s.checkReports(ctx)
 	}
 }
 
@@ -307,12 +313,11 @@ func (s *Service) markDirty(ctx context.Context, corpus string) error {
 	st.state.Changes++
 	wasDirty := st.state.Dirty
 	st.state.Dirty = true
-	snapshot := st.state
 	s.mu.Unlock()
 	if wasDirty {
 		return nil
 	}
-	return pipeline.SaveGraphState(ctx, s.kv, corpus, snapshot)
+	return s.saveState(ctx, corpus)
 }
 
 // RegisterFlags adds the grapher's flags with the current values as defaults.

@@ -91,6 +91,9 @@ type Status struct {
 	Complete bool          `json:"complete"`
 	// State says in words where the corpus is: one of the State* constants.
 	State string `json:"state"`
+	// Paused lists the stage replicas waiting for their model endpoint, when the
+	// corpus is not complete.
+	Paused []Pause `json:"paused,omitempty"`
 }
 
 // GetStatus reads the progress of a corpus. Stages are read in flow order and the
@@ -155,6 +158,15 @@ func GetStatus(ctx context.Context, b *bus.Bus, corpus string) (Status, error) {
 		st.State = StateReportsMissing
 	default:
 		st.State = StateIndexing
+	}
+	if !st.Complete && st.State != StateEmpty {
+		pauses, err := Pauses(ctx, b)
+		if err != nil {
+			return st, err
+		}
+		if len(pauses) > 0 {
+			st.Paused, st.State = pauses, StatePaused
+		}
 	}
 	return st, nil
 }

@@ -2,6 +2,9 @@ package pipeline
 
 import (
 	"context"
+	"log/slog"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -64,4 +67,61 @@ func TestStatusIncompleteWhileReportsAreMissing(t *testing.T) {
 	if st, err = GetStatus(ctx, b, corpus); err != nil || !st.Complete || st.State != StateComplete {
 		t.Fatalf("every report written: %+v %v", st, err)
 	}
+}
+
+type fakeOutage struct {
+	mu   sync.Mutex
+	down bool
+}
+
+func (f *fakeOutage) set(down bool) {
+	f.mu.Lock()
+	f.down = down
+	f.mu.Unlock()
+}
+
+func (f *fakeOutage) Outage() (bool, time.Time, string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.down, time.Unix(1, 0), "chat endpoint http://model/v1: connection refused"
+}
+
+// While a stage's model endpoint is down, status says an incomplete corpus is paused,
+// and which stage waits for what; when it answers again, the pause is gone.
+func TestStatusPausedWhileTheModelIsDown(t *testing.T) {
+	ctx := t.Context()
+	b := newBus(t)
+	publishDoc(t, b, "waiting", "w1", "text") // nobody consumes it: not complete
+	src := &fakeOutage{}
+	stop := ReportPauses(ctx, b, StageExtractor, src, slog.New(slog.DiscardHandler))
+	defer stop()
+	state := func(want string) Status {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			st, err := GetStatus(ctx, b, "waiting")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.State == want {
+				return st
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("state %q, want %q", st.State, want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	state(StateIndexing)
+	src.set(true)
+	st := state(StatePaused)
+	if len(st.Paused) != 1 || st.Paused[0].Stage != StageExtractor || !strings.Contains(st.Paused[0].Reason, "connection refused") {
+		t.Fatalf("paused %+v", st.Paused)
+	}
+	src.set(false)
+	state(StateIndexing)
+	src.set(true)
+	state(StatePaused)
+	stop() // a replica stopping removes its record
+	state(StateIndexing)
 }

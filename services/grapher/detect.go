@@ -13,6 +13,8 @@ import (
 	"github.com/graphrag/graphrag/pkg/community"
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/graphstore"
+	"github.com/graphrag/graphrag/pkg/llm"
+	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
@@ -194,4 +196,17 @@ func batches(ids []string, size int) [][]string {
 		out = append(out, ids)
 	}
 	return out
+}
+
+// outageSources are the model endpoints detection depends on: the chat client (for
+// description summaries) and the embedder when that is a client too.
+func (s *Service) outageSources() pipeline.AnyOutage {
+	var o pipeline.AnyOutage
+	if s.deps.LLM != nil {
+		o = append(o, s.deps.LLM)
+	}
+	if src, ok := s.deps.Embedder.(pipeline.OutageSource); ok && s.deps.Embedder != llm.Embedder(s.deps.LLM) {
+		o = append(o, src)
+	}
+	return o
 }

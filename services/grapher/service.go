@@ -106,10 +106,11 @@ type Service struct {
 	corpora map[string]*corpusState
 	saveMu  sync.Mutex // serializes state saves (saveState)
 
-	started atomic.Bool // Start succeeded
-	stop    chan struct{}
-	done    chan struct{}
-	once    sync.Once
+	started    atomic.Bool // Start succeeded
+	stopPauses func()      // ends the record of a pause (pipeline.ReportPauses)
+	stop       chan struct{}
+	done       chan struct{}
+	once       sync.Once
 }
 
 type corpusState struct {
@@ -211,6 +212,10 @@ func (s *Service) Start(ctx context.Context) (err error) {
 		return err
 	}
 	s.started.Store(true)
+	s.stopPauses = func() {}
+	if src := s.outageSources(); len(src) > 0 {
+		s.stopPauses = pipeline.ReportPauses(ctx, s.deps.Bus, pipeline.StageGrapher, src, s.log)
+	}
 	go s.schedule(context.WithoutCancel(ctx))
 	return nil
 }
@@ -232,6 +237,7 @@ func (s *Service) Stop(ctx context.Context) error {
 		case <-ctx.Done():
 			err = errors.Join(err, fmt.Errorf("grapher: waiting for detection: %w", ctx.Err()))
 		}
+		s.stopPauses()
 		if s.lease != nil {
 			err = errors.Join(err, s.lease.Release(ctx))
 		}
@@ -278,7 +284,9 @@ func (s *Service) schedule(ctx context.Context) {
 				return
 			default:
 			}
-			if err := s.Detect(ctx, corpus); err != nil {
+			// A model outage pauses detection (descriptions and embeddings need the model)
+			// rather than failing and re-running it every tick; Stop ends the wait.
+			if err := s.Detect(llm.WaitOutOutages(ctx, s.stop), corpus); err != nil {
 				s.log.Error("community detection failed; will retry", "corpus", corpus, "err", err)
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"sync"
 
 	"github.com/graphrag/graphrag/pkg/bus"
 	"github.com/graphrag/graphrag/pkg/events"
@@ -49,6 +50,12 @@ type Service struct {
 	log    *slog.Logger
 	runner *pipeline.Runner
 	dim    int
+
+	// stopping ends the handlers' waits for a model endpoint that is down; stopPauses
+	// ends the record of the pause (pipeline.ReportPauses).
+	stopping   chan struct{}
+	stopOnce   sync.Once
+	stopPauses func()
 }
 
 // New prepares the summarizer.
@@ -66,9 +73,36 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Service{cfg: cfg, deps: deps, log: log.With("service", "summarizer")}
-	s.runner = pipeline.NewRunner(deps.Bus, pipeline.StageSummarizer, events.KindCommunities, cfg.Stage, s.handleCommunity, s.log)
+	s := &Service{cfg: cfg, deps: deps, log: log.With("service", "summarizer"), stopping: make(chan struct{})}
+	s.runner = pipeline.NewRunner(deps.Bus, pipeline.StageSummarizer, events.KindCommunities, cfg.Stage, s.pausing(s.handleCommunity), s.log)
 	return s, nil
+}
+
+// pausing runs h with model calls that wait out an outage of the endpoint, so that the
+// stage pauses instead of failing its messages (a waiting worker holds its message: with
+// every worker waiting, the consumer pulls nothing more). An outage error that still
+// reaches the bus (the service is stopping) keeps the message.
+func (s *Service) pausing(h pipeline.Handler) pipeline.Handler {
+	return func(ctx context.Context, corpus string, m *bus.Message) error {
+		err := h(llm.WaitOutOutages(ctx, s.stopping), corpus, m)
+		if errors.Is(err, llm.ErrOutage) {
+			return bus.Unavailable(err)
+		}
+		return err
+	}
+}
+
+// outageSources are the model endpoints the summarizer depends on: its chat client and
+// its embedder when that is a client too.
+func (s *Service) outageSources() pipeline.AnyOutage {
+	var o pipeline.AnyOutage
+	if s.deps.LLM != nil {
+		o = append(o, s.deps.LLM)
+	}
+	if src, ok := s.deps.Embedder.(pipeline.OutageSource); ok && s.deps.Embedder != llm.Embedder(s.deps.LLM) {
+		o = append(o, src)
+	}
+	return o
 }
 
 // Start begins consuming.
@@ -78,11 +112,25 @@ func (s *Service) Start(ctx context.Context) error {
 		return fmt.Errorf("summarizer: %w", err)
 	}
 	s.dim = dim
-	return s.runner.Start(ctx)
+	if err := s.runner.Start(ctx); err != nil {
+		return err
+	}
+	if src := s.outageSources(); len(src) > 0 {
+		s.stopPauses = pipeline.ReportPauses(ctx, s.deps.Bus, pipeline.StageSummarizer, src, s.log)
+	}
+	return nil
 }
 
-// Stop stops pulling and finishes in-flight reports; safe twice.
-func (s *Service) Stop(ctx context.Context) error { return s.runner.Stop(ctx) }
+// Stop stops pulling and finishes in-flight reports (those waiting for the model give
+// up and are kept for later); safe twice.
+func (s *Service) Stop(ctx context.Context) error {
+	s.stopOnce.Do(func() { close(s.stopping) })
+	err := s.runner.Stop(ctx)
+	if s.stopPauses != nil {
+		s.stopPauses()
+	}
+	return err
+}
 
 // subReportDeliveries is the delivery at which a community report is written even if some
 // sub-community reports are still missing (deliveries 1 and 2 wait: 1 s + 5 s of backoff).
@@ -182,12 +230,18 @@ func (s *Service) report(ctx context.Context, corpus string, cc CommunityContext
 		return Extractive(cc), "extractive/v1", nil
 	}
 	rep, err := s.llmReport(ctx, cc)
-	if errors.Is(err, llm.ErrInvalidJSON) {
+	switch {
+	case errors.Is(err, llm.ErrInvalidJSON):
 		// The model could not produce a valid report after its retries: a community
 		// without a report would be invisible to global search, so write the
 		// extractive report instead, and say so in its method.
 		s.log.WarnContext(ctx, "the model gave no valid report; writing the extractive one", "corpus", corpus, "community", cc.Community.ID, "err", err)
 		return Extractive(cc), "extractive/v1 (model output invalid)", nil
+	case errors.Is(err, llm.ErrTimeout) && !errors.Is(err, llm.ErrOutage):
+		// The model answers, but not within its largest time budget (pkg/llm grows it
+		// with the speed observed): one report must not keep the corpus from completing.
+		s.log.WarnContext(ctx, "the model gave no report within its largest time budget; writing the extractive one", "corpus", corpus, "community", cc.Community.ID, "err", err)
+		return Extractive(cc), "extractive/v1 (model timed out)", nil
 	}
 	if err != nil {
 		return rep, "", fmt.Errorf("community %s: writing report: %w", cc.Community.ID, err)

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/graphrag/graphrag/pkg/bus"
 	"github.com/graphrag/graphrag/pkg/bus/bustest"
@@ -14,6 +17,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/graphstore/boltgraph"
 	"github.com/graphrag/graphrag/pkg/hashembed"
+	"github.com/graphrag/graphrag/pkg/llm/llmtest"
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
@@ -198,5 +202,31 @@ func TestReportOfACommunityReplacedMeanwhileIsNotKept(t *testing.T) {
 	}
 	if sums := ts.summaries(t); len(sums) != 0 {
 		t.Errorf("summary events %+v for a report that is not kept", sums)
+	}
+}
+
+// Two events of one community handled at once (two detection runs announced it before
+// its report was written) ask the model once: the second finds the report written.
+func TestConcurrentEventsOfOneCommunityAskTheModelOnce(t *testing.T) {
+	srv := llmtest.NewServer(llmtest.WithLatency(200*time.Millisecond),
+		llmtest.WithChatReply(func(openai.ChatCompletionRequest) string { return modelReport }))
+	t.Cleanup(srv.Close)
+	ts := newTestSummarizer(t, nil)
+	withModel(t, ts, srv, 5*time.Second)
+	errs := make(chan error, 2)
+	for _, run := range []string{"run1", "run2"} {
+		msg := communityMsg(t, "c0-x", run)
+		go func() { errs <- ts.s.handleCommunity(t.Context(), "demo", msg) }()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := srv.ChatCalls(); n != 1 {
+		t.Fatalf("%d model calls for one community, want 1", n)
+	}
+	if sums := ts.summaries(t); len(sums) != 1 {
+		t.Fatalf("%d summary events, want 1", len(sums))
 	}
 }

@@ -56,6 +56,46 @@ type Service struct {
 	stopping   chan struct{}
 	stopOnce   sync.Once
 	stopPauses func()
+
+	// handling serializes the handling of one community within this replica: every
+	// detection run announces the communities still without a report, so an event
+	// of the next run may arrive while the previous run's is being handled, and both
+	// would ask the model.
+	handling keyLock
+}
+
+// keyLock is a mutex per key.
+type keyLock struct {
+	mu   sync.Mutex
+	held map[string]chan struct{}
+}
+
+// lock waits until no one else holds key, takes it, and returns its release.
+func (k *keyLock) lock(ctx context.Context, key string) (func(), error) {
+	for {
+		k.mu.Lock()
+		ch, busy := k.held[key]
+		if !busy {
+			if k.held == nil {
+				k.held = map[string]chan struct{}{}
+			}
+			ch = make(chan struct{})
+			k.held[key] = ch
+			k.mu.Unlock()
+			return func() {
+				k.mu.Lock()
+				delete(k.held, key)
+				k.mu.Unlock()
+				close(ch)
+			}, nil
+		}
+		k.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for another handling of community %s: %w", key, ctx.Err())
+		}
+	}
 }
 
 // New prepares the summarizer.
@@ -152,6 +192,11 @@ func (s *Service) handleCommunity(ctx context.Context, corpus string, m *bus.Mes
 	if err != nil {
 		return fmt.Errorf("reading community %s: %w", ev.ID, err)
 	}
+	release, err := s.handling.lock(ctx, com.ID)
+	if err != nil {
+		return err
+	}
+	defer release()
 	coll := schema.Collection(corpus, schema.Communities)
 	existing, err := s.deps.Vectors.Get(ctx, coll, []string{com.ID})
 	if err != nil && !errors.Is(err, vectorstore.ErrNotFound) {

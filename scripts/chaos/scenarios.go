@@ -1,0 +1,298 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/graphrag/graphrag/pkg/bus"
+	"github.com/graphrag/graphrag/pkg/pipeline"
+)
+
+// runResult is one run of a scenario; index 0 is the uninterrupted one.
+type runResult struct {
+	scenario     string
+	index        int
+	kills        []string // process@seconds after publishing
+	restarts     int
+	took         time.Duration // from publishing to complete
+	deadLettered uint64
+	dump         dump
+	diff         diff
+	self         []string // selfCheck problems
+	err          error
+}
+
+func (r runResult) passed() bool {
+	lost, extra, changed := r.diff.total()
+	return r.err == nil && lost == 0 && extra == 0 && changed == 0 && r.deadLettered == 0 && len(r.self) == 0
+}
+
+type scenarioReport struct {
+	name     string
+	baseline runResult
+	runs     []runResult
+}
+
+func (s scenarioReport) failed() bool {
+	if !s.baseline.passed() {
+		return true
+	}
+	return slices.ContainsFunc(s.runs, func(r runResult) bool { return !r.passed() })
+}
+
+// runSpec is what runOnce needs to know of a run.
+type runSpec struct {
+	scenario string
+	index    int
+	corpus   string
+	layout   func(dir string) (layout, error)
+	kills    int
+	window   time.Duration // kills land between 5 % and 80 % of it after publishing
+	base     dump          // nil for the uninterrupted run
+}
+
+// upScenarios runs the uninterrupted `graphrag up` run, then the runs killing up and
+// the runs killing its NATS server, both compared with it.
+func (h *harness) upScenarios(ctx context.Context) []scenarioReport {
+	embedded := func(dir string) (layout, error) { return h.newUpLayout(dir, false) }
+	external := func(dir string) (layout, error) { return h.newUpLayout(dir, true) }
+	base := h.runOnce(ctx, runSpec{scenario: "up", corpus: h.corpus, layout: embedded})
+	up := scenarioReport{name: "up: kill -9 of graphrag up", baseline: base}
+	nats := scenarioReport{name: "nats: kill -9 of the NATS server under graphrag up", baseline: base}
+	if !base.passed() {
+		return []scenarioReport{up}
+	}
+	for i := 1; i <= h.opt.runsUp && ctx.Err() == nil; i++ {
+		up.runs = append(up.runs, h.runOnce(ctx, runSpec{scenario: "up", index: i, corpus: h.corpus, layout: embedded,
+			kills: 1 + h.rng.IntN(3), window: base.took, base: base.dump}))
+	}
+	for i := 1; i <= h.opt.runsNATS && ctx.Err() == nil; i++ {
+		nats.runs = append(nats.runs, h.runOnce(ctx, runSpec{scenario: "nats", index: i, corpus: h.corpus, layout: external,
+			kills: 1 + h.rng.IntN(2), window: base.took, base: base.dump}))
+	}
+	return []scenarioReport{up, nats}
+}
+
+// multiScenario runs the multi-process layout uninterrupted, then with kills; each run
+// on a corpus of its own in the shared Neo4j and Milvus, dropped after it.
+func (h *harness) multiScenario(ctx context.Context) scenarioReport {
+	spec := func(i int) runSpec {
+		corpus := fmt.Sprintf("chaos_m%02d", i)
+		return runSpec{scenario: "multi", index: i, corpus: corpus, layout: func(dir string) (layout, error) {
+			return h.newMultiLayout(dir, corpus)
+		}}
+	}
+	base := h.runOnce(ctx, spec(0))
+	rep := scenarioReport{name: fmt.Sprintf("multi: kill -9 of any process (NATS, %d extractors, grapher, summarizer, query)", h.opt.extractors), baseline: base}
+	if base.passed() {
+		for i := 1; i <= h.opt.runsMulti && ctx.Err() == nil; i++ {
+			s := spec(i)
+			s.kills, s.window, s.base = 1+h.rng.IntN(3), base.took, base.dump
+			rep.runs = append(rep.runs, h.runOnce(ctx, s))
+		}
+	}
+	if l, err := h.newMultiLayout(h.opt.work, spec(0).corpus); err == nil {
+		if err := l.drop(context.WithoutCancel(ctx)); err != nil {
+			h.log.Warn("dropping the uninterrupted run's corpus", "err", err)
+		}
+	}
+	return rep
+}
+
+// runOnce starts the layout, publishes the documents, kills processes at random points
+// while they are indexed, waits until status says the corpus is complete, stops
+// everything and compares what was indexed with the uninterrupted run.
+func (h *harness) runOnce(ctx context.Context, s runSpec) runResult {
+	res := runResult{scenario: s.scenario, index: s.index}
+	dir := filepath.Join(h.opt.work, fmt.Sprintf("%s-%02d", s.scenario, s.index))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		res.err = err
+		return res
+	}
+	l, err := s.layout(dir)
+	if err != nil {
+		res.err = err
+		return res
+	}
+	err = l.start(ctx)
+	if err == nil {
+		err = h.drive(ctx, l, s, &res)
+	}
+	for _, p := range l.all() {
+		res.restarts += p.restarts()
+	}
+	if stopErr := l.stop(); err == nil && stopErr != nil {
+		err = stopErr
+	}
+	if err == nil {
+		res.dump, err = l.dump(ctx)
+	}
+	if err == nil {
+		res.self = selfCheck(res.dump)
+		if s.base != nil {
+			res.diff = compare(s.base, res.dump)
+		}
+	}
+	if ml, ok := l.(*multiLayout); ok && s.index > 0 {
+		if derr := ml.drop(context.WithoutCancel(ctx)); derr != nil {
+			h.log.Warn("dropping the run's corpus", "corpus", s.corpus, "err", derr)
+		}
+	}
+	res.err = err
+	lost, extra, changed := res.diff.total()
+	h.log.Info("run", "scenario", s.scenario, "run", s.index, "kills", join(res.kills), "restarts", res.restarts,
+		"took", res.took.Round(time.Second).String(), "lost", lost, "extra", extra, "changed", changed,
+		"dead_lettered", res.deadLettered, "self", len(res.self), "err", err, "dump", res.dump.sizes())
+	return res
+}
+
+// drive publishes, kills and waits for completion.
+func (h *harness) drive(ctx context.Context, l layout, s runSpec, res *runResult) error {
+	nc, err := bus.Connect(ctx, bus.ConnConfig{URL: l.natsURL(), Name: "chaos", MaxReconnectWait: time.Second})
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	b, err := bus.New(nc, bus.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		return err
+	}
+	docs := h.withCorpus(s.corpus)
+	for _, d := range docs {
+		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		_, err := pipeline.PublishDocument(pctx, b, d)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("publishing %s: %w", d.ID, err)
+		}
+	}
+	start := time.Now()
+	var at []time.Duration
+	for range s.kills {
+		at = append(at, s.window/20+time.Duration(h.rng.Int64N(int64(s.window*3/4)+1)))
+	}
+	sort.Slice(at, func(i, j int) bool { return at[i] < at[j] })
+	for _, t := range at {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Until(start.Add(t))):
+		}
+		if st, err := status(ctx, b, s.corpus); err == nil && st.Complete {
+			break // indexed already: a kill now would interrupt nothing
+		}
+		victims := l.victims()
+		v := victims[h.rng.IntN(len(victims))]
+		v.kill()
+		res.kills = append(res.kills, fmt.Sprintf("%s@%.1fs", v.name, time.Since(start).Seconds()))
+	}
+	st, err := waitComplete(ctx, b, s.corpus, h.opt.runTimeout)
+	res.took = time.Since(start)
+	for _, stage := range st.Stages {
+		res.deadLettered += stage.DeadLettered
+	}
+	return err
+}
+
+// waitComplete polls status until it says complete twice a second apart, tolerating
+// errors while a NATS server is down.
+func waitComplete(ctx context.Context, b *bus.Bus, corpus string, timeout time.Duration) (pipeline.Status, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var st pipeline.Status
+	var lastErr error
+	completeSince := time.Time{}
+	for {
+		cur, err := status(ctx, b, corpus)
+		switch {
+		case err != nil:
+			lastErr, completeSince = err, time.Time{}
+		case cur.Complete:
+			st, lastErr = cur, nil
+			if completeSince.IsZero() {
+				completeSince = time.Now()
+			} else if time.Since(completeSince) >= time.Second {
+				return st, nil
+			}
+		default:
+			st, lastErr, completeSince = cur, nil, time.Time{}
+		}
+		select {
+		case <-ctx.Done():
+			return st, fmt.Errorf("corpus %s not complete (state %q, last error %v): %w", corpus, st.State, lastErr, ctx.Err())
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// status reads the corpus's status within 10 s: a request written to a connection
+// whose server was just killed is lost, and would wait for its answer forever.
+func status(ctx context.Context, b *bus.Bus, corpus string) (pipeline.Status, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return pipeline.GetStatus(ctx, b, corpus)
+}
+
+// renderReport is the Markdown report of the suite.
+func renderReport(o options, docs int, reports []scenarioReport) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "## Chaos suite: %s, seed %d, %d documents of %s\n\n", time.Now().UTC().Format("2006-01-02"), o.seed, docs, filepath.Base(o.dataset))
+	sb.WriteString("| scenario | runs | kills | restarts | lost | extra | changed | dead-lettered | failed runs | time to complete (uninterrupted; runs median, max) |\n")
+	sb.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range reports {
+		var kills, restarts, lost, extra, changed, failed int
+		var dl uint64
+		var took []time.Duration
+		for _, run := range r.runs {
+			l, e, c := run.diff.total()
+			kills, restarts, lost, extra, changed, dl = kills+len(run.kills), restarts+run.restarts, lost+l, extra+e, changed+c, dl+run.deadLettered
+			if !run.passed() {
+				failed++
+			}
+			took = append(took, run.took)
+		}
+		slices.Sort(took)
+		med, longest := time.Duration(0), time.Duration(0)
+		if len(took) > 0 {
+			med, longest = took[len(took)/2], took[len(took)-1]
+		}
+		fmt.Fprintf(&sb, "| %s | %d | %d | %d | %d | %d | %d | %d | %d | %s; %s, %s |\n", r.name, len(r.runs), kills, restarts, lost, extra,
+			changed, dl, failed, r.baseline.took.Round(time.Second), med.Round(time.Second), longest.Round(time.Second))
+	}
+	for _, r := range reports {
+		fmt.Fprintf(&sb, "\n### %s\n\nuninterrupted: %s; %s\n\n", r.name, r.baseline.dump.sizes(), outcome(r.baseline))
+		sb.WriteString("| run | kills (process@seconds after publishing) | restarts | complete after | outcome |\n|---|---|---|---|---|\n")
+		for _, run := range r.runs {
+			fmt.Fprintf(&sb, "| %d | %s | %d | %s | %s |\n", run.index, join(run.kills), run.restarts, run.took.Round(time.Second), outcome(run))
+		}
+	}
+	return sb.String()
+}
+
+func outcome(r runResult) string {
+	var parts []string
+	if r.err != nil {
+		parts = append(parts, "error: "+strings.ReplaceAll(r.err.Error(), "|", "/"))
+	}
+	if lost, extra, changed := r.diff.total(); lost+extra+changed > 0 {
+		parts = append(parts, fmt.Sprintf("lost %d, extra %d, changed %d (%s)", lost, extra, changed, strings.Join(r.diff.examples, "; ")))
+	}
+	if r.deadLettered > 0 {
+		parts = append(parts, fmt.Sprintf("%d dead-lettered", r.deadLettered))
+	}
+	if len(r.self) > 0 {
+		parts = append(parts, fmt.Sprintf("%d report problems (%s)", len(r.self), strings.Join(r.self[:min(3, len(r.self))], "; ")))
+	}
+	if len(parts) == 0 {
+		return "identical"
+	}
+	return strings.Join(parts, "; ")
+}

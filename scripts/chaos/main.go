@@ -1,6 +1,7 @@
 // Command chaos is the chaos suite (`make chaos`, not part of CI): it indexes a small
-// corpus again and again while killing processes with SIGKILL at random points, and
-// compares everything each run indexed with an uninterrupted run:
+// corpus again and again, published in batches (so that detection runs replace
+// communities), while killing processes with SIGKILL at random points, and compares
+// everything each run indexed with an uninterrupted run:
 //
 //   - up: `graphrag up` (embedded NATS and stores) killed 1–3 times per run;
 //   - nats: `graphrag up` on a NATS server of its own; the NATS server is killed and
@@ -40,6 +41,7 @@ type options struct {
 	work       string
 	dataset    string
 	docs       int
+	batches    int
 	runsUp     int
 	runsNATS   int
 	runsMulti  int
@@ -66,6 +68,7 @@ func main() {
 	flag.StringVar(&o.work, "work", "", "work directory (default: a new temporary one)")
 	flag.StringVar(&o.dataset, "dataset", "/work/shared/datasets/hotpotqa/corpus.jsonl", "JSON lines of {id, title, text}")
 	flag.IntVar(&o.docs, "docs", 120, "documents indexed per run (the first of the dataset)")
+	flag.IntVar(&o.batches, "batches", 3, "batches the documents are published in (each makes detection replace communities)")
 	flag.IntVar(&o.runsUp, "runs-up", 20, "runs killing graphrag up")
 	flag.IntVar(&o.runsNATS, "runs-nats", 5, "runs killing the NATS server under graphrag up")
 	flag.IntVar(&o.runsMulti, "runs-multi", 20, "runs killing processes of the multi-process layout (needs -neo4j-uri and -milvus-address)")
@@ -85,6 +88,9 @@ func main() {
 func run(o options) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if o.batches < 1 {
+		o.batches = 1
+	}
 	if o.seed == 0 {
 		o.seed = uint64(time.Now().UnixNano())
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/graphrag/graphrag/pkg/bus"
+	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/pipeline"
 )
 
@@ -195,7 +196,10 @@ func (h *harness) runOnce(ctx context.Context, s runSpec) runResult {
 	return res
 }
 
-// drive publishes, kills and waits for completion.
+// drive publishes the documents in batches, kills processes, and waits for completion.
+// The uninterrupted run publishes a batch once the one before is indexed; the other runs
+// publish them spread over the window, retrying while NATS is down. Batches make several
+// detection runs replace communities, which is where reports went missing or stale.
 func (h *harness) drive(ctx context.Context, l layout, s runSpec, res *runResult) error {
 	nc, err := bus.Connect(ctx, bus.ConnConfig{URL: l.natsURL(), Name: "chaos", MaxReconnectWait: time.Second})
 	if err != nil {
@@ -206,37 +210,17 @@ func (h *harness) drive(ctx context.Context, l layout, s runSpec, res *runResult
 	if err != nil {
 		return err
 	}
-	docs := h.withCorpus(s.corpus)
-	for _, d := range docs {
-		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		_, err := pipeline.PublishDocument(pctx, b, d)
-		cancel()
-		if err != nil {
-			return fmt.Errorf("publishing %s: %w", d.ID, err)
-		}
-	}
+	batches := slices.Collect(slices.Chunk(h.withCorpus(s.corpus), (len(h.docs)+h.opt.batches-1)/h.opt.batches))
 	start := time.Now()
-	var at []time.Duration
-	for range s.kills {
-		at = append(at, s.window/20+time.Duration(h.rng.Int64N(int64(s.window*3/4)+1)))
+	published := make(chan error, 1)
+	if s.kills == 0 {
+		published <- h.publishWaiting(ctx, b, s.corpus, batches)
+	} else {
+		go func() { published <- h.publishSpread(ctx, b, batches, start, s.window) }()
 	}
-	sort.Slice(at, func(i, j int) bool { return at[i] < at[j] })
-	sawComplete := false
-	for _, t := range at {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Until(start.Add(t))):
-		}
-		if st, err := status(ctx, b, s.corpus); err == nil && st.Complete {
-			h.log.Info("kill skipped: the corpus is complete already", "scenario", s.scenario, "run", s.index, "status", statusLine(st))
-			sawComplete = true
-			break // indexed already: a kill now would interrupt nothing
-		}
-		victims := l.victims()
-		v := victims[h.rng.IntN(len(victims))]
-		v.kill()
-		res.kills = append(res.kills, fmt.Sprintf("%s@%.1fs", v.name, time.Since(start).Seconds()))
+	sawComplete := h.killAtRandom(ctx, l, b, s, start, published, res)
+	if err := <-published; err != nil {
+		return err
 	}
 	st, err := waitComplete(ctx, b, s.corpus, h.opt.runTimeout, sawComplete, func(st pipeline.Status) {
 		h.log.Warn("status said complete, then not", "scenario", s.scenario, "run", s.index, "now", statusLine(st))
@@ -247,6 +231,85 @@ func (h *harness) drive(ctx context.Context, l layout, s runSpec, res *runResult
 		res.deadLettered += stage.DeadLettered
 	}
 	return err
+}
+
+// killAtRandom kills s.kills random victims at random points of the window; it stops
+// early, reporting true, when every batch is published and the corpus is complete.
+func (h *harness) killAtRandom(ctx context.Context, l layout, b *bus.Bus, s runSpec, start time.Time, published chan error, res *runResult) bool {
+	var at []time.Duration
+	for range s.kills {
+		at = append(at, s.window/20+time.Duration(h.rng.Int64N(int64(s.window*3/4)+1)))
+	}
+	sort.Slice(at, func(i, j int) bool { return at[i] < at[j] })
+	for _, t := range at {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(time.Until(start.Add(t))):
+		}
+		if len(published) > 0 { // every batch out: is there anything left to interrupt?
+			if st, err := status(ctx, b, s.corpus); err == nil && st.Complete {
+				h.log.Info("kill skipped: the corpus is complete already", "scenario", s.scenario, "run", s.index, "status", statusLine(st))
+				return true
+			}
+		}
+		victims := l.victims()
+		v := victims[h.rng.IntN(len(victims))]
+		v.kill()
+		res.kills = append(res.kills, fmt.Sprintf("%s@%.1fs", v.name, time.Since(start).Seconds()))
+	}
+	return false
+}
+
+// publishWaiting publishes each batch once the corpus is complete with the ones before.
+func (h *harness) publishWaiting(ctx context.Context, b *bus.Bus, corpus string, batches [][]events.Document) error {
+	for i, batch := range batches {
+		if i > 0 {
+			if _, err := waitComplete(ctx, b, corpus, h.opt.runTimeout, false, func(pipeline.Status) {}); err != nil {
+				return err
+			}
+		}
+		if err := publishRetrying(ctx, b, batch); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// publishSpread publishes batch i at start + i × window / len(batches).
+func (h *harness) publishSpread(ctx context.Context, b *bus.Bus, batches [][]events.Document, start time.Time, window time.Duration) error {
+	for i, batch := range batches {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Until(start.Add(time.Duration(i) * window / time.Duration(len(batches))))):
+		}
+		if err := publishRetrying(ctx, b, batch); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// publishRetrying publishes every document, retrying while NATS is down (a publish that
+// was stored before its ack was lost is a duplicate, dropped by its message id).
+func publishRetrying(ctx context.Context, b *bus.Bus, docs []events.Document) error {
+	for _, d := range docs {
+		deadline := time.Now().Add(3 * time.Minute)
+		for {
+			pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			_, err := pipeline.PublishDocument(pctx, b, d)
+			cancel()
+			if err == nil {
+				break
+			}
+			if ctx.Err() != nil || time.Now().After(deadline) {
+				return fmt.Errorf("publishing %s: %w", d.ID, err)
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+	}
+	return nil
 }
 
 // waitComplete polls status until it says complete twice a second apart, tolerating

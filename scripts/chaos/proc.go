@@ -109,14 +109,21 @@ func (p *proc) isStopping() bool {
 	return p.stopping
 }
 
-// kill sends SIGKILL: no shutdown code runs; the supervisor starts it again.
-func (p *proc) kill() {
+// kill sends SIGKILL: no shutdown code runs; the supervisor starts it again. It
+// reports false when the process was not running (it is down, waiting for its restart).
+func (p *proc) kill() bool {
 	p.mu.Lock()
-	cmd := p.cmd
+	cmd, exited := p.cmd, p.exited
 	p.mu.Unlock()
-	if cmd != nil {
-		_ = cmd.Process.Kill()
+	if cmd == nil {
+		return false
 	}
+	select {
+	case <-exited:
+		return false
+	default:
+	}
+	return cmd.Process.Kill() == nil
 }
 
 // stop ends supervision and the process: SIGTERM, then SIGKILL after grace.

@@ -255,8 +255,9 @@ func (h *harness) killAtRandom(ctx context.Context, l layout, b *bus.Bus, s runS
 		}
 		victims := l.victims()
 		v := victims[h.rng.IntN(len(victims))]
-		v.kill()
-		res.kills = append(res.kills, fmt.Sprintf("%s@%.1fs", v.name, time.Since(start).Seconds()))
+		if v.kill() { // else it is down already, waiting for its restart
+			res.kills = append(res.kills, fmt.Sprintf("%s@%.1fs", v.name, time.Since(start).Seconds()))
+		}
 	}
 	return false
 }

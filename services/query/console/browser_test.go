@@ -275,7 +275,7 @@ func newBrowser(t testing.TB, width, height int) *browser {
 }
 
 // run runs actions with a deadline, failing the test with what was being done.
-func (b *browser) run(t *testing.T, what string, actions ...chromedp.Action[chromedp.Void]) {
+func (b *browser) run(t testing.TB, what string, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, 60*time.Second)
 	defer cancel()
@@ -286,7 +286,7 @@ func (b *browser) run(t *testing.T, what string, actions ...chromedp.Action[chro
 }
 
 // get runs one action that returns a value.
-func get[T any](t *testing.T, b *browser, what string, a chromedp.Action[T]) T {
+func get[T any](t testing.TB, b *browser, what string, a chromedp.Action[T]) T {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, 60*time.Second)
 	defer cancel()
@@ -298,7 +298,7 @@ func get[T any](t *testing.T, b *browser, what string, a chromedp.Action[T]) T {
 }
 
 // screenshot saves the viewport as name.png in shotDir.
-func (b *browser) screenshot(t *testing.T, name string) {
+func (b *browser) screenshot(t testing.TB, name string) {
 	t.Helper()
 	b.run(t, "settling before screenshot "+name, chromedp.Sleep(300*time.Millisecond))
 	png := get(t, b, "screenshot "+name, chromedp.CaptureScreenshot())

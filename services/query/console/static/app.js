@@ -439,12 +439,16 @@ async function loadNeighbourhood(st, graph, status, details, name, depth, limit)
   const ids = new Set(nodes.map((n) => n.id));
   const edges = nb.relationships.filter((r) => ids.has(r.source) && ids.has(r.target)).map(edgeData);
   const big = nodes.length > 150;
+  paint(nodes, st.level);
+  const rings = big ? ringPositions(nodes, st.level) : null;
   st.cy = cytoscape({
     container: graph,
-    elements: { nodes: nodes.map((data) => ({ data })), edges: edges.map((data) => ({ data })) },
+    elements: { nodes: nodes.map((data) => ({ data, position: rings?.get(data.id) })), edges: edges.map((data) => ({ data })) },
     style: graphStyle(),
+    // Large neighbourhoods: rings by hop distance, computed here in one pass (a force
+    // layout or Cytoscape's concentric one costs seconds at 2,000 nodes).
     layout: big
-      ? { name: 'concentric', concentric: (n) => 10 - n.data('dist'), levelWidth: () => 1, minNodeSpacing: 4, animate: false }
+      ? { name: 'preset', fit: true, padding: 20 }
       : { name: 'cose', animate: false, randomize: false, nodeRepulsion: () => 9000, idealEdgeLength: () => 70, numIter: 600 },
     minZoom: 0.05, maxZoom: 4, wheelSensitivity: 0.3, pixelRatio: 1,
     textureOnViewport: big, hideEdgesOnViewport: big, motionBlur: false,
@@ -465,6 +469,47 @@ async function loadNeighbourhood(st, graph, status, details, name, depth, limit)
   }));
   updateStatus(st, status, `${nb.entity.name}: depth ${depth}.`);
   selectNode(st, st.cy.$id(nb.entity.key), details, status, false);
+}
+
+// paint sets each node's colour (community at level) and size (PageRank) before the
+// graph is built, so the first frame needs no second style pass.
+function paint(nodes, level) {
+  const maxPR = Math.max(1e-9, ...nodes.map((n) => n.pr));
+  for (const n of nodes) {
+    n.color = colourOf(n.comms[level] || '');
+    n.size = 10 + 34 * Math.sqrt(n.pr / maxPR);
+  }
+}
+
+// ringPositions places nodes in one band per hop distance around the start, each band
+// as many rings deep as its nodes need, in angle order by community so that colours
+// cluster.
+function ringPositions(nodes, level) {
+  const byDist = new Map();
+  for (const n of nodes) {
+    if (!byDist.has(n.dist)) byDist.set(n.dist, []);
+    byDist.get(n.dist).push(n);
+  }
+  const pos = new Map();
+  const gap = 26;
+  let outer = 0;
+  for (const d of [...byDist.keys()].sort((a, b) => a - b)) {
+    const band = byDist.get(d);
+    band.sort((a, b) => (a.comms[level] || '').localeCompare(b.comms[level] || '') || b.pr - a.pr);
+    if (d === 0 && band.length === 1) {
+      pos.set(band[0].id, { x: 0, y: 0 });
+      continue;
+    }
+    const inner = outer + 90;
+    const depth = Math.ceil(band.length / Math.max(1, Math.floor((2 * Math.PI * inner) / gap)));
+    band.forEach((n, i) => {
+      const a = (2 * Math.PI * i) / band.length;
+      const r = inner + (i % depth) * gap;
+      pos.set(n.id, { x: r * Math.cos(a), y: r * Math.sin(a) });
+    });
+    outer = inner + (depth - 1) * gap;
+  }
+  return pos;
 }
 
 function graphStyle() {

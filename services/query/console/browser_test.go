@@ -193,7 +193,7 @@ func routeExists(base, path string) bool {
 	defer resp.Body.Close()
 	var e struct{ Error string }
 	_ = json.NewDecoder(resp.Body).Decode(&e)
-	return !(resp.StatusCode == http.StatusNotFound && strings.HasPrefix(e.Error, "no route"))
+	return resp.StatusCode != http.StatusNotFound || !strings.HasPrefix(e.Error, "no route")
 }
 
 func (s *stack) stop() {

@@ -70,7 +70,7 @@ func TestServesFilesWithSecurityHeaders(t *testing.T) {
 }
 
 func TestCSPForbidsInlineScript(t *testing.T) {
-	for _, directive := range strings.Split(CSP, ";") {
+	for directive := range strings.SplitSeq(CSP, ";") {
 		f := strings.Fields(directive)
 		if len(f) == 0 || (f[0] != "script-src" && f[0] != "default-src" && f[0] != "style-src") {
 			continue

@@ -734,10 +734,15 @@ pages.documents = (main) => {
   main.append(h('h1', {}, 'Documents'), drop, msg, table);
   let stop = false;
   let timer = null;
+  // Uploaded ids not listed yet: the list may learn of a document only once the
+  // pipeline has read it, so the page polls until they are listed and indexed.
+  const awaiting = new Set();
+  let deadline = 0;
   const refresh = async () => {
     clearTimeout(timer);
-    const pending = await listDocuments(table, refresh);
-    if (!stop && pending) timer = setTimeout(refresh, 1500);
+    const r = await listDocuments(table, refresh);
+    for (const id of r.listed) awaiting.delete(id);
+    if (!stop && (r.pending || (awaiting.size && Date.now() < deadline))) timer = setTimeout(refresh, 1500);
   };
   const upload = async (files) => {
     if (!files.length) return;
@@ -747,6 +752,8 @@ pages.documents = (main) => {
     try {
       const r = await (await api(corpusPath('/documents'), { method: 'POST', body: fd })).json();
       fill(msg, h('p', { class: 'ok' }, `Published ${r.ids?.length ?? files.length} document(s); indexing…`));
+      for (const id of r.ids || []) awaiting.add(id);
+      deadline = Date.now() + 10 * 60 * 1000;
       refresh();
     } catch (err) {
       fill(msg, errorBox(err));
@@ -761,7 +768,7 @@ pages.documents = (main) => {
 };
 
 // listDocuments renders every page of the corpus's documents; it returns whether any is
-// still pending (the caller polls until none is).
+// still pending (the caller polls until none is) and the ids listed.
 async function listDocuments(table, refresh) {
   const docs = [];
   try {
@@ -773,7 +780,7 @@ async function listDocuments(table, refresh) {
     } while (cursor && docs.length < 5000);
   } catch (err) {
     fill(table, errorBox(err));
-    return false;
+    return { pending: false, listed: [] };
   }
   fill(table, h('p', { class: 'muted' }, `${docs.length} documents`), h('table', { class: 'wide' },
     h('tr', {}, h('th', {}, 'title'), h('th', {}, 'state'), h('th', { class: 'num' }, 'chunks'), h('th', {}, 'id'), h('th', {}, 'updated'), h('th', {}, '')),
@@ -782,7 +789,7 @@ async function listDocuments(table, refresh) {
       h('td', {}, h('span', { class: `badge ${d.state}` }, d.state), d.reason ? h('div', { class: 'error' }, d.reason) : null),
       h('td', { class: 'num' }, num(d.chunks)), h('td', {}, h('code', {}, d.id)), h('td', { class: 'muted' }, d.updated ? new Date(d.updated).toLocaleString() : ''),
       h('td', {}, deleteButton(d, refresh))))));
-  return docs.some((d) => d.state === 'pending');
+  return { pending: docs.some((d) => d.state === 'pending'), listed: docs.filter((d) => d.state !== 'pending').map((d) => d.id) };
 }
 
 // deleteButton asks for a second click instead of a native dialog.

@@ -29,6 +29,14 @@ test: ## unit and in-process integration tests of every module, with the race de
 	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(GO) test -race -count=1 ./...); done
 	@echo "== deploy (manifests, outside the workspace)"; cd deploy && GOWORK=off $(GO) test -race -count=1 ./...
 
+.PHONY: test-ui
+test-ui: ## the web console in headless Chromium (Debian's chromium, installed when absent) against graphrag up; screenshots in services/query/console/screenshots/
+	@mkdir -p $(BIN)
+	$(GO) build -o $(BIN)/graphrag ./cmd/graphrag
+	scripts/ui/chromium.sh >/dev/null
+	cd services/query && CHROME_BIN=$$($(CURDIR)/scripts/ui/chromium.sh) GRAPHRAG_BIN=$(CURDIR)/$(BIN)/graphrag \
+	  $(GO) test -tags browser -count=1 -timeout 15m ./console/
+
 .PHONY: test-short
 test-short: ## the tests without the race detector (faster)
 	@set -e; for m in $(MODULES); do (cd $$m && $(GO) test -count=1 ./...); done

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/graphrag/graphrag/pkg/llm"
+	"github.com/graphrag/graphrag/services/query/console"
 	"github.com/graphrag/graphrag/services/query/engine"
 	"github.com/graphrag/graphrag/services/query/httpapi"
 	"github.com/graphrag/graphrag/services/query/mcpserver"
@@ -76,8 +77,9 @@ func (s *Service) Engine() *engine.Engine { return s.engine }
 
 // Mount adds the service's routes to mux: the HTTP API (/v1/..., /openapi.json) and the
 // MCP tools over streamable HTTP (/mcp), behind the same authentication, rate limit and
-// deadline.
+// deadline, and the web console (/ui/), whose pages call the API with the same token.
 func (s *Service) Mount(mux *http.ServeMux) {
 	s.api.Mount(mux)
 	mux.Handle("/mcp", s.api.Guard(s.mcp))
+	console.Mount(mux)
 }

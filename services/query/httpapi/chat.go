@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -238,8 +240,8 @@ func (a *API) chatStream(w http.ResponseWriter, r *http.Request, req engine.Requ
 	fl.Flush()
 }
 
-// sources lists the answer's citations: "[n] title (document id)" for a passage,
-// "[n] title (community report id)" for a report.
+// sources lists the answer's citations in marker order: "[n] title (document id)" for
+// a passage, "[n] title (community report id)" for a report.
 func sources(resp *engine.Response) string {
 	if len(resp.Citations) == 0 {
 		return ""
@@ -251,9 +253,18 @@ func sources(resp *engine.Response) string {
 	for _, c := range resp.Context.Communities {
 		titles[c.ID] = c.Title
 	}
+	cites := slices.Clone(resp.Citations)
+	slices.SortStableFunc(cites, func(a, b engine.Citation) int {
+		x, errA := strconv.Atoi(a.Marker)
+		y, errB := strconv.Atoi(b.Marker)
+		if errA != nil || errB != nil {
+			return strings.Compare(a.Marker, b.Marker)
+		}
+		return x - y
+	})
 	var b strings.Builder
 	b.WriteString("\n\nSources:")
-	for _, c := range resp.Citations {
+	for _, c := range cites {
 		switch {
 		case c.ChunkID != "":
 			fmt.Fprintf(&b, "\n[%s] %s (document %s)", c.Marker, orID(titles[c.ChunkID], c.DocumentID), c.DocumentID)

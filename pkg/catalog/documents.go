@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/graphrag/graphrag/pkg/bus"
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/pipeline"
@@ -152,7 +150,7 @@ func (c *Catalog) documentCount(ctx context.Context, corpus string) (int, error)
 // that ends its record key.
 type view struct {
 	corpus   string
-	kv       jetstream.KeyValue // nil before the pipeline ever ran
+	bus      *bus.Bus
 	recorded map[string]bool
 	pending  map[string]pendingVersion
 	failed   map[string]deadLetter
@@ -161,16 +159,10 @@ type view struct {
 // view reads what is known of every document of a corpus, or of the one document
 // whose key ends in only.
 func (c *Catalog) view(ctx context.Context, corpus, only string) (*view, error) {
-	v := &view{corpus: corpus, recorded: map[string]bool{}}
-	kv, err := c.bus.JetStream().KeyValue(ctx, schema.StateBucket)
-	switch {
-	case errors.Is(err, jetstream.ErrBucketNotFound):
-	case err != nil:
-		return nil, fmt.Errorf("opening bucket %s: %w", schema.StateBucket, err)
-	case only != "":
-		v.kv, v.recorded[only] = kv, true // documentRecord says whether it exists
-	default:
-		v.kv = kv
+	v := &view{corpus: corpus, bus: c.bus, recorded: map[string]bool{}}
+	if only != "" {
+		v.recorded[only] = true // documentRecord says whether it exists
+	} else {
 		keys, err := c.recordKeys(ctx, corpus)
 		if err != nil {
 			return nil, err
@@ -179,6 +171,7 @@ func (c *Catalog) view(ctx context.Context, corpus, only string) (*view, error) 
 			v.recorded[keyHash(k)] = true
 		}
 	}
+	var err error
 	if v.pending, err = c.pendingVersions(ctx, corpus); err != nil {
 		return nil, err
 	}
@@ -190,6 +183,9 @@ func (c *Catalog) view(ctx context.Context, corpus, only string) (*view, error) 
 
 func (c *Catalog) recordKeys(ctx context.Context, corpus string) ([]string, error) {
 	kv, err := c.bus.KV(ctx, schema.StateBucket)
+	if errors.Is(err, bus.ErrNotFound) {
+		return nil, nil // the pipeline never ran
+	}
 	if err != nil {
 		return nil, fmt.Errorf("listing the documents of %s: %w", corpus, err)
 	}
@@ -225,8 +221,8 @@ func (v *view) hashes() []string {
 func (v *view) document(ctx context.Context, hash string) (d Document, firstChunk string, ok bool, err error) {
 	var rec record
 	var recorded bool
-	if v.kv != nil && v.recorded[hash] {
-		if rec, recorded, err = documentRecord(ctx, v.kv, documentPrefix(v.corpus)+hash); err != nil {
+	if v.recorded[hash] {
+		if rec, recorded, err = documentRecord(ctx, v.bus, documentPrefix(v.corpus)+hash); err != nil {
 			return Document{}, "", false, err
 		}
 	}
@@ -311,20 +307,16 @@ func (c *Catalog) pendingVersions(ctx context.Context, corpus string) (map[strin
 	if err != nil || !waiting {
 		return out, err
 	}
-	_, err = c.readStream(ctx, pipeline.StreamName(events.KindDocuments), events.Subject(events.KindDocuments, corpus), floor+1, maxPendingRead,
-		func(m jetstream.Msg) bool {
+	_, err = c.bus.ReadStream(ctx, pipeline.StreamName(events.KindDocuments), events.Subject(events.KindDocuments, corpus), floor+1, maxPendingRead,
+		func(m bus.StoredMessage) bool {
 			var d events.Document
-			if json.Unmarshal(m.Data(), &d) != nil || d.ID == "" || d.Schema != events.SchemaDocument {
+			if json.Unmarshal(m.Data, &d) != nil || d.ID == "" || d.Schema != events.SchemaDocument {
 				return true // the chunker dead-letters it; the dead letter tells
 			}
 			if d.ContentHash == "" && d.Text != "" {
 				d.ContentHash = events.Hash(d.Text)
 			}
-			pv := pendingVersion{id: d.ID, title: d.Title, contentHash: d.ContentHash}
-			if meta, err := m.Metadata(); err == nil {
-				pv.at = meta.Timestamp.UTC()
-			}
-			out[keyHash(schema.DocumentKey(corpus, d.ID))] = pv
+			out[keyHash(schema.DocumentKey(corpus, d.ID))] = pendingVersion{id: d.ID, title: d.Title, contentHash: d.ContentHash, at: m.Time.UTC()}
 			return true
 		})
 	if err != nil {
@@ -349,18 +341,14 @@ func (c *Catalog) chunkerFloor(ctx context.Context, corpus string) (uint64, bool
 	if counts[events.Subject(events.KindDocuments, corpus)] == 0 {
 		return 0, false, nil
 	}
-	cons, err := c.bus.JetStream().Consumer(ctx, stream, pipeline.Durable(pipeline.StageChunker, corpus))
-	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+	ci, err := c.bus.ConsumerInfo(ctx, stream, pipeline.Durable(pipeline.StageChunker, corpus))
+	if errors.Is(err, bus.ErrNotFound) {
 		return 0, true, nil // the chunker has not started on the corpus: everything waits
 	}
 	if err != nil {
 		return 0, false, fmt.Errorf("reading the chunker's progress on %s: %w", corpus, err)
 	}
-	info, err := cons.Info(ctx)
-	if err != nil {
-		return 0, false, fmt.Errorf("reading the chunker's progress on %s: %w", corpus, err)
-	}
-	return info.AckFloor.Stream, info.NumPending+uint64(info.NumAckPending) > 0, nil
+	return ci.AckFloorSeq, ci.NumPending+ci.NumAckPending > 0, nil
 }
 
 // failures reads the dead letters of a corpus, the latest per document.

@@ -8,8 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
+	"github.com/graphrag/graphrag/pkg/bus"
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
@@ -28,9 +27,9 @@ type record struct {
 // {"content_hash", "chunk_ids"} (services/extractor), the document id being the prefix
 // of its chunk ids ("<id>:<position>:<hash>") and the time the entry's; the fields a
 // richer record carries (id, title, updated_at, deleted) are used when present.
-func documentRecord(ctx context.Context, kv jetstream.KeyValue, key string) (record, bool, error) {
-	e, err := kv.Get(ctx, key)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
+func documentRecord(ctx context.Context, b *bus.Bus, key string) (record, bool, error) {
+	e, err := b.ReadKV(ctx, schema.StateBucket, key)
+	if errors.Is(err, bus.ErrNotFound) {
 		return record{}, false, nil
 	}
 	if err != nil {
@@ -44,12 +43,12 @@ func documentRecord(ctx context.Context, kv jetstream.KeyValue, key string) (rec
 		UpdatedAt   time.Time `json:"updated_at"`
 		Deleted     bool      `json:"deleted"`
 	}
-	if err := json.Unmarshal(e.Value(), &r); err != nil {
+	if err := json.Unmarshal(e.Value, &r); err != nil {
 		return record{}, false, fmt.Errorf("decoding document record %s: %w", key, err)
 	}
 	out := record{id: r.ID, title: r.Title, contentHash: r.ContentHash, chunks: len(r.ChunkIDs), updated: r.UpdatedAt.UTC(), deleted: r.Deleted}
 	if out.updated.IsZero() {
-		out.updated = e.Created().UTC()
+		out.updated = e.Created.UTC()
 	}
 	if len(r.ChunkIDs) > 0 {
 		out.firstChunk = r.ChunkIDs[0]

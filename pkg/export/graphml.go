@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/xml"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 )
@@ -65,60 +64,77 @@ func (w *graphmlWriter) graph(m *model) error {
 	return w.jsonl.communities(m)
 }
 
-func writeGraphML(w *bufio.Writer, m *model) error {
-	w.WriteString(xml.Header)
-	w.WriteString(`<graphml xmlns="http://graphml.graphdrawing.org/xmlns" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"` +
-		` xsi:schemaLocation="http://graphml.graphdrawing.org/xmlns http://graphml.graphdrawing.org/xmlns/1.0/graphml.xsd">` + "\n")
-	for _, k := range graphmlKeys(m.levels) {
-		fmt.Fprintf(w, `  <key id="%s" for="%s" attr.name="%s" attr.type="%s"/>`+"\n", k.id, k.domain, k.name, k.typ)
-	}
-	fmt.Fprintf(w, `  <graph id="%s" edgedefault="directed">`+"\n", m.corpus)
-	for _, e := range m.entities {
-		w.WriteString(`    <node id="`)
-		escape(w, e.Key)
-		w.WriteString(`">`)
-		data(w, "label", e.Name)
-		data(w, "type", e.Type)
-		data(w, "description", e.Description)
-		data(w, "pagerank", strconv.FormatFloat(e.PageRank, 'g', -1, 64))
-		data(w, "mentions", strconv.Itoa(e.MentionCount))
-		data(w, "degree", strconv.Itoa(e.Degree))
-		data(w, "chunk_ids", strings.Join(e.ChunkIDs, " "))
-		for l, c := range e.Communities {
-			if c != "" && l < m.levels {
-				data(w, "community_"+strconv.Itoa(l), c)
-			}
-		}
-		w.WriteString("</node>\n")
-	}
-	for _, r := range m.rels {
-		fmt.Fprintf(w, `    <edge id="%s" source="`, r.ID)
-		escape(w, r.SourceKey)
-		w.WriteString(`" target="`)
-		escape(w, r.TargetKey)
-		w.WriteString(`">`)
-		data(w, "e_label", r.Type)
-		data(w, "e_description", r.Description)
-		data(w, "e_weight", strconv.FormatFloat(r.Weight, 'g', -1, 64))
-		data(w, "e_chunk_ids", strings.Join(r.ChunkIDs, " "))
-		w.WriteString("</edge>\n")
-	}
-	_, err := w.WriteString("  </graph>\n</graphml>\n")
-	return err
+// xmlOut writes XML and keeps the first error, which writeGraphML returns.
+type xmlOut struct {
+	w   *bufio.Writer
+	err error
 }
 
-func data(w *bufio.Writer, key, value string) {
+func (o *xmlOut) str(s string) {
+	if o.err == nil {
+		_, o.err = o.w.WriteString(s)
+	}
+}
+
+// text writes s as XML character data or attribute value (quotes escaped too;
+// characters XML cannot hold become U+FFFD).
+func (o *xmlOut) text(s string) {
+	if o.err == nil {
+		o.err = xml.EscapeText(o.w, []byte(s))
+	}
+}
+
+func (o *xmlOut) data(key, value string) {
 	if value == "" {
 		return
 	}
-	w.WriteString(`<data key="` + key + `">`)
-	escape(w, value)
-	w.WriteString(`</data>`)
+	o.str(`<data key="` + key + `">`)
+	o.text(value)
+	o.str(`</data>`)
 }
 
-// escape writes s as XML character data or attribute value (quotes escaped too;
-// characters XML cannot hold become U+FFFD).
-func escape(w io.Writer, s string) { _ = xml.EscapeText(w, []byte(s)) }
+func writeGraphML(w *bufio.Writer, m *model) error {
+	o := &xmlOut{w: w}
+	o.str(xml.Header)
+	o.str(`<graphml xmlns="http://graphml.graphdrawing.org/xmlns" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"` +
+		` xsi:schemaLocation="http://graphml.graphdrawing.org/xmlns http://graphml.graphdrawing.org/xmlns/1.0/graphml.xsd">` + "\n")
+	for _, k := range graphmlKeys(m.levels) {
+		o.str(fmt.Sprintf(`  <key id="%s" for="%s" attr.name="%s" attr.type="%s"/>`+"\n", k.id, k.domain, k.name, k.typ))
+	}
+	o.str(`  <graph id="` + m.corpus + `" edgedefault="directed">` + "\n")
+	for _, e := range m.entities {
+		o.str(`    <node id="`)
+		o.text(e.Key)
+		o.str(`">`)
+		o.data("label", e.Name)
+		o.data("type", e.Type)
+		o.data("description", e.Description)
+		o.data("pagerank", strconv.FormatFloat(e.PageRank, 'g', -1, 64))
+		o.data("mentions", strconv.Itoa(e.MentionCount))
+		o.data("degree", strconv.Itoa(e.Degree))
+		o.data("chunk_ids", strings.Join(e.ChunkIDs, " "))
+		for l, c := range e.Communities {
+			if c != "" && l < m.levels {
+				o.data("community_"+strconv.Itoa(l), c)
+			}
+		}
+		o.str("</node>\n")
+	}
+	for _, r := range m.rels {
+		o.str(`    <edge id="` + r.ID + `" source="`)
+		o.text(r.SourceKey)
+		o.str(`" target="`)
+		o.text(r.TargetKey)
+		o.str(`">`)
+		o.data("e_label", r.Type)
+		o.data("e_description", r.Description)
+		o.data("e_weight", strconv.FormatFloat(r.Weight, 'g', -1, 64))
+		o.data("e_chunk_ids", strings.Join(r.ChunkIDs, " "))
+		o.str("</edge>\n")
+	}
+	o.str("  </graph>\n</graphml>\n")
+	return o.err
+}
 
 func (w *graphmlWriter) chunks(cs []chunk) error { return w.jsonl.chunks(cs) }
 func (w *graphmlWriter) close() error            { return w.jsonl.close() }

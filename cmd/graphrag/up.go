@@ -27,6 +27,7 @@ type upConfig struct {
 	Demo     bool
 	Examples string
 	Corpus   string
+	httpAddr *flag.Flag // the platform's -http-addr, to print the console's address
 }
 
 func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -40,6 +41,7 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fs.BoolVar(&cfg.Demo, "demo", false, "index the sample corpus and answer its first local and global question, then keep serving")
 			fs.StringVar(&cfg.Examples, "examples", cfg.Examples, "directory with corpus/ and questions.jsonl for -demo")
 			fs.StringVar(&cfg.Corpus, "corpus", cfg.Corpus, "corpus name for -demo")
+			cfg.httpAddr = fs.Lookup("http-addr")
 		},
 		Config: &cfg,
 		Build: func(_ context.Context, p *platform.Platform, mux *http.ServeMux, log *slog.Logger) ([]service.Component, error) {
@@ -51,7 +53,7 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			comps := st.Components()
 			if cfg.Demo {
 				comps = append(comps, service.Loop("demo", func(ctx context.Context) error {
-					return demo(ctx, p, st.Engine, cfg.Examples, cfg.Corpus, stdout, stderr)
+					return demo(ctx, p, st.Engine, cfg.Examples, cfg.Corpus, consoleURL(cfg.httpAddr), stdout, stderr)
 				}))
 			}
 			return comps, nil
@@ -64,7 +66,7 @@ func defaultUpConfig() upConfig {
 }
 
 // demo indexes the sample corpus and answers its first local and first global question.
-func demo(ctx context.Context, p *platform.Platform, eng *engine.Engine, dir, corpus string, stdout, stderr io.Writer) error {
+func demo(ctx context.Context, p *platform.Platform, eng *engine.Engine, dir, corpus, console string, stdout, stderr io.Writer) error {
 	start := time.Now()
 	sum, err := publishPaths(ctx, p.Bus, corpus, []string{filepath.Join(dir, "corpus")}, stderr)
 	if err != nil {
@@ -94,8 +96,20 @@ func demo(ctx context.Context, p *platform.Platform, eng *engine.Engine, dir, co
 			break
 		}
 	}
-	fmt.Fprintf(stderr, "serving the query API; try: graphrag query -corpus %s \"...\"   (Ctrl-C to stop)\n", corpus)
+	fmt.Fprintf(stderr, "serving the query API and the console at %s; try: graphrag query -corpus %s \"...\"   (Ctrl-C to stop)\n", console, corpus)
 	return nil
+}
+
+// consoleURL is where a browser on this machine finds the console.
+func consoleURL(addr *flag.Flag) string {
+	a := ":8080"
+	if addr != nil {
+		a = addr.Value.String()
+	}
+	if strings.HasPrefix(a, ":") {
+		a = "localhost" + a
+	}
+	return "http://" + a + "/ui/"
 }
 
 type sampleQuestion struct {

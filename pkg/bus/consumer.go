@@ -138,7 +138,8 @@ type Message struct {
 }
 
 // Handler processes one message. Return nil to ack it, an error to have it
-// retried with backoff, or Permanent(err) to dead-letter it at once. The ctx
+// retried with backoff, Permanent(err) to dead-letter it at once, or
+// Unavailable(err) to have it retried and never dead-lettered (a dependency is down). The ctx
 // carries the CONSUMER span and is cancelled only if Stop gives up waiting.
 type Handler func(ctx context.Context, m *Message) error
 
@@ -433,7 +434,7 @@ func (c *Consumer) process(jm jetstream.Msg) {
 	switch {
 	case IsPermanent(herr):
 		c.deadLetter(sctx, jm, m, herr)
-	case m.Deliveries >= uint64(c.spec.MaxDeliver):
+	case m.Deliveries >= uint64(c.spec.MaxDeliver) && !errors.Is(herr, ErrUnavailable):
 		c.deadLetter(sctx, jm, m, herr)
 	default:
 		delay := c.spec.backoff(m.Deliveries)

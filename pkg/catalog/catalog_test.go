@@ -324,3 +324,26 @@ func TestDocumentOfChunk(t *testing.T) {
 		}
 	}
 }
+
+func TestStateOf(t *testing.T) {
+	drained := []pipeline.StageStatus{{Stage: pipeline.StageChunker, Total: 3, Done: 3}}
+	busy := []pipeline.StageStatus{{Stage: pipeline.StageChunker, Total: 3, Done: 1, Pending: 2}}
+	for _, tc := range []struct {
+		name string
+		st   pipeline.Status
+		dead uint64
+		want string
+	}{
+		{"nothing published", pipeline.Status{State: pipeline.StateEmpty, Stages: []pipeline.StageStatus{{}}}, 0, StateEmpty},
+		{"messages wait", pipeline.Status{State: pipeline.StateIndexing, Stages: busy}, 0, StateIndexing},
+		{"communities not current", pipeline.Status{State: pipeline.StateIndexing, Stages: drained, Graph: pipeline.GraphState{Dirty: true}}, 0, StateIndexing},
+		{"model down", pipeline.Status{State: pipeline.StatePaused, Stages: busy}, 0, StatePaused},
+		{"complete", pipeline.Status{State: pipeline.StateComplete, Stages: drained, Complete: true}, 0, StateComplete},
+		{"drained with dead letters", pipeline.Status{State: pipeline.StateComplete, Stages: drained, Complete: true}, 1, StateFailed},
+		{"reports missing", pipeline.Status{State: pipeline.StateReportsMissing, Stages: drained}, 0, StateFailed},
+	} {
+		if got := stateOf(tc.st, tc.dead); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

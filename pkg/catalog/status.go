@@ -19,10 +19,13 @@ const (
 	StateIndexing = "indexing"
 	// StateComplete: every message handled, communities current, nothing dead-lettered.
 	StateComplete = "complete"
-	// StateFailed: every message handled, but some were dead-lettered: what they
-	// carried is not indexed, and nothing will change that without an operator (see
-	// DeadLetters for the reasons).
+	// StateFailed: every message handled, but some were dead-lettered or some current
+	// communities have no report: what they carried is not indexed, and nothing will
+	// change that without an operator (see DeadLetters for the reasons).
 	StateFailed = "failed"
+	// StatePaused: work waits because a stage's model endpoint is down; it resumes by
+	// itself (Paused says which stage and why).
+	StatePaused = "paused"
 )
 
 // Status is the indexing status of a corpus: the fields `graphrag status -json` prints
@@ -30,8 +33,11 @@ const (
 // dead letters grouped by stage and reason, and community detection.
 type Status struct {
 	pipeline.Status
-	State       string        `json:"state"`
-	DeadLetters []DeadLetters `json:"dead_letters"`
+	// State is one of the State* words of this package; PipelineState is the wording
+	// of `graphrag status` (pipeline.Status.State), which State hides in JSON.
+	State         string        `json:"state"`
+	PipelineState string        `json:"pipeline_state"`
+	DeadLetters   []DeadLetters `json:"dead_letters"`
 	// DeadLettersTruncated says the dead letters were more than Status reads
 	// (MaxDeadLetters): the groups count the first ones only; the stage counts are exact.
 	DeadLettersTruncated bool      `json:"dead_letters_truncated,omitempty"`
@@ -75,7 +81,7 @@ func (c *Catalog) Status(ctx context.Context, corpus string) (Status, error) {
 	if err != nil {
 		return Status{}, fmt.Errorf("reading the status of %s: %w", corpus, err)
 	}
-	st := Status{Status: ps, State: stateOf(ps, deadLettered(ps)), DeadLetters: []DeadLetters{}, Detection: detectionOf(ps.Graph)}
+	st := Status{Status: ps, State: stateOf(ps, deadLettered(ps)), PipelineState: ps.State, DeadLetters: []DeadLetters{}, Detection: detectionOf(ps.Graph)}
 	if deadLettered(ps) == 0 {
 		return st, nil
 	}
@@ -87,8 +93,17 @@ func (c *Catalog) Status(ctx context.Context, corpus string) (Status, error) {
 	return st, nil
 }
 
-// stateOf says in one word where a corpus is.
+// stateOf says in one word where a corpus is: the pipeline's state, with a corpus that
+// is drained but lost messages to the dead-letter queue called failed.
 func stateOf(st pipeline.Status, dead uint64) string {
+	switch st.State {
+	case pipeline.StateEmpty:
+		return StateEmpty
+	case pipeline.StatePaused:
+		return StatePaused
+	case pipeline.StateReportsMissing:
+		return StateFailed
+	}
 	if len(st.Stages) == 0 || st.Stages[0].Total == 0 {
 		return StateEmpty
 	}

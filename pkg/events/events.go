@@ -330,7 +330,8 @@ type Community struct {
 	Level       int    `json:"level"`
 	ParentID    string `json:"parent_id,omitempty"`
 	MemberCount int    `json:"member_count"`
-	// Run identifies the detection run (a hash of the graph it ran on).
+	// Run identifies the detection run: unique per run, also when two runs see the
+	// same graph (a run after a restart, a community that comes back).
 	Run string `json:"run"`
 }
 
@@ -354,8 +355,11 @@ func (c *Community) Validate() error {
 	return nil
 }
 
-// MsgID de-duplicates: a community id is content-derived.
-func (c *Community) MsgID() string { return "community:" + c.Corpus + ":" + c.ID }
+// MsgID de-duplicates the publishes of one run. It carries the run: a community id is
+// content-derived, so a community that comes back in a later run (after its earlier
+// event was read while it was replaced) would otherwise be dropped as a duplicate and
+// never get a report.
+func (c *Community) MsgID() string { return "community:" + c.Corpus + ":" + c.ID + ":" + c.Run }
 
 // Summary announces that a community report and its embedding were written, on
 // graphrag.summaries.<corpus>.
@@ -367,6 +371,8 @@ type Summary struct {
 	Title       string  `json:"title"`
 	Rating      float64 `json:"rating"`
 	Method      string  `json:"method"`
+	// Run is the community detection run the report was written for.
+	Run string `json:"run,omitempty"`
 }
 
 // SchemaName implements Event.
@@ -383,5 +389,7 @@ func (s *Summary) Validate() error {
 	return validateText("title", s.Title, MaxTitleBytes, false)
 }
 
-// MsgID de-duplicates.
-func (s *Summary) MsgID() string { return "summary:" + s.Corpus + ":" + s.CommunityID }
+// MsgID de-duplicates the announcements of one report. It carries the run: a community
+// whose report was deleted (it was replaced) and that comes back in a later run gets a
+// new report, and that report's event must not be dropped as a duplicate.
+func (s *Summary) MsgID() string { return "summary:" + s.Corpus + ":" + s.CommunityID + ":" + s.Run }

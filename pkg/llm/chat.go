@@ -225,7 +225,7 @@ func (c *Client) chat(ctx context.Context, r ChatRequest, mode cacheMode) (ChatR
 	est := estimateTokens(p.chars)
 	start := time.Now()
 	var out openai.ChatCompletionResponse
-	_, err = c.do(ctx, "chat", p.stage, est, nil, func(actx context.Context) error {
+	res, err := c.do(ctx, callSpec{kind: "chat", stage: p.stage, estTokens: est, maxTokens: p.req.MaxTokens}, func(actx context.Context) error {
 		resp, err := c.api.CreateChatCompletion(actx, p.req)
 		if err != nil {
 			return err
@@ -241,6 +241,7 @@ func (c *Client) chat(ctx context.Context, r ChatRequest, mode cacheMode) (ChatR
 	if err != nil {
 		return ChatResponse{}, p.key, err
 	}
+	c.budget.observe(res.took, out.Usage.CompletionTokens)
 	resp := ChatResponse{
 		Content:          out.Choices[0].Message.Content,
 		PromptTokens:     out.Usage.PromptTokens,
@@ -282,7 +283,8 @@ func (c *Client) ChatStream(ctx context.Context, r ChatRequest, onDelta func(del
 		resp      ChatResponse
 		usage     openai.Usage
 	)
-	_, err = c.do(ctx, "chat", p.stage, est, func() bool { return !delivered }, func(actx context.Context) error {
+	res, err := c.do(ctx, callSpec{kind: "chat", stage: p.stage, estTokens: est, maxTokens: req.MaxTokens,
+		canRetry: func() bool { return !delivered }}, func(actx context.Context) error {
 		sb.Reset()
 		resp, usage = ChatResponse{}, openai.Usage{}
 		stream, err := c.api.CreateChatCompletionStream(actx, req)
@@ -332,6 +334,7 @@ func (c *Client) ChatStream(ctx context.Context, r ChatRequest, onDelta func(del
 	if err != nil {
 		return resp, err
 	}
+	c.budget.observe(res.took, usage.CompletionTokens)
 	c.storeChat(ctx, p.key, resp)
 	return resp, nil
 }

@@ -29,6 +29,14 @@ type Client struct {
 	ins   instruments
 	usage usageCounters
 
+	budget          *budget
+	chatEP, embedEP *endpoint
+	closed          chan struct{} // closed by Close: ends probes and outage waits
+	closedCtx       context.Context
+	closeCtx        context.CancelFunc
+	closeOnce       sync.Once
+	probes          sync.WaitGroup
+
 	dimMu sync.Mutex
 	dim   int
 }
@@ -45,6 +53,9 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 		baseDelay:     defaultBaseDelay,
 		maxDelay:      defaultMaxDelay,
 		maxRetryAfter: defaultMaxRetryAfter,
+		probeMin:      defaultProbeMin,
+		probeMax:      defaultProbeMax,
+		probeTimeout:  defaultProbeTimeout,
 	}
 	for _, opt := range opts {
 		opt.apply(&o)
@@ -85,8 +96,15 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 		sem: make(chan struct{}, cfg.MaxConcurrency),
 		ins: ins,
 	}
+	c.budget = &budget{base: cfg.Timeout}
+	c.closed = make(chan struct{})
+	// Probes run between calls, for the client's lifetime: no caller's context bounds them.
+	c.closedCtx, c.closeCtx = context.WithCancel(context.Background())
+	c.chatEP = newEndpoint("chat", cfg.BaseURL)
+	c.embedEP = c.chatEP
 	c.embedAPI = c.api
 	if cfg.EmbedBaseURL != "" && cfg.EmbedBaseURL != cfg.BaseURL {
+		c.embedEP = newEndpoint("embed", cfg.EmbedBaseURL)
 		// Same HTTP client, so limits, Retry-After handling and idle
 		// connection cleanup cover both servers.
 		eoc := oc
@@ -111,9 +129,15 @@ func (c *Client) Config() Config { return c.cfg }
 // String describes the client with its API key masked.
 func (c *Client) String() string { return "llm.Client{" + c.cfg.String() + "}" }
 
-// Close releases idle connections. In-flight calls are not interrupted (cancel
-// their contexts for that). Safe to call more than once.
+// Close releases idle connections, stops probing endpoints that are down and ends
+// the waits of calls under WaitOutOutages. In-flight requests are not interrupted
+// (cancel their contexts for that). Safe to call more than once.
 func (c *Client) Close() error {
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		c.closeCtx()
+	})
+	c.probes.Wait()
 	c.hc.CloseIdleConnections()
 	return nil
 }

@@ -23,7 +23,10 @@ type Config struct {
 	ChatModel    string // required for Chat
 	EmbedModel   string // required for Embed
 
-	// Timeout bounds one attempt (for ChatStream: the whole stream). Default 60s.
+	// Timeout bounds one attempt (for ChatStream: the whole stream). Default 60s. It is
+	// the least a chat attempt gets: the budget grows with the completion speed
+	// observed and doubles after an attempt that timed out, up to 16 × Timeout (see
+	// budget.go).
 	Timeout time.Duration
 	// MaxConcurrency bounds requests in flight from this client. Default 8.
 	MaxConcurrency int
@@ -138,6 +141,9 @@ type options struct {
 	baseDelay     time.Duration
 	maxDelay      time.Duration
 	maxRetryAfter time.Duration
+	probeMin      time.Duration
+	probeMax      time.Duration
+	probeTimeout  time.Duration
 }
 
 // Option configures a Client.

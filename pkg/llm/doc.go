@@ -8,13 +8,21 @@
 //     requests-per-minute and tokens-per-minute throttles (tokens estimated
 //     as len/4 before a call, the excess reported by the endpoint charged
 //     after it);
-//   - a timeout per attempt, and retries with exponential backoff and jitter
-//     on 429, 5xx, timeouts, connection errors and malformed answers,
-//     honouring Retry-After (seconds or HTTP date) and Retry-After-Ms;
-//     never on 400, 401, 403 or 404;
+//   - a time budget per attempt that follows the model: at least Config.Timeout,
+//     twice what max_tokens takes at the completion speed observed, doubled
+//     after an attempt that timed out, at most 16 × Config.Timeout (budget.go);
+//   - retries with exponential backoff and jitter on 429, 5xx, timeouts,
+//     connection errors and malformed answers, honouring Retry-After (seconds
+//     or HTTP date) and Retry-After-Ms; never on 400, 401, 403 or 404;
+//   - outages told apart from failing requests: after a call fails with a class
+//     an outage causes, GET <base>/models is probed; without an answer the
+//     endpoint is down (Outage reports it, errors match ErrOutage) and is
+//     probed until it answers. Calls under WaitOutOutages wait for it instead
+//     of failing, then start again (outage.go);
 //   - errors that say what failed: a *CallError matching one class sentinel
 //     (ErrRateLimited, ErrServer, ErrTimeout, ErrUnavailable, ErrBadRequest,
-//     ErrUnauthorized, ErrNotFound, ErrBadResponse) with errors.Is;
+//     ErrUnauthorized, ErrNotFound, ErrBadResponse) with errors.Is, and
+//     ErrOutage besides when the endpoint was found down;
 //   - a content-addressed cache of successful answers (Cache, with
 //     MemoryCache and the JetStream KV backed KVCache shared by replicas), so
 //     re-indexing unchanged chunks makes no call; embeddings are cached per

@@ -123,7 +123,7 @@ func (c *Client) embedBatch(ctx context.Context, stage string, batch []string) (
 	start := time.Now()
 	var vecs [][]float32
 	var usage openai.Usage
-	_, err := c.do(ctx, "embed", stage, est, nil, func(actx context.Context) error {
+	_, err := c.do(ctx, callSpec{kind: "embed", stage: stage, estTokens: est}, func(actx context.Context) error {
 		resp, err := c.embedAPI.CreateEmbeddings(actx, openai.EmbeddingRequestStrings{
 			Input: batch, Model: openai.EmbeddingModel(c.cfg.EmbedModel),
 		})

@@ -30,6 +30,11 @@ var (
 	ErrInvalidJSON = errors.New("llm: invalid JSON output")
 	// ErrInvalidConfig: New was given an unusable Config.
 	ErrInvalidConfig = errors.New("llm: invalid config")
+	// ErrOutage: the call failed because its endpoint is down (it failed with a class
+	// an outage causes and the endpoint did not answer a probe either); it matches its
+	// class sentinel too. Callers under WaitOutOutages see it only when their waiting
+	// was ended (context, stop, Close).
+	ErrOutage = errors.New("llm: endpoint down")
 )
 
 // CallError describes a call that failed after all attempts.
@@ -40,6 +45,8 @@ type CallError struct {
 	StatusCode int   // last HTTP status, 0 if none was received
 	Class      error // one of the sentinels above
 	Err        error // last underlying error
+	// Outage is set when the endpoint was found down (errors.Is(err, ErrOutage)).
+	Outage bool
 }
 
 func (e *CallError) Error() string {
@@ -48,6 +55,9 @@ func (e *CallError) Error() string {
 		s += " (" + e.Stage + ")"
 	}
 	s += fmt.Sprintf(" failed after %d attempt(s)", e.Attempts)
+	if e.Outage {
+		s += " (endpoint down)"
+	}
 	if e.StatusCode != 0 {
 		s += fmt.Sprintf(", status %d", e.StatusCode)
 	}
@@ -57,6 +67,9 @@ func (e *CallError) Error() string {
 // Unwrap exposes both the class sentinel and the underlying error, so that
 // errors.Is(err, ErrRateLimited) and errors.As(err, &*openai.APIError) both work.
 func (e *CallError) Unwrap() []error { return []error{e.Class, e.Err} }
+
+// Is matches ErrOutage when the endpoint was found down.
+func (e *CallError) Is(target error) bool { return target == ErrOutage && e.Outage }
 
 // InvalidJSONError is returned by ChatJSON when no attempt produced output that
 // parses into the target type. It matches ErrInvalidJSON and unwraps to the

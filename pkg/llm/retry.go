@@ -188,16 +188,55 @@ func classify(err error, received bool, status int) (class error, retry bool) {
 type callResult struct {
 	attempts int
 	status   int
+	took     time.Duration // of the last attempt
 }
 
-// do runs fn under the client's limits, retrying per classify. canRetry, if
-// set, can veto a retry (ChatStream after deltas were delivered).
-func (c *Client) do(ctx context.Context, kind, stage string, estTokens int, canRetry func() bool, fn func(ctx context.Context) error) (callResult, error) {
+// callSpec describes one logical call for do.
+type callSpec struct {
+	kind, stage string
+	estTokens   int // for the rate limits
+	maxTokens   int // completion tokens the answer may take (chat), for the time budget
+	// canRetry, if set, can veto a retry (ChatStream after deltas were delivered).
+	canRetry func() bool
+}
+
+// do runs fn under the client's limits, retrying per classify. A failure an outage may
+// cause is checked against the endpoint (confirmOutage); under WaitOutOutages the call
+// then waits for the endpoint and starts again, else it fails matching ErrOutage.
+func (c *Client) do(ctx context.Context, cs callSpec, fn func(ctx context.Context) error) (callResult, error) {
+	e := c.endpointOf(cs.kind)
+	wait, stop := outageWait(ctx)
+	for {
+		if wait {
+			if err := c.awaitEndpoint(ctx, e, stop, cs.kind, cs.stage); err != nil {
+				return callResult{}, err
+			}
+		}
+		res, err := c.attempts(ctx, cs, fn)
+		if err == nil || ctx.Err() != nil || !c.confirmOutage(ctx, e, err) {
+			return res, err
+		}
+		var ce *CallError
+		if errors.As(err, &ce) {
+			ce.Outage = true
+		}
+		if !wait || (cs.canRetry != nil && !cs.canRetry()) {
+			return res, err
+		}
+	}
+}
+
+// attempts sends the call until it succeeds, fails for good, or runs out of retries.
+func (c *Client) attempts(ctx context.Context, cs callSpec, fn func(ctx context.Context) error) (callResult, error) {
 	var res callResult
+	timedOut := 0
 	for {
 		res.attempts++
 		info := &respInfo{}
-		err := c.attempt(ctx, estTokens, info, fn)
+		limit := c.budget.attempt(cs.maxTokens, timedOut)
+		start := time.Now()
+		err := c.attempt(ctx, cs.estTokens, limit, info, fn)
+		res.took = time.Since(start)
 		if err == nil {
 			return res, nil
 		}
@@ -210,7 +249,7 @@ func (c *Client) do(ctx context.Context, kind, stage string, estTokens int, canR
 			res.status = status
 		}
 		fail := func(class, cause error) (callResult, error) {
-			return res, &CallError{Kind: kind, Stage: stage, Attempts: res.attempts, StatusCode: res.status, Class: class, Err: cause}
+			return res, &CallError{Kind: cs.kind, Stage: cs.stage, Attempts: res.attempts, StatusCode: res.status, Class: class, Err: cause}
 		}
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return fail(ctxErr, err)
@@ -221,7 +260,12 @@ func (c *Client) do(ctx context.Context, kind, stage string, estTokens int, canR
 			return fail(context.DeadlineExceeded, lw.err)
 		}
 		class, retry := classify(err, received, status)
-		if !retry || res.attempts > c.cfg.MaxRetries || (canRetry != nil && !canRetry()) {
+		if class == ErrTimeout {
+			// The next attempt gets twice the time, and so do calls starting now.
+			timedOut++
+			c.budget.timedOut(cs.maxTokens, limit)
+		}
+		if !retry || res.attempts > c.cfg.MaxRetries || (cs.canRetry != nil && !cs.canRetry()) {
 			return fail(class, err)
 		}
 		delay := backoff(res.attempts, c.o.baseDelay, c.o.maxDelay)
@@ -237,10 +281,10 @@ func (c *Client) do(ctx context.Context, kind, stage string, estTokens int, canR
 			// Waiting would outlive the caller: report the real failure now.
 			return fail(class, err)
 		}
-		c.ins.retry(ctx, kind, stage, class)
+		c.ins.retry(ctx, cs.kind, cs.stage, class)
 		c.usage.retries.Add(1)
 		c.o.logger.LogAttrs(ctx, slog.LevelWarn, "llm call failed, retrying",
-			slog.String("kind", kind), slog.String("stage", stage), slog.Int("attempt", res.attempts),
+			slog.String("kind", cs.kind), slog.String("stage", cs.stage), slog.Int("attempt", res.attempts),
 			slog.Duration("delay", delay), slog.Any("error", err))
 		if serr := c.o.sleep(ctx, delay); serr != nil {
 			return fail(serr, err)
@@ -248,8 +292,8 @@ func (c *Client) do(ctx context.Context, kind, stage string, estTokens int, canR
 	}
 }
 
-// attempt sends one request: concurrency slot, rate limits, timeout.
-func (c *Client) attempt(ctx context.Context, estTokens int, info *respInfo, fn func(ctx context.Context) error) error {
+// attempt sends one request: concurrency slot, rate limits, the attempt's time budget.
+func (c *Client) attempt(ctx context.Context, estTokens int, limit time.Duration, info *respInfo, fn func(ctx context.Context) error) error {
 	select {
 	case c.sem <- struct{}{}:
 	case <-ctx.Done():
@@ -259,7 +303,7 @@ func (c *Client) attempt(ctx context.Context, estTokens int, info *respInfo, fn 
 	if err := c.waitRate(ctx, estTokens); err != nil {
 		return limitWaitError{err}
 	}
-	actx, cancel := context.WithTimeout(context.WithValue(ctx, respInfoKey{}, info), c.cfg.Timeout)
+	actx, cancel := context.WithTimeout(context.WithValue(ctx, respInfoKey{}, info), limit)
 	defer cancel()
 	err := fn(actx)
 	if err != nil && errors.Is(actx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {

@@ -121,9 +121,9 @@ func (r *Runner) discover(ctx context.Context) error {
 	for subject := range counts {
 		corpus, err := events.CorpusFromSubject(subject)
 		if err != nil {
-			// A subject with a bad corpus token cannot be consumed by name; its messages
-			// are counted by status as unroutable. Never crash on outside input.
-			r.log.Warn("ignoring subject with an invalid corpus", "subject", subject, "err", err)
+			// A subject with a bad corpus token cannot be consumed by name: dead-letter its
+			// messages once. Never crash on outside input.
+			r.deadLetterUnroutable(ctx, subject, err)
 			continue
 		}
 		if err := r.ensure(ctx, corpus); err != nil {

@@ -23,6 +23,12 @@ type GraphState struct {
 	Levels     int       `json:"levels"`
 	Published  int       `json:"published"` // community events of the last run
 	Detections int       `json:"detections"`
+	// Communities counts the communities of the last run, and Unreported those of them
+	// without a report as the grapher last looked (it looks again every second while
+	// any is missing). A community event that was dead-lettered or lost leaves its
+	// community unreported, and the corpus incomplete.
+	Communities int `json:"communities"`
+	Unreported  int `json:"unreported"`
 }
 
 // LoadGraphState reads the grapher's record of a corpus (zero value when absent).
@@ -63,12 +69,31 @@ type StageStatus struct {
 	DeadLettered uint64 `json:"dead_lettered"` // given up on, in the DLQ with a reason
 }
 
+// States of a corpus, in Status.State.
+const (
+	// StateEmpty: nothing was published to the corpus.
+	StateEmpty = "empty"
+	// StateIndexing: messages wait or are being handled, or communities are not current.
+	StateIndexing = "indexing"
+	// StateReportsMissing: every stage is done, and some current communities have no
+	// report (their events were dead-lettered): not complete, and nothing will change
+	// it without an operator (see the summarizer's dead letters).
+	StateReportsMissing = "incomplete: communities without a report"
+	// StateComplete: every message handled, communities current, every one reported.
+	StateComplete = "complete"
+)
+
 // Status is the indexing progress of a corpus.
 type Status struct {
 	Corpus   string        `json:"corpus"`
 	Stages   []StageStatus `json:"stages"`
 	Graph    GraphState    `json:"graph"`
 	Complete bool          `json:"complete"`
+	// State says in words where the corpus is: one of the State* constants.
+	State string `json:"state"`
+	// Paused lists the stage replicas waiting for their model endpoint, when the
+	// corpus is not complete.
+	Paused []Pause `json:"paused,omitempty"`
 }
 
 // GetStatus reads the progress of a corpus. Stages are read in flow order and the
@@ -79,25 +104,29 @@ func GetStatus(ctx context.Context, b *bus.Bus, corpus string) (Status, error) {
 		return Status{}, err
 	}
 	st := Status{Corpus: corpus, Complete: true}
-	dlq, err := b.SubjectCounts(ctx, DLQStream, events.SubjectPrefix+".dlq.*."+corpus)
+	dlq, err := subjectCounts(ctx, b, DLQStream, events.SubjectPrefix+".dlq.*."+corpus)
 	if err != nil {
 		return st, fmt.Errorf("counting dead letters: %w", err)
 	}
 	for _, s := range Stages {
 		if s.Name == StageSummarizer {
 			kv, err := b.KV(ctx, schema.StateBucket)
-			if err != nil {
+			switch {
+			case errors.Is(err, bus.ErrNotFound):
+				// Not provisioned yet: no grapher has run.
+			case err != nil:
 				return st, err
-			}
-			if st.Graph, err = LoadGraphState(ctx, kv, corpus); err != nil {
-				return st, err
+			default:
+				if st.Graph, err = LoadGraphState(ctx, kv, corpus); err != nil {
+					return st, err
+				}
 			}
 			if st.Graph.Dirty {
 				st.Complete = false
 			}
 		}
 		ss := StageStatus{Stage: s.Name, DeadLettered: dlq[events.DeadLetterSubject(s.Name, corpus)]}
-		counts, err := b.SubjectCounts(ctx, StreamName(s.Input), events.Subject(s.Input, corpus))
+		counts, err := subjectCounts(ctx, b, StreamName(s.Input), events.Subject(s.Input, corpus))
 		if err != nil {
 			return st, fmt.Errorf("counting %s: %w", s.Input, err)
 		}
@@ -119,10 +148,42 @@ func GetStatus(ctx context.Context, b *bus.Bus, corpus string) (Status, error) {
 		}
 		st.Stages = append(st.Stages, ss)
 	}
-	if st.Stages[0].Total == 0 {
+	drained := st.Complete
+	if st.Graph.Unreported > 0 {
+		st.Complete = false
+	}
+	switch {
+	case st.Stages[0].Total == 0:
 		st.Complete = false // nothing published: nothing is indexed
+		st.State = StateEmpty
+	case st.Complete:
+		st.State = StateComplete
+	case drained:
+		st.State = StateReportsMissing
+	default:
+		st.State = StateIndexing
+	}
+	if !st.Complete && st.State != StateEmpty {
+		pauses, err := Pauses(ctx, b)
+		if err != nil {
+			return st, err
+		}
+		if len(pauses) > 0 {
+			st.Paused, st.State = pauses, StatePaused
+		}
 	}
 	return st, nil
+}
+
+// subjectCounts is Bus.SubjectCounts with a stream that does not exist (yet: the
+// services provision the streams as they start, and a client may read status before the
+// last one is created) holding nothing.
+func subjectCounts(ctx context.Context, b *bus.Bus, stream, filter string) (map[string]uint64, error) {
+	counts, err := b.SubjectCounts(ctx, stream, filter)
+	if errors.Is(err, bus.ErrNotFound) {
+		return map[string]uint64{}, nil
+	}
+	return counts, err
 }
 
 // WaitComplete polls GetStatus until the corpus is complete, ctx ends, or the status

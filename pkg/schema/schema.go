@@ -70,6 +70,9 @@ const (
 	// ReportMethod says how the report was written ("extractive/v1",
 	// "llm/<model>", ...).
 	ReportMethod = "method"
+	// ReportRun is the community detection run whose event the report was
+	// written for (events.Community.Run).
+	ReportRun = "run"
 )
 
 // Buckets the pipeline provisions (pipeline.Provision).

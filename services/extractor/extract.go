@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strings"
+	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -15,6 +17,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/normalize"
 	"github.com/graphrag/graphrag/pkg/offlinextract"
+	"github.com/graphrag/graphrag/pkg/pipeline"
 )
 
 func (s *Service) handleChunk(ctx context.Context, corpus string, m *bus.Message) error {
@@ -45,12 +48,13 @@ func (s *Service) handleChunk(ctx context.Context, corpus string, m *bus.Message
 		}
 		ents, rels, err := s.extractLLM(ctx, c.DocumentTitle, subject, c.Text, types)
 		switch {
-		case errors.Is(err, llm.ErrInvalidJSON):
-			// The model could not produce valid JSON after its retries. A chunk without
-			// an extraction would be missing from the graph, and redelivery would ask
-			// the same question again: extract it offline instead, and say so in the
-			// method (as the summarizer writes an extractive report).
-			s.log.WarnContext(ctx, "the model gave no valid extraction; extracting offline", "corpus", corpus, "chunk", c.ID, "err", err)
+		case fallback(err) != "":
+			// The model could not produce valid JSON after its retries, or no answer
+			// within its largest time budget. A chunk without an extraction would be
+			// missing from the graph, and redelivery would ask the same question again:
+			// extract it offline instead, and say so in the method (as the summarizer
+			// writes an extractive report).
+			s.log.WarnContext(ctx, fallback(err)+"; extracting offline", "corpus", corpus, "chunk", c.ID, "err", err)
 			x.Method = offlineMethod
 			x.Entities, x.Relationships = offline(subject, c.Text, s.cfg.MaxEntities, s.cfg.MaxRelationships)
 		case err != nil:
@@ -61,6 +65,18 @@ func (s *Service) handleChunk(ctx context.Context, corpus string, m *bus.Message
 	}
 	s.extracted.Add(ctx, 1, metric.WithAttributes(attribute.String("method", x.Method)))
 	return s.publish(ctx, events.KindExtractions, corpus, x, x.MsgID())
+}
+
+// fallback says why a failed model call is answered without the model, or "" when it
+// is not (an outage waits, other errors are retried by redelivery).
+func fallback(err error) string {
+	switch {
+	case errors.Is(err, llm.ErrInvalidJSON):
+		return "the model gave no valid extraction"
+	case errors.Is(err, llm.ErrTimeout) && !errors.Is(err, llm.ErrOutage):
+		return "the model gave no answer within its largest time budget"
+	}
+	return ""
 }
 
 // offline runs the deterministic extractor and caps its output.
@@ -149,4 +165,64 @@ func capAndClean(ents []events.ExtractedEntity, rels []events.ExtractedRelations
 		outR = append(outR, r)
 	}
 	return outE, outR
+}
+
+// pauses makes the extractor's stages pause while their model endpoint is down instead
+// of failing their messages: handlers run with calls that wait out outages (a worker
+// waiting holds its message, so a consumer with all workers waiting pulls nothing
+// more), and the pause is recorded for status. The chunker pauses too when it embeds
+// through a model endpoint.
+type pauses struct {
+	sources  pipeline.AnyOutage
+	stopping chan struct{}
+	once     sync.Once
+	mu       sync.Mutex
+	stopRep  func()
+}
+
+// newPauses watches whichever of the chat client and the embedder is a model endpoint.
+func newPauses(chat *llm.Client, embedder llm.Embedder) *pauses {
+	p := &pauses{stopping: make(chan struct{})}
+	if chat != nil {
+		p.sources = append(p.sources, chat)
+	}
+	if src, ok := embedder.(pipeline.OutageSource); ok && embedder != llm.Embedder(chat) {
+		p.sources = append(p.sources, src)
+	}
+	return p
+}
+
+// handler runs h with calls that wait out model outages until the service stops; an
+// outage error that still reaches the bus (the service is stopping) keeps the message.
+func (p *pauses) handler(h pipeline.Handler) pipeline.Handler {
+	return func(ctx context.Context, corpus string, m *bus.Message) error {
+		err := h(llm.WaitOutOutages(ctx, p.stopping), corpus, m)
+		if errors.Is(err, llm.ErrOutage) {
+			return bus.Unavailable(err)
+		}
+		return err
+	}
+}
+
+// report records the stage paused while a source is down (pipeline.ReportPauses).
+func (p *pauses) report(ctx context.Context, b *bus.Bus, stage string, log *slog.Logger) {
+	if len(p.sources) == 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopRep == nil {
+		p.stopRep = pipeline.ReportPauses(ctx, b, stage, p.sources, log)
+	}
+}
+
+// stop ends the waits for the model and the pause record; safe twice.
+func (p *pauses) stop() {
+	p.once.Do(func() { close(p.stopping) })
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopRep != nil {
+		p.stopRep()
+		p.stopRep = nil
+	}
 }

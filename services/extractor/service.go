@@ -74,6 +74,7 @@ type Service struct {
 	extract *pipeline.Runner
 	tax     *taxonomyCache
 	dim     int
+	pauses  *pauses
 
 	chunks, skipped, extracted metric.Int64Counter
 }
@@ -118,8 +119,9 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if s.extracted, err = m.Int64Counter("graphrag.extractor.extractions", metric.WithDescription("chunks extracted, by method")); err != nil {
 		return nil, err
 	}
-	s.chunker = pipeline.NewRunner(deps.Bus, pipeline.StageChunker, events.KindDocuments, cfg.Chunker, s.handleDocument, s.log)
-	s.extract = pipeline.NewRunner(deps.Bus, pipeline.StageExtractor, events.KindChunks, cfg.Extract, s.handleChunk, s.log)
+	s.pauses = newPauses(deps.LLM, deps.Embedder)
+	s.chunker = pipeline.NewRunner(deps.Bus, pipeline.StageChunker, events.KindDocuments, cfg.Chunker, s.pauses.handler(s.handleDocument), s.log)
+	s.extract = pipeline.NewRunner(deps.Bus, pipeline.StageExtractor, events.KindChunks, cfg.Extract, s.pauses.handler(s.handleChunk), s.log)
 	return s, nil
 }
 
@@ -138,11 +140,17 @@ func (s *Service) Start(ctx context.Context) error {
 	if err := s.chunker.Start(ctx); err != nil {
 		return err
 	}
-	return s.extract.Start(ctx)
+	if err := s.extract.Start(ctx); err != nil {
+		return err
+	}
+	s.pauses.report(ctx, s.deps.Bus, pipeline.StageExtractor, s.log)
+	return nil
 }
 
-// Stop stops pulling, finishes in-flight messages and returns; safe twice.
+// Stop stops pulling, finishes in-flight messages (those waiting for the model give up
+// and are kept for later) and returns; safe twice.
 func (s *Service) Stop(ctx context.Context) error {
+	s.pauses.stop()
 	return errors.Join(s.chunker.Stop(ctx), s.extract.Stop(ctx))
 }
 

@@ -2,7 +2,9 @@ package grapher
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/community"
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/graphstore"
+	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
@@ -50,28 +53,37 @@ func (s *Service) Detect(ctx context.Context, corpus string) error {
 	if err := s.refreshTaxonomy(ctx, corpus, snap.Keys); err != nil {
 		s.log.Warn("refreshing taxonomy", "corpus", corpus, "err", err)
 	}
-	run := events.Hash(strings.Join(snap.Keys, "\n"), strconv.Itoa(len(snap.Edges)))[:16]
-	published, err := s.publishUnreported(ctx, corpus, comms, run)
+	run := runID(snap, start)
+	unreported, err := s.publishUnreported(ctx, corpus, comms, run)
 	if err != nil {
 		return err
 	}
 
 	s.mu.Lock()
 	st.state.Detections++
-	st.state.LastRun, st.state.LastRunAt, st.state.Levels, st.state.Published = run, time.Now().UTC(), res.Levels, published
+	st.state.LastRun, st.state.LastRunAt, st.state.Levels, st.state.Published = run, time.Now().UTC(), res.Levels, len(unreported)
+	st.state.Communities, st.state.Unreported = len(comms), len(unreported)
+	st.unreported, st.reportsChecked = unreported, time.Now()
 	if st.state.Changes == changesAtStart {
 		st.state.Dirty, st.state.Changes = false, 0
 	} else {
 		st.state.Changes -= changesAtStart // merged while we ran: run again later
 	}
-	snapshot := st.state
 	s.mu.Unlock()
-	if err := pipeline.SaveGraphState(ctx, s.kv, corpus, snapshot); err != nil {
+	if err := s.saveState(ctx, corpus); err != nil {
 		return err
 	}
 	s.log.Info("communities detected", "corpus", corpus, "algorithms", res.Method, "entities", len(snap.Keys), "edges", len(snap.Edges),
-		"communities", len(comms), "levels", res.Levels, "published", published, "took", time.Since(start).String())
+		"communities", len(comms), "levels", res.Levels, "published", len(unreported), "took", time.Since(start).String())
 	return nil
+}
+
+// runID names one detection run. It must differ between runs even on the same graph:
+// community events carry it in their message ids, and a run that re-announces a
+// community must not be taken for a duplicate of an earlier run's announcement.
+func runID(snap graphstore.Snapshot, start time.Time) string {
+	return events.Hash(strings.Join(snap.Keys, "\n"), strconv.Itoa(len(snap.Edges)),
+		start.UTC().Format(time.RFC3339Nano), strconv.FormatUint(rand.Uint64(), 16))[:16]
 }
 
 // detect runs hierarchical Leiden and PageRank with the grapher's settings: in the
@@ -89,66 +101,87 @@ func (c Config) Detection() community.Options {
 }
 
 // publishUnreported publishes an event for every community that has no report in the
-// vector store, and deletes reports of communities that no longer exist. Asking the
-// store (rather than diffing with the previous hierarchy) makes a crash anywhere in a
-// run harmless: the next run publishes whatever is still missing.
-func (s *Service) publishUnreported(ctx context.Context, corpus string, comms []graphstore.Community, run string) (int, error) {
+// vector store, deletes reports of communities that no longer exist, and returns the
+// ids of the communities it published. Asking the store (rather than diffing with the
+// previous hierarchy) makes a crash anywhere in a run harmless: the next run publishes
+// whatever is still missing.
+func (s *Service) publishUnreported(ctx context.Context, corpus string, comms []graphstore.Community, run string) ([]string, error) {
 	coll := schema.Collection(corpus, schema.Communities)
 	if err := s.deps.Vectors.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: s.dim, Lexical: true}); err != nil {
-		return 0, fmt.Errorf("ensuring community collection: %w", err)
+		return nil, fmt.Errorf("ensuring community collection: %w", err)
 	}
 	ids := make([]string, len(comms))
 	for i, c := range comms {
 		ids[i] = c.ID
 	}
-	have := map[string]bool{}
-	for _, part := range batches(ids, 512) {
-		recs, err := s.deps.Vectors.Get(ctx, coll, part)
-		if err != nil {
-			return 0, fmt.Errorf("reading community reports: %w", err)
-		}
-		for _, r := range recs {
-			have[r.ID] = true
-		}
+	missing, err := s.withoutReport(ctx, coll, ids)
+	if err != nil {
+		return nil, err
 	}
-	published := 0
+	unreported := make(map[string]bool, len(missing))
+	for _, id := range missing {
+		unreported[id] = true
+	}
 	for _, c := range comms {
-		if have[c.ID] {
+		if !unreported[c.ID] {
 			continue
 		}
 		ev := &events.Community{Schema: events.SchemaCommunity, Corpus: corpus, ID: c.ID, Level: c.Level,
 			ParentID: c.ParentID, MemberCount: len(c.Members), Run: run}
 		b, err := events.Encode(ev)
 		if err != nil {
-			return published, err
+			return nil, err
 		}
 		if _, err := s.deps.Bus.Publish(ctx, events.Subject(events.KindCommunities, corpus), b, bus.WithMsgID(ev.MsgID())); err != nil {
-			return published, fmt.Errorf("publishing community %s: %w", c.ID, err)
+			return nil, fmt.Errorf("publishing community %s: %w", c.ID, err)
 		}
-		published++
 	}
 	if err := s.deleteStaleReports(ctx, coll, ids); err != nil {
-		return published, err
+		return nil, err
 	}
-	return published, nil
+	return missing, nil
 }
 
-// deleteStaleReports removes reports whose community is gone. It enumerates the
-// collection only when it holds more records than there are communities.
+// withoutReport returns the ids, in order, that have no record in the report collection.
+func (s *Service) withoutReport(ctx context.Context, coll string, ids []string) ([]string, error) {
+	have := map[string]bool{}
+	for _, part := range batches(ids, 512) {
+		recs, err := s.deps.Vectors.Get(ctx, coll, part)
+		if errors.Is(err, vectorstore.ErrNotFound) {
+			break // no report written yet in this corpus
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading community reports: %w", err)
+		}
+		for _, r := range recs {
+			have[r.ID] = true
+		}
+	}
+	var missing []string
+	for _, id := range ids {
+		if !have[id] {
+			missing = append(missing, id)
+		}
+	}
+	return missing, nil
+}
+
+// deleteStaleReports removes the reports of communities that are gone. It enumerates
+// the whole collection every run: a count no larger than the number of communities
+// proves nothing while some current communities still wait for their report. Reports
+// a summarizer writes after this for a community replaced meanwhile are taken back by
+// the summarizer, which looks for the community again after writing.
 func (s *Service) deleteStaleReports(ctx context.Context, coll string, current []string) error {
-	n, err := s.deps.Vectors.Count(ctx, coll)
-	if err != nil {
-		return fmt.Errorf("counting community reports: %w", err)
-	}
-	if n <= len(current) {
-		return nil
-	}
-	keep := map[string]bool{}
+	keep := make(map[string]bool, len(current))
 	for _, id := range current {
 		keep[id] = true
 	}
-	if _, err := deleteStale(ctx, s.deps.Vectors, coll, func(id string) bool { return keep[id] }); err != nil {
+	n, err := deleteStale(ctx, s.deps.Vectors, coll, func(id string) bool { return keep[id] })
+	if err != nil {
 		return fmt.Errorf("deleting stale community reports: %w", err)
+	}
+	if n > 0 {
+		s.log.Debug("deleted reports of replaced communities", "collection", coll, "deleted", n)
 	}
 	return nil
 }
@@ -163,4 +196,17 @@ func batches(ids []string, size int) [][]string {
 		out = append(out, ids)
 	}
 	return out
+}
+
+// outageSources are the model endpoints detection depends on: the chat client (for
+// description summaries) and the embedder when that is a client too.
+func (s *Service) outageSources() pipeline.AnyOutage {
+	var o pipeline.AnyOutage
+	if s.deps.LLM != nil {
+		o = append(o, s.deps.LLM)
+	}
+	if src, ok := s.deps.Embedder.(pipeline.OutageSource); ok && s.deps.Embedder != llm.Embedder(s.deps.LLM) {
+		o = append(o, src)
+	}
+	return o
 }

@@ -104,16 +104,22 @@ type Service struct {
 
 	mu      sync.Mutex
 	corpora map[string]*corpusState
+	saveMu  sync.Mutex // serializes state saves (saveState)
 
-	started atomic.Bool // Start succeeded
-	stop    chan struct{}
-	done    chan struct{}
-	once    sync.Once
+	started    atomic.Bool // Start succeeded
+	stopPauses func()      // ends the record of a pause (pipeline.ReportPauses)
+	stop       chan struct{}
+	done       chan struct{}
+	once       sync.Once
 }
 
 type corpusState struct {
 	state      pipeline.GraphState
 	lastChange time.Time
+	// unreported lists the current communities without a report as last seen (nil:
+	// not known since the start); reportsChecked is when (see checkReports).
+	unreported     []string
+	reportsChecked time.Time
 }
 
 // New prepares the grapher.
@@ -206,6 +212,10 @@ func (s *Service) Start(ctx context.Context) (err error) {
 		return err
 	}
 	s.started.Store(true)
+	s.stopPauses = func() {}
+	if src := s.outageSources(); len(src) > 0 {
+		s.stopPauses = pipeline.ReportPauses(ctx, s.deps.Bus, pipeline.StageGrapher, src, s.log)
+	}
 	go s.schedule(context.WithoutCancel(ctx))
 	return nil
 }
@@ -227,6 +237,7 @@ func (s *Service) Stop(ctx context.Context) error {
 		case <-ctx.Done():
 			err = errors.Join(err, fmt.Errorf("grapher: waiting for detection: %w", ctx.Err()))
 		}
+		s.stopPauses()
 		if s.lease != nil {
 			err = errors.Join(err, s.lease.Release(ctx))
 		}
@@ -273,10 +284,13 @@ func (s *Service) schedule(ctx context.Context) {
 				return
 			default:
 			}
-			if err := s.Detect(ctx, corpus); err != nil {
+			// A model outage pauses detection (descriptions and embeddings need the model)
+			// rather than failing and re-running it every tick; Stop ends the wait.
+			if err := s.Detect(llm.WaitOutOutages(ctx, s.stop), corpus); err != nil {
 				s.log.Error("community detection failed; will retry", "corpus", corpus, "err", err)
 			}
 		}
+		s.checkReports(ctx)
 	}
 }
 
@@ -307,12 +321,11 @@ func (s *Service) markDirty(ctx context.Context, corpus string) error {
 	st.state.Changes++
 	wasDirty := st.state.Dirty
 	st.state.Dirty = true
-	snapshot := st.state
 	s.mu.Unlock()
 	if wasDirty {
 		return nil
 	}
-	return pipeline.SaveGraphState(ctx, s.kv, corpus, snapshot)
+	return s.saveState(ctx, corpus)
 }
 
 // RegisterFlags adds the grapher's flags with the current values as defaults.

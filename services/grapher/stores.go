@@ -9,7 +9,8 @@ import (
 
 // GraphStore is what the grapher needs of a graph store: it merges
 // extractions, reads the graph for detection and writes back PageRank,
-// communities and summarized descriptions. A graphstore.Store has these
+// communities and summarized descriptions; it reads the communities back to
+// count those without a report after a restart. A graphstore.Store has these
 // methods (see it for their contracts).
 type GraphStore interface {
 	Merge(ctx context.Context, corpus string, batch []graphstore.ChunkExtraction) error
@@ -19,6 +20,7 @@ type GraphStore interface {
 	SetDescriptions(ctx context.Context, corpus string, descs map[string]string) error
 	SetPageRank(ctx context.Context, corpus string, scores map[string]float64) error
 	ReplaceCommunities(ctx context.Context, corpus string, cs []graphstore.Community) error
+	Communities(ctx context.Context, corpus string, level int) ([]graphstore.Community, error)
 }
 
 // VectorStore is what the grapher needs of a vector store: it writes entity

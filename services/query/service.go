@@ -14,6 +14,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/export"
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/pipeline"
+	"github.com/graphrag/graphrag/services/query/console"
 	"github.com/graphrag/graphrag/services/query/engine"
 	"github.com/graphrag/graphrag/services/query/httpapi"
 	"github.com/graphrag/graphrag/services/query/mcpserver"
@@ -114,10 +115,12 @@ func (s *Service) Engine() *engine.Engine { return s.engine }
 
 // Mount adds the service's routes to mux: the HTTP API (/v1/..., /openapi.json) and the
 // MCP tools over streamable HTTP (/mcp), behind the same authentication (with the
-// token's scopes handed to the tools), rate limit and deadline.
+// token's scopes handed to the tools), rate limit and deadline, and the web console
+// (/ui/), whose pages call the API with the same token.
 func (s *Service) Mount(mux *http.ServeMux) {
 	s.api.Mount(mux)
 	mux.Handle("/mcp", s.api.Guard(mcpserver.GrantMiddleware(s.mcp)))
+	console.Mount(mux)
 }
 
 // publisher publishes uploads as `graphrag publish` does.

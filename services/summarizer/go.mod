@@ -2,7 +2,10 @@ module github.com/graphrag/graphrag/services/summarizer
 
 go 1.26.0
 
-require github.com/graphrag/graphrag/pkg v0.0.0
+require (
+	github.com/graphrag/graphrag/pkg v0.0.0
+	github.com/sashabaranov/go-openai v1.43.0
+)
 
 require (
 	github.com/RoaringBitmap/roaring/v2 v2.14.5 // indirect
@@ -57,7 +60,6 @@ require (
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/otlptranslator v1.0.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
-	github.com/sashabaranov/go-openai v1.43.0 // indirect
 	github.com/viterin/partial v1.1.0 // indirect
 	github.com/viterin/vek v0.4.2 // indirect
 	go.etcd.io/bbolt v1.5.0 // indirect

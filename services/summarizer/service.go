@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"sync"
 
 	"github.com/graphrag/graphrag/pkg/bus"
 	"github.com/graphrag/graphrag/pkg/events"
@@ -49,6 +50,52 @@ type Service struct {
 	log    *slog.Logger
 	runner *pipeline.Runner
 	dim    int
+
+	// stopping ends the handlers' waits for a model endpoint that is down; stopPauses
+	// ends the record of the pause (pipeline.ReportPauses).
+	stopping   chan struct{}
+	stopOnce   sync.Once
+	stopPauses func()
+
+	// handling serializes the handling of one community within this replica: every
+	// detection run announces the communities still without a report, so an event
+	// of the next run may arrive while the previous run's is being handled, and both
+	// would ask the model.
+	handling keyLock
+}
+
+// keyLock is a mutex per key.
+type keyLock struct {
+	mu   sync.Mutex
+	held map[string]chan struct{}
+}
+
+// lock waits until no one else holds key, takes it, and returns its release.
+func (k *keyLock) lock(ctx context.Context, key string) (func(), error) {
+	for {
+		k.mu.Lock()
+		ch, busy := k.held[key]
+		if !busy {
+			if k.held == nil {
+				k.held = map[string]chan struct{}{}
+			}
+			ch = make(chan struct{})
+			k.held[key] = ch
+			k.mu.Unlock()
+			return func() {
+				k.mu.Lock()
+				delete(k.held, key)
+				k.mu.Unlock()
+				close(ch)
+			}, nil
+		}
+		k.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for another handling of community %s: %w", key, ctx.Err())
+		}
+	}
 }
 
 // New prepares the summarizer.
@@ -66,9 +113,36 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Service{cfg: cfg, deps: deps, log: log.With("service", "summarizer")}
-	s.runner = pipeline.NewRunner(deps.Bus, pipeline.StageSummarizer, events.KindCommunities, cfg.Stage, s.handleCommunity, s.log)
+	s := &Service{cfg: cfg, deps: deps, log: log.With("service", "summarizer"), stopping: make(chan struct{})}
+	s.runner = pipeline.NewRunner(deps.Bus, pipeline.StageSummarizer, events.KindCommunities, cfg.Stage, s.pausing(s.handleCommunity), s.log)
 	return s, nil
+}
+
+// pausing runs h with model calls that wait out an outage of the endpoint, so that the
+// stage pauses instead of failing its messages (a waiting worker holds its message: with
+// every worker waiting, the consumer pulls nothing more). An outage error that still
+// reaches the bus (the service is stopping) keeps the message.
+func (s *Service) pausing(h pipeline.Handler) pipeline.Handler {
+	return func(ctx context.Context, corpus string, m *bus.Message) error {
+		err := h(llm.WaitOutOutages(ctx, s.stopping), corpus, m)
+		if errors.Is(err, llm.ErrOutage) {
+			return bus.Unavailable(err)
+		}
+		return err
+	}
+}
+
+// outageSources are the model endpoints the summarizer depends on: its chat client and
+// its embedder when that is a client too.
+func (s *Service) outageSources() pipeline.AnyOutage {
+	var o pipeline.AnyOutage
+	if s.deps.LLM != nil {
+		o = append(o, s.deps.LLM)
+	}
+	if src, ok := s.deps.Embedder.(pipeline.OutageSource); ok && s.deps.Embedder != llm.Embedder(s.deps.LLM) {
+		o = append(o, src)
+	}
+	return o
 }
 
 // Start begins consuming.
@@ -78,11 +152,25 @@ func (s *Service) Start(ctx context.Context) error {
 		return fmt.Errorf("summarizer: %w", err)
 	}
 	s.dim = dim
-	return s.runner.Start(ctx)
+	if err := s.runner.Start(ctx); err != nil {
+		return err
+	}
+	if src := s.outageSources(); len(src) > 0 {
+		s.stopPauses = pipeline.ReportPauses(ctx, s.deps.Bus, pipeline.StageSummarizer, src, s.log)
+	}
+	return nil
 }
 
-// Stop stops pulling and finishes in-flight reports; safe twice.
-func (s *Service) Stop(ctx context.Context) error { return s.runner.Stop(ctx) }
+// Stop stops pulling and finishes in-flight reports (those waiting for the model give
+// up and are kept for later); safe twice.
+func (s *Service) Stop(ctx context.Context) error {
+	s.stopOnce.Do(func() { close(s.stopping) })
+	err := s.runner.Stop(ctx)
+	if s.stopPauses != nil {
+		s.stopPauses()
+	}
+	return err
+}
 
 // subReportDeliveries is the delivery at which a community report is written even if some
 // sub-community reports are still missing (deliveries 1 and 2 wait: 1 s + 5 s of backoff).
@@ -104,6 +192,22 @@ func (s *Service) handleCommunity(ctx context.Context, corpus string, m *bus.Mes
 	if err != nil {
 		return fmt.Errorf("reading community %s: %w", ev.ID, err)
 	}
+	release, err := s.handling.lock(ctx, com.ID)
+	if err != nil {
+		return err
+	}
+	defer release()
+	coll := schema.Collection(corpus, schema.Communities)
+	existing, err := s.deps.Vectors.Get(ctx, coll, []string{com.ID})
+	if err != nil && !errors.Is(err, vectorstore.ErrNotFound) {
+		return fmt.Errorf("community %s: reading its report: %w", com.ID, err)
+	}
+	if len(existing) == 1 {
+		// Written before, by a delivery that stopped before announcing it or for the
+		// same community announced by another run: announce it (a duplicate of an
+		// announcement made is dropped by its message id), write nothing.
+		return s.announce(ctx, corpus, summaryOf(corpus, existing[0], com, ev.Run))
+	}
 	cc, err := s.Context(ctx, corpus, com)
 	if err != nil {
 		return err
@@ -115,44 +219,94 @@ func (s *Service) handleCommunity(ctx context.Context, corpus string, m *bus.Mes
 	if missing := len(com.ChildIDs) - len(cc.SubReports); missing > 0 && m.Deliveries < subReportDeliveries {
 		return fmt.Errorf("community %s: %d of %d sub-community reports not written yet; retrying", com.ID, missing, len(com.ChildIDs))
 	}
-	var rep Report
-	method := "extractive/v1"
-	if s.deps.LLM != nil {
-		method = "llm/" + s.deps.LLM.Config().ChatModel
-		rep, err = s.llmReport(ctx, cc)
-		if errors.Is(err, llm.ErrInvalidJSON) {
-			// The model could not produce a valid report after its retries: a community
-			// without a report would be invisible to global search, so write the
-			// extractive report instead, and say so in its method.
-			s.log.WarnContext(ctx, "the model gave no valid report; writing the extractive one", "corpus", corpus, "community", com.ID, "err", err)
-			rep, method, err = Extractive(cc), "extractive/v1 (model output invalid)", nil
+	rec, err := s.writeReport(ctx, corpus, cc, ev.Run)
+	if err != nil {
+		return err
+	}
+	// A detection run may have replaced the community while the report was being
+	// written, and deleted the reports of replaced communities before this one existed:
+	// look again now that it is written, and take it back if the community is gone.
+	if _, err := s.deps.Graph.Community(ctx, corpus, com.ID); errors.Is(err, graphstore.ErrNotFound) {
+		s.log.DebugContext(ctx, "community replaced while its report was written; deleting the report", "corpus", corpus, "community", com.ID)
+		if err := s.deps.Vectors.Delete(ctx, coll, []string{com.ID}); err != nil {
+			return fmt.Errorf("community %s: deleting the report of a replaced community: %w", com.ID, err)
 		}
-		if err != nil {
-			return fmt.Errorf("community %s: writing report: %w", com.ID, err)
-		}
-	} else {
-		rep = Extractive(cc)
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("reading community %s: %w", com.ID, err)
+	}
+	return s.announce(ctx, corpus, summaryOf(corpus, rec, com, ev.Run))
+}
+
+// writeReport writes the community's report (by the model, or extractive) with its
+// embedding and returns the record written.
+func (s *Service) writeReport(ctx context.Context, corpus string, cc CommunityContext, run string) (vectorstore.Record, error) {
+	com := cc.Community
+	rep, method, err := s.report(ctx, corpus, cc)
+	if err != nil {
+		return vectorstore.Record{}, err
 	}
 	text := rep.Text()
 	vecs, err := s.deps.Embedder.Embed(ctx, []string{text})
 	if err != nil {
-		return fmt.Errorf("community %s: embedding report: %w", com.ID, err)
+		return vectorstore.Record{}, fmt.Errorf("community %s: embedding report: %w", com.ID, err)
 	}
 	coll := schema.Collection(corpus, schema.Communities)
 	if err := s.deps.Vectors.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: s.dim, Lexical: true}); err != nil {
-		return fmt.Errorf("ensuring community collection: %w", err)
+		return vectorstore.Record{}, fmt.Errorf("ensuring community collection: %w", err)
 	}
 	rj, _ := json.Marshal(rep)
 	rec := vectorstore.Record{ID: com.ID, Vector: vecs[0], Text: text, Attrs: map[string]string{
 		schema.ReportLevel: strconv.Itoa(com.Level), schema.ReportParent: com.ParentID, schema.ReportTitle: rep.Title,
 		schema.ReportRating: strconv.FormatFloat(rep.Rating, 'f', 1, 64), schema.ReportMembers: strconv.Itoa(len(com.Members)),
 		schema.ReportRelationships: strconv.Itoa(com.RelationshipCount), schema.ReportJSON: string(rj), schema.ReportMethod: method,
+		schema.ReportRun: run,
 	}}
 	if err := s.deps.Vectors.Upsert(ctx, coll, []vectorstore.Record{rec}); err != nil {
-		return fmt.Errorf("community %s: writing report: %w", com.ID, err)
+		return vectorstore.Record{}, fmt.Errorf("community %s: writing report: %w", com.ID, err)
 	}
-	sum := &events.Summary{Schema: events.SchemaSummary, Corpus: corpus, CommunityID: com.ID, Level: com.Level,
-		Title: clip(rep.Title, events.MaxTitleBytes), Rating: rep.Rating, Method: method}
+	return rec, nil
+}
+
+// report asks the model for the community's report, or builds the extractive one; method
+// says which.
+func (s *Service) report(ctx context.Context, corpus string, cc CommunityContext) (Report, string, error) {
+	if s.deps.LLM == nil {
+		return Extractive(cc), "extractive/v1", nil
+	}
+	rep, err := s.llmReport(ctx, cc)
+	switch {
+	case errors.Is(err, llm.ErrInvalidJSON):
+		// The model could not produce a valid report after its retries: a community
+		// without a report would be invisible to global search, so write the
+		// extractive report instead, and say so in its method.
+		s.log.WarnContext(ctx, "the model gave no valid report; writing the extractive one", "corpus", corpus, "community", cc.Community.ID, "err", err)
+		return Extractive(cc), "extractive/v1 (model output invalid)", nil
+	case errors.Is(err, llm.ErrTimeout) && !errors.Is(err, llm.ErrOutage):
+		// The model answers, but not within its largest time budget (pkg/llm grows it
+		// with the speed observed): one report must not keep the corpus from completing.
+		s.log.WarnContext(ctx, "the model gave no report within its largest time budget; writing the extractive one", "corpus", corpus, "community", cc.Community.ID, "err", err)
+		return Extractive(cc), "extractive/v1 (model timed out)", nil
+	}
+	if err != nil {
+		return rep, "", fmt.Errorf("community %s: writing report: %w", cc.Community.ID, err)
+	}
+	return rep, "llm/" + s.deps.LLM.Config().ChatModel, nil
+}
+
+// summaryOf is the summary event announcing the report rec of community com. The run is
+// the one the report was written for; run is used for reports that do not record theirs.
+func summaryOf(corpus string, rec vectorstore.Record, com graphstore.Community, run string) *events.Summary {
+	if r := rec.Attrs[schema.ReportRun]; r != "" {
+		run = r
+	}
+	rating, _ := strconv.ParseFloat(rec.Attrs[schema.ReportRating], 64)
+	return &events.Summary{Schema: events.SchemaSummary, Corpus: corpus, CommunityID: com.ID, Level: com.Level,
+		Title: clip(rec.Attrs[schema.ReportTitle], events.MaxTitleBytes), Rating: rating, Method: rec.Attrs[schema.ReportMethod], Run: run}
+}
+
+// announce publishes the summary event of a report written.
+func (s *Service) announce(ctx context.Context, corpus string, sum *events.Summary) error {
 	b, err := events.Encode(sum)
 	if err != nil {
 		return bus.Permanent(err)

@@ -17,12 +17,14 @@ type GraphReader interface {
 }
 
 // VectorStore is what the summarizer needs of a vector store: it reads the
-// reports of sub-communities and writes the community's own. A
+// reports of sub-communities and writes the community's own (and deletes it again
+// when the community was replaced meanwhile). A
 // vectorstore.Store has these methods.
 type VectorStore interface {
 	EnsureCollection(ctx context.Context, spec vectorstore.CollectionSpec) error
 	Get(ctx context.Context, coll string, ids []string) ([]vectorstore.Record, error)
 	Upsert(ctx context.Context, coll string, recs []vectorstore.Record) error
+	Delete(ctx context.Context, coll string, ids []string) error
 }
 
 var (

@@ -51,10 +51,15 @@ const (
 	// and PageRank add up as the snapshot does; folding them in Cypher first
 	// doubled the projection time (2.1s against 1.0s at 100k relationships). An
 	// entity without relationships still becomes a node through the null target.
-	// RELATED only links entities of one corpus, so b needs no corpus check.
+	// RELATED only links entities of one corpus, so b needs no corpus check. Rows go
+	// in key order: GDS numbers nodes in the order they first appear, and Leiden's
+	// result depends on that numbering even with a fixed seed, so without the order two
+	// stores holding the same graph (written in another order: a re-index, replicas
+	// merging in another interleaving) got different communities.
 	cyProject = `
 MATCH (a:Entity {corpus: $corpus})
 OPTIONAL MATCH (a)-[r:RELATED]->(b:Entity)
+WITH a, r, b ORDER BY a.key, b.key
 WITH gds.graph.project($graph, a, b,
        {relationshipProperties: CASE WHEN b IS NULL THEN {} ELSE {weight: r.weight} END},
        {undirectedRelationshipTypes: ['*']}) AS g

@@ -2,9 +2,10 @@
 // benchmarks of code that uses package llm (or go-openai directly).
 //
 // The Server answers POST /v1/chat/completions (plain JSON and SSE streams)
-// and POST /v1/embeddings with deterministic content, and can model a real
-// endpoint: a fixed latency, a concurrency limit beyond which requests
-// queue, scripted replies, and injected faults (429 with Retry-After, 500,
-// garbage bodies, hangs). It counts calls and records the peak number of
+// and POST /v1/embeddings with deterministic content (and GET /v1/models), and
+// can model a real endpoint: a fixed latency, a concurrency limit beyond which
+// requests queue, scripted replies, injected faults (429 with Retry-After,
+// 500, garbage bodies, hangs), and an outage (Down, then Up: connections
+// dropped in between). It counts calls and records the peak number of
 // requests that arrived concurrently.
 package llmtest

@@ -99,6 +99,7 @@ type Server struct {
 
 	calls, chatCalls, embedCalls atomic.Int64
 	inFlight, maxInFlight        atomic.Int64
+	down                         atomic.Bool
 }
 
 type config struct {
@@ -166,8 +167,45 @@ func NewServer(opts ...Option) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.handle)
 	mux.HandleFunc("POST /v1/embeddings", s.handle)
-	s.srv = httptest.NewServer(mux)
+	mux.HandleFunc("GET /v1/models", s.serveModels)
+	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.down.Load() {
+			drop(w)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	}))
 	return s
+}
+
+// Down makes the endpoint unreachable, as a crashed or restarting model server is:
+// open connections are closed, and every request until Up, to any path, has its
+// connection dropped without an answer.
+func (s *Server) Down() {
+	s.down.Store(true)
+	s.srv.CloseClientConnections()
+}
+
+// Up ends Down: the endpoint answers again.
+func (s *Server) Up() { s.down.Store(false) }
+
+// drop closes the request's connection without writing anything.
+func drop(w http.ResponseWriter) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		panic("llmtest: the response writer cannot be hijacked")
+	}
+	conn, _, err := hj.Hijack()
+	if err == nil {
+		_ = conn.Close()
+	}
+}
+
+// serveModels lists one model, as GET /v1/models does on OpenAI-compatible servers
+// (clients probe it to learn whether the server is up).
+func (s *Server) serveModels(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write([]byte(`{"object":"list","data":[{"id":"llmtest","object":"model","owned_by":"llmtest"}]}`))
 }
 
 // URL is the base URL to configure clients with (ends in /v1).

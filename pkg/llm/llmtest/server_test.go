@@ -300,3 +300,28 @@ func TestHashEmbedding(t *testing.T) {
 		t.Error("different texts give the same vector")
 	}
 }
+
+// Down drops every connection until Up; the models list answers when up.
+func TestDownAndUp(t *testing.T) {
+	s := llmtest.NewServer()
+	defer s.Close()
+	get := func() (int, error) {
+		resp, err := http.Get(s.URL() + "/models")
+		if err != nil {
+			return 0, err
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	if code, err := get(); err != nil || code != http.StatusOK {
+		t.Fatalf("models while up: %d %v", code, err)
+	}
+	s.Down()
+	if code, err := get(); err == nil {
+		t.Fatalf("models while down answered %d", code)
+	}
+	s.Up()
+	if code, err := get(); err != nil || code != http.StatusOK {
+		t.Fatalf("models after Up: %d %v", code, err)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -21,6 +20,7 @@ type Engine struct {
 	cfg  Config
 	deps Deps
 	log  *slog.Logger
+	keys keyIndexes // typeahead: entity keys per corpus (explore.go)
 }
 
 // New builds an engine.
@@ -467,49 +467,18 @@ type Neighborhood struct {
 	Relationships []Relationship `json:"relationships"`
 }
 
-// Explore returns the neighbourhood of the entity a name normalizes to.
+// Explore returns the neighbourhood of the entity a name normalizes to, with at most
+// MaxNeighbors neighbours.
 func (e *Engine) Explore(ctx context.Context, corpus, name string, depth int) (Neighborhood, error) {
-	if err := (&Request{Corpus: corpus, Query: name}).Validate(); err != nil {
-		return Neighborhood{}, err
-	}
-	if depth < 1 || depth > 4 {
-		return Neighborhood{}, BadRequestf("depth: %d is outside 1..4", depth)
-	}
-	key := normalizeName(name)
-	en, err := e.deps.Graph.Entity(ctx, corpus, key)
-	if errors.Is(err, graphstore.ErrNotFound) {
-		return Neighborhood{}, fmt.Errorf("%w: entity %q (normalized %q) in corpus %s", ErrNotFound, name, key, corpus)
-	}
-	if err != nil {
-		return Neighborhood{}, fmt.Errorf("reading entity: %w", err)
-	}
-	nb, err := e.deps.Graph.Neighborhood(ctx, corpus, []string{key}, depth, e.cfg.MaxNeighbors)
-	if err != nil {
-		return Neighborhood{}, fmt.Errorf("walking the graph: %w", err)
-	}
-	out := Neighborhood{Entity: entityOf(en, 0, "")}
-	keys := []string{key}
-	for _, n := range nb {
-		out.Neighbors = append(out.Neighbors, entityOf(n.Entity, n.Distance, ""))
-		keys = append(keys, n.Entity.Key)
-	}
-	rels, err := e.deps.Graph.RelationshipsAmong(ctx, corpus, keys)
-	if err != nil {
-		return out, fmt.Errorf("reading relationships: %w", err)
-	}
-	sort.SliceStable(rels, func(i, j int) bool { return rels[i].Weight > rels[j].Weight })
-	for _, r := range rels {
-		out.Relationships = append(out.Relationships, Relationship{Source: r.SourceKey, Target: r.TargetKey, Type: r.Type,
-			Description: r.Description, Weight: r.Weight, Evidence: firstN(r.ChunkIDs, 3)})
-	}
-	return out, nil
+	return e.ExploreLimit(ctx, corpus, name, depth, 0)
 }
 
 // ErrNotFound is returned when an entity does not exist (the API answers 404).
 var ErrNotFound = errors.New("not found")
 
 func entityOf(en graphstore.Entity, dist int, by string) Entity {
-	return Entity{Key: en.Key, Name: en.Name, Type: en.Type, Description: en.Description, PageRank: en.PageRank, Distance: dist, LinkedBy: by}
+	return Entity{Key: en.Key, Name: en.Name, Type: en.Type, Description: en.Description, PageRank: en.PageRank, Distance: dist, LinkedBy: by,
+		Mentions: en.MentionCount, Communities: en.Communities}
 }
 
 func firstN(xs []string, n int) []string {

@@ -98,10 +98,23 @@ func (e *Engine) global(ctx context.Context, req Request, t *timer, onDelta func
 	if all {
 		k = 10000
 	}
-	hits, err := e.deps.Vectors.Search(ctx, schema.Collection(req.Corpus, schema.Communities), qvec, k,
-		vectorstore.Filter{Attrs: map[string]string{schema.ReportLevel: strconv.Itoa(level)}})
-	if err != nil && !errors.Is(err, vectorstore.ErrNotFound) {
-		return nil, fmt.Errorf("selecting communities: %w", err)
+	// Only the reports of communities the graph holds now: a report of a replaced
+	// community must never be mapped, even before the grapher's clean-up removes it.
+	current, err := e.deps.Graph.Communities(ctx, req.Corpus, level)
+	if err != nil {
+		return nil, fmt.Errorf("reading level %d: %w", level, err)
+	}
+	var hits []vectorstore.Hit
+	if len(current) > 0 {
+		ids := make([]string, len(current))
+		for i, c := range current {
+			ids[i] = c.ID
+		}
+		hits, err = e.deps.Vectors.Search(ctx, schema.Collection(req.Corpus, schema.Communities), qvec, min(k, len(ids)),
+			vectorstore.Filter{IDs: ids, Attrs: map[string]string{schema.ReportLevel: strconv.Itoa(level)}})
+		if err != nil && !errors.Is(err, vectorstore.ErrNotFound) {
+			return nil, fmt.Errorf("selecting communities: %w", err)
+		}
 	}
 	comms := make([]Community, 0, len(hits))
 	for _, h := range hits {

@@ -122,6 +122,12 @@ type Entity struct {
 	LinkedBy    string  `json:"linked_by,omitempty"`
 	// Evidence is the chunk among this entity's own that best matches the query.
 	Evidence string `json:"evidence,omitempty"`
+	// Mentions counts the chunks that mention the entity.
+	Mentions int `json:"mentions,omitempty"`
+	// Communities holds the entity's community id per level (index = level).
+	Communities []string `json:"communities,omitempty"`
+	// Descriptions are all its descriptions, where a caller asked for them.
+	Descriptions []string `json:"descriptions,omitempty"`
 }
 
 // Relationship links two entities, with its evidence.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strconv"
 
 	"golang.org/x/time/rate"
 
@@ -65,6 +64,12 @@ func New(e *engine.Engine, cfg Config, log *slog.Logger, opts ...Option) *API {
 	a.addResourceRoutes()
 	a.addExportRoute()
 	a.addChatRoutes()
+	// Exploration (explore.go), read by the console.
+	a.mux.HandleFunc("GET /v1/corpora/{corpus}/entities", a.guard(a.searchEntities))
+	a.mux.HandleFunc("GET /v1/corpora/{corpus}/entities/{name}/passages", a.guard(a.entityPassages))
+	a.mux.HandleFunc("GET /v1/corpora/{corpus}/chunks/{id}", a.guard(a.chunk))
+	a.mux.HandleFunc("GET /v1/corpora/{corpus}/communities", a.guard(a.communities))
+	a.mux.HandleFunc("GET /v1/corpora/{corpus}/communities/{id}", a.guard(a.community))
 	a.mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(openAPI)
@@ -216,24 +221,6 @@ func (a *API) retrieve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, retrieveResponse{Context: c, Timings: tm})
-}
-
-func (a *API) entity(w http.ResponseWriter, r *http.Request) {
-	depth := 2
-	if d := r.URL.Query().Get("depth"); d != "" {
-		n, err := strconv.Atoi(d)
-		if err != nil {
-			a.fail(w, r, engine.BadRequestf("depth: %q is not a number", d))
-			return
-		}
-		depth = n
-	}
-	nb, err := a.e.Explore(r.Context(), r.PathValue("corpus"), r.PathValue("name"), depth)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, nb)
 }
 
 func (a *API) stats(w http.ResponseWriter, r *http.Request) {

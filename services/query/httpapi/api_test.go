@@ -245,7 +245,7 @@ func TestHTTPStats(t *testing.T) {
 
 // TestHTTPOpenAPI checks that the document describes exactly the routes the API serves.
 func TestHTTPOpenAPI(t *testing.T) {
-	srv := newTestAPI(t, DefaultConfig(), newFakes().options()...)
+	srv, _ := newExploreAPI(t, DefaultConfig(), newFakes().options()...)
 	resp, body := call(t, srv, http.MethodGet, "/openapi.json", "", "")
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
 		t.Fatalf("status %d, Content-Type %q: want 200 JSON", resp.StatusCode, resp.Header.Get("Content-Type"))
@@ -280,6 +280,12 @@ func TestHTTPOpenAPI(t *testing.T) {
 		{http.MethodGet, "/v1/corpora/{corpus}/entities/{name}", entityPath("demo", "Ada Lovelace") + "?depth=1", ""},
 		{http.MethodGet, "/v1/corpora/{corpus}/stats", "/v1/corpora/demo/stats", ""},
 		{http.MethodGet, "/openapi.json", "/openapi.json", ""},
+		// Exploration (explore.go).
+		{http.MethodGet, "/v1/corpora/{corpus}/entities", "/v1/corpora/demo/entities?prefix=ada", ""},
+		{http.MethodGet, "/v1/corpora/{corpus}/entities/{name}/passages", entityPath("demo", "Ada Lovelace") + "/passages", ""},
+		{http.MethodGet, "/v1/corpora/{corpus}/chunks/{id}", "/v1/corpora/demo/chunks/c1", ""},
+		{http.MethodGet, "/v1/corpora/{corpus}/communities", "/v1/corpora/demo/communities", ""},
+		{http.MethodGet, "/v1/corpora/{corpus}/communities/{id}", "/v1/corpora/demo/communities/" + commTop, ""},
 	}
 	routes = append(routes, resourceRoutes...)
 	served := map[string]bool{}

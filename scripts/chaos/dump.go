@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/graphrag/graphrag/pkg/graphstore"
+	"github.com/graphrag/graphrag/pkg/schema"
+	"github.com/graphrag/graphrag/pkg/vectorstore"
+)
+
+// item is one thing a run indexed: what must be equal in every run (fields), and
+// numbers compared with a tolerance (float sums depend on the order of merges in their
+// last bits).
+type item struct {
+	fields string
+	nums   []float64
+}
+
+// dump is everything a run indexed, by category and key. Nothing in it names the corpus,
+// so runs on different corpora of one store compare.
+type dump map[string]map[string]item
+
+// The categories of a dump.
+const (
+	catEntities      = "entities"
+	catRelationships = "relationships"
+	catCommunities   = "communities"
+	catReports       = "reports"
+	catChunks        = "chunks"
+	catEntityRecords = "entity records"
+)
+
+var categories = []string{catEntities, catRelationships, catCommunities, catReports, catChunks, catEntityRecords}
+
+// dumpStores reads a corpus from its graph and vector stores: entities (name, type,
+// mention count, chunks, community per level, PageRank), relationships (type, weight,
+// mentions), communities (level, parent, members), which communities have a report,
+// chunks (document and text) and entity records.
+func dumpStores(ctx context.Context, g graphstore.Store, v vectorstore.Store, corpus string) (dump, error) {
+	d := dump{}
+	for _, c := range categories {
+		d[c] = map[string]item{}
+	}
+	snap, err := g.Snapshot(ctx, corpus)
+	if err != nil {
+		return nil, fmt.Errorf("reading the graph: %w", err)
+	}
+	for part := range slices.Chunk(snap.Keys, 1000) {
+		ents, err := g.Entities(ctx, corpus, part)
+		if err != nil {
+			return nil, fmt.Errorf("reading entities: %w", err)
+		}
+		for _, e := range ents {
+			d[catEntities][e.Key] = item{fields: strings.Join([]string{e.Name, e.Type, strconv.Itoa(e.MentionCount),
+				strings.Join(sorted(e.ChunkIDs), ","), strings.Join(e.Communities, ",")}, "|"), nums: []float64{e.PageRank}}
+		}
+	}
+	rels, err := g.RelationshipsAmong(ctx, corpus, snap.Keys)
+	if err != nil {
+		return nil, fmt.Errorf("reading relationships: %w", err)
+	}
+	for _, r := range rels {
+		d[catRelationships][r.SourceKey+" -> "+r.TargetKey+" "+r.Type] = item{
+			fields: "mentions " + strconv.Itoa(len(r.ChunkIDs)) + "|" + strings.Join(sorted(r.ChunkIDs), ","), nums: []float64{r.Weight}}
+	}
+	comms, err := g.Communities(ctx, corpus, -1)
+	if err != nil {
+		return nil, fmt.Errorf("reading communities: %w", err)
+	}
+	for _, c := range comms {
+		d[catCommunities][c.ID] = item{fields: fmt.Sprintf("level %d|parent %s|%s", c.Level, c.ParentID, strings.Join(c.Members, ","))}
+	}
+	if err := dumpRecords(ctx, v, schema.Collection(corpus, schema.Communities), d[catReports], false); err != nil {
+		return nil, err
+	}
+	if err := dumpRecords(ctx, v, schema.Collection(corpus, schema.Chunks), d[catChunks], true); err != nil {
+		return nil, err
+	}
+	if err := dumpRecords(ctx, v, schema.Collection(corpus, schema.Entities), d[catEntityRecords], false); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// dumpRecords lists a collection into out; with content, each record's document and a
+// hash of its text are compared too.
+func dumpRecords(ctx context.Context, v vectorstore.Store, coll string, out map[string]item, content bool) error {
+	after := ""
+	for {
+		ids, next, err := v.List(ctx, coll, after, 1000)
+		if errors.Is(err, vectorstore.ErrNotFound) {
+			return nil // never written
+		}
+		if err != nil {
+			return fmt.Errorf("listing %s: %w", coll, err)
+		}
+		if !content {
+			for _, id := range ids {
+				out[id] = item{}
+			}
+		} else if err := dumpContent(ctx, v, coll, ids, out); err != nil {
+			return err
+		}
+		if next == "" {
+			return nil
+		}
+		after = next
+	}
+}
+
+func dumpContent(ctx context.Context, v vectorstore.Store, coll string, ids []string, out map[string]item) error {
+	for part := range slices.Chunk(ids, 256) {
+		recs, err := v.Get(ctx, coll, part)
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", coll, err)
+		}
+		for _, r := range recs {
+			sum := sha256.Sum256([]byte(r.Text))
+			out[r.ID] = item{fields: r.Attrs[schema.ChunkDocumentID] + "|" + hex.EncodeToString(sum[:8])}
+		}
+	}
+	return nil
+}
+
+func sorted(xs []string) []string {
+	out := slices.Clone(xs)
+	sort.Strings(out)
+	return out
+}
+
+// diff is how a run's dump differs from the uninterrupted run's, per category.
+type diff struct {
+	lost, extra, changed map[string]int
+	examples             []string
+}
+
+func (d diff) total() (lost, extra, changed int) {
+	for _, c := range categories {
+		lost += d.lost[c]
+		extra += d.extra[c]
+		changed += d.changed[c]
+	}
+	return lost, extra, changed
+}
+
+const maxExamples = 6
+
+// compare finds what the run lost, gained or holds differently.
+func compare(base, run dump) diff {
+	d := diff{lost: map[string]int{}, extra: map[string]int{}, changed: map[string]int{}}
+	note := func(format string, args ...any) {
+		if len(d.examples) < maxExamples {
+			d.examples = append(d.examples, fmt.Sprintf(format, args...))
+		}
+	}
+	for _, c := range categories {
+		for k, want := range base[c] {
+			got, ok := run[c][k]
+			switch {
+			case !ok:
+				d.lost[c]++
+				note("lost %s %q", c, k)
+			case !same(want, got):
+				d.changed[c]++
+				note("changed %s %q: %v -> %v", c, k, want, got)
+			}
+		}
+		for k := range run[c] {
+			if _, ok := base[c][k]; !ok {
+				d.extra[c]++
+				note("extra %s %q", c, k)
+			}
+		}
+	}
+	return d
+}
+
+func same(a, b item) bool {
+	if a.fields != b.fields || len(a.nums) != len(b.nums) {
+		return false
+	}
+	for i := range a.nums {
+		if math.Abs(a.nums[i]-b.nums[i]) > 1e-6*math.Max(1e-9, math.Max(math.Abs(a.nums[i]), math.Abs(b.nums[i]))) {
+			return false
+		}
+	}
+	return true
+}
+
+// selfCheck reports what an index must hold whatever happened to it: a report for every
+// community and none for a community that is not there.
+func selfCheck(d dump) []string {
+	var problems []string
+	for id := range d[catCommunities] {
+		if _, ok := d[catReports][id]; !ok {
+			problems = append(problems, "community without a report: "+id)
+		}
+	}
+	for id := range d[catReports] {
+		if _, ok := d[catCommunities][id]; !ok {
+			problems = append(problems, "report of a community that does not exist: "+id)
+		}
+	}
+	sort.Strings(problems)
+	return problems
+}
+
+// sizes describes a dump in one line.
+func (d dump) sizes() string {
+	parts := make([]string, 0, len(categories))
+	for _, c := range categories {
+		parts = append(parts, fmt.Sprintf("%d %s", len(d[c]), c))
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,179 @@
+// Command chaos is the chaos suite (`make chaos`, not part of CI): it indexes a small
+// corpus again and again, published in batches (so that detection runs replace
+// communities), while killing processes with SIGKILL at random points, and compares
+// everything each run indexed with an uninterrupted run:
+//
+//   - up: `graphrag up` (embedded NATS and stores) killed 1–3 times per run;
+//   - nats: `graphrag up` on a NATS server of its own; the NATS server is killed and
+//     started again 1–5 s later, 1–2 times per run;
+//   - multi: a NATS server, 2 extractors, a grapher, a summarizer and a query service as
+//     separate processes on Neo4j and Milvus; any of them killed 1–3 times per run and
+//     started again 0–2 s later (the NATS server 1–5 s).
+//
+// A run passes when its index holds exactly what the uninterrupted run's holds (entities
+// with mention counts, chunks and PageRank; relationships with weights and mentions;
+// communities; reports; chunks; entity records), every community has a report and no
+// report a missing community, and nothing was dead-lettered. scripts/chaos/run.sh builds
+// the binaries, starts Neo4j and Milvus for the multi layout, and runs this with
+// `go run` (scripts/ belongs to no module). docs/operations.md records the results.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/graphrag/graphrag/pkg/events"
+)
+
+type options struct {
+	bin        string
+	work       string
+	dataset    string
+	docs       int
+	batches    int
+	runsUp     int
+	runsNATS   int
+	runsMulti  int
+	extractors int
+	seed       uint64
+	out        string
+	neo4jURI   string
+	milvusAddr string
+	runTimeout time.Duration
+}
+
+// harness runs the scenarios.
+type harness struct {
+	opt    options
+	corpus string
+	docs   []events.Document
+	log    *slog.Logger
+	rng    *rand.Rand
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.bin, "bin", "bin", "directory with graphrag, extractor, grapher, summarizer, query and nats-server")
+	flag.StringVar(&o.work, "work", "", "work directory (default: a new temporary one)")
+	flag.StringVar(&o.dataset, "dataset", "/work/shared/datasets/hotpotqa/corpus.jsonl", "JSON lines of {id, title, text}")
+	flag.IntVar(&o.docs, "docs", 120, "documents indexed per run (the first of the dataset)")
+	flag.IntVar(&o.batches, "batches", 3, "batches the documents are published in (each makes detection replace communities)")
+	flag.IntVar(&o.runsUp, "runs-up", 20, "runs killing graphrag up")
+	flag.IntVar(&o.runsNATS, "runs-nats", 5, "runs killing the NATS server under graphrag up")
+	flag.IntVar(&o.runsMulti, "runs-multi", 20, "runs killing processes of the multi-process layout (needs -neo4j-uri and -milvus-address)")
+	flag.IntVar(&o.extractors, "extractors", 2, "extractor processes in the multi-process layout")
+	flag.Uint64Var(&o.seed, "seed", 0, "random seed (0: from the clock; the report names it)")
+	flag.StringVar(&o.out, "out", "", "write the report (Markdown) here too")
+	flag.StringVar(&o.neo4jURI, "neo4j-uri", "", "Neo4j Bolt URI for the multi-process layout")
+	flag.StringVar(&o.milvusAddr, "milvus-address", "", "Milvus address for the multi-process layout")
+	flag.DurationVar(&o.runTimeout, "run-timeout", 15*time.Minute, "longest a run may take to complete")
+	flag.Parse()
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "chaos:", err)
+		os.Exit(1)
+	}
+}
+
+func run(o options) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if o.batches < 1 {
+		o.batches = 1
+	}
+	if o.seed == 0 {
+		o.seed = uint64(time.Now().UnixNano())
+	}
+	if o.work == "" {
+		dir, err := os.MkdirTemp("", "graphrag-chaos-")
+		if err != nil {
+			return err
+		}
+		o.work = dir
+	}
+	h := &harness{opt: o, corpus: "chaos", log: slog.New(slog.NewTextHandler(os.Stderr, nil)),
+		rng: rand.New(rand.NewPCG(o.seed, o.seed^0x9e3779b97f4a7c15))}
+	docs, err := loadDocs(o.dataset, h.corpus, o.docs)
+	if err != nil {
+		return err
+	}
+	h.docs = docs
+	h.log.Info("chaos suite", "seed", o.seed, "work", o.work, "documents", len(docs))
+	var reports []scenarioReport
+	if o.runsUp+o.runsNATS > 0 {
+		reports = append(reports, h.upScenarios(ctx)...)
+	}
+	if o.runsMulti > 0 {
+		if o.neo4jURI == "" || o.milvusAddr == "" {
+			return fmt.Errorf("-runs-multi %d needs -neo4j-uri and -milvus-address", o.runsMulti)
+		}
+		reports = append(reports, h.multiScenario(ctx))
+	}
+	text := renderReport(o, len(docs), reports)
+	fmt.Print(text)
+	if o.out != "" {
+		if err := os.WriteFile(o.out, []byte(text), 0o644); err != nil {
+			return err
+		}
+	}
+	for _, r := range reports {
+		if r.failed() {
+			return fmt.Errorf("scenario %s failed (logs under %s)", r.name, o.work)
+		}
+	}
+	return nil
+}
+
+// loadDocs reads the first n documents of a JSON lines file of {id, title, text}.
+func loadDocs(path, corpus string, n int) ([]events.Document, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("opening the dataset: %w", err)
+	}
+	defer f.Close()
+	var docs []events.Document
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
+	for sc.Scan() && len(docs) < n {
+		var rec struct{ ID, Title, Text string }
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			return nil, fmt.Errorf("reading the dataset: %w", err)
+		}
+		docs = append(docs, events.Document{Corpus: corpus, ID: rec.ID, Title: rec.Title,
+			ContentType: events.ContentTypeText, Text: rec.Text})
+	}
+	if err := sc.Err(); err != nil && err != io.EOF {
+		return nil, fmt.Errorf("reading the dataset: %w", err)
+	}
+	if len(docs) == 0 {
+		return nil, fmt.Errorf("no document in %s", path)
+	}
+	return docs, nil
+}
+
+// withCorpus returns the documents for another corpus.
+func (h *harness) withCorpus(corpus string) []events.Document {
+	out := make([]events.Document, len(h.docs))
+	for i, d := range h.docs {
+		d.Corpus = corpus
+		out[i] = d
+	}
+	return out
+}
+
+func join(xs []string) string {
+	if len(xs) == 0 {
+		return "-"
+	}
+	return strings.Join(xs, ", ")
+}

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The chaos suite (make chaos; not part of CI): builds the binaries, starts Neo4j + GDS
+# and Milvus for the multi-process layout (scripts/integration installs them from Maven
+# Central and PyPI, cached), and runs scripts/chaos/*.go with the arguments given:
+#
+#   scripts/chaos/run.sh [-runs-up 20] [-runs-nats 5] [-runs-multi 20] [-docs 120] [-seed N] [-out FILE]
+#
+# -runs-multi 0 skips the multi-process layout and starts no store server. Everything
+# started is stopped on exit; the work directory (logs, data of every run) is kept
+# when the suite fails, removed when it passes (CHAOS_KEEP=1 keeps it).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+integration=$root/scripts/integration
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/graphrag-chaos.XXXXXX")
+started=()
+status=1
+cleanup() {
+  for b in "${started[@]}"; do
+    "$integration/$b/stop.sh" "$work/$b" || echo "chaos: stopping $b failed" >&2
+  done
+  if [[ $status == 0 && ${CHAOS_KEEP:-} != 1 ]]; then
+    rm -rf "$work"
+  else
+    echo "chaos: logs and data in $work" >&2
+  fi
+}
+trap cleanup EXIT
+
+multi=1
+args=("$@")
+for ((i = 0; i < ${#args[@]}; i++)); do
+  case ${args[i]} in
+    -runs-multi=0 | --runs-multi=0) multi=0 ;;
+    -runs-multi | --runs-multi) [[ ${args[i + 1]:-} == 0 ]] && multi=0 ;;
+  esac
+done
+
+echo "== build" >&2
+bin=$work/bin
+mkdir -p "$bin"
+(cd "$root" && go build -o "$bin/graphrag" ./cmd/graphrag)
+for s in extractor grapher summarizer query; do
+  (cd "$root" && go build -o "$bin/$s" "./services/$s/cmd/$s")
+done
+# The NATS server the suite kills: the same module version the platform embeds.
+(cd "$root/pkg" && go build -o "$bin/nats-server" github.com/nats-io/nats-server/v2)
+go vet "$here"/*.go
+
+store_args=()
+if [[ $multi == 1 ]]; then
+  for b in neo4j milvus; do
+    echo "== install and start $b" >&2
+    "$integration/$b/install.sh" >&2
+    mkdir -p "$work/$b"
+    mode=()
+    [[ $b == neo4j ]] && mode=(gds)
+    env_lines=$("$integration/$b/start.sh" "$work/$b" "${mode[@]}")
+    started+=("$b")
+    while IFS= read -r line; do
+      [[ $line =~ ^export\ [A-Z0-9_]+=.*$ ]] || { echo "chaos: unexpected output from $b/start.sh: $line" >&2; exit 1; }
+      eval "$line"
+    done <<<"$env_lines"
+  done
+  store_args=(-neo4j-uri "$GRAPHRAG_TEST_NEO4J_URI" -milvus-address "$GRAPHRAG_TEST_MILVUS_ADDR")
+fi
+
+echo "== chaos" >&2
+cd "$root"
+go run "$here"/*.go -bin "$bin" -work "$work/runs" "${store_args[@]}" "$@"
+status=0

@@ -1,0 +1,253 @@
+//go:build browser
+
+package console_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+func TestAskStreamsAndCites(t *testing.T) {
+	s := upStack(t)
+	b := newBrowser(t, 1280, 800)
+	b.run(t, "asking", chromedp.Navigate(s.base+"/ui/#/ask"),
+		chromedp.WaitVisible(chromedp.CSS("#question")),
+		chromedp.SendKeys(chromedp.CSS("#question"), "Which institute employs the scientist who chaired the Storm Hester inquiry?"),
+		chromedp.Click(chromedp.CSS("#ask")),
+		waitJS(`document.querySelector('#answer').dataset.done === '1'`))
+	if n, _ := strconv.Atoi(jsString(t, b, `document.querySelector('#answer').dataset.deltas || '0'`)); n < 1 {
+		t.Errorf("the answer arrived in %d delta events, want it streamed", n)
+	}
+	answer := textOf(b, t, "#answer")
+	// The sample question's expected answer (examples/questions.jsonl).
+	if !strings.Contains(strings.ToLower(answer), "marrow bay marine institute") {
+		t.Errorf("answer %q does not name the Marrow Bay Marine Institute", answer)
+	}
+	chunk := jsString(t, b, `document.querySelector('#answer a.cite').dataset.chunk`)
+	if chunk == "" {
+		t.Fatalf("the answer has no citation link to a passage: %q", answer)
+	}
+	b.run(t, "opening the first citation", chromedp.Click(chromedp.CSS("#answer a.cite")),
+		waitJS(`!!document.querySelector('#passage .passage-text')`))
+	if got := jsString(t, b, `document.querySelector('#passage .passage-text').dataset.chunk`); got != chunk {
+		t.Errorf("the citation opened chunk %q, want %q", got, chunk)
+	}
+	marks := jsString(t, b, `[...document.querySelectorAll('#passage mark')].map(m => m.textContent.toLowerCase()).join(',')`)
+	if !strings.Contains(marks, "storm") && !strings.Contains(marks, "hester") && !strings.Contains(marks, "institute") {
+		t.Errorf("highlighted terms %q, want some of the question's (storm, hester, institute)", marks)
+	}
+	if why := textOf(b, t, "#why-panel"); !strings.Contains(why, "lexical #") || !strings.Contains(why, "Linked entities") {
+		t.Errorf("why panel lacks the lists with ranks or the linked entities: %.400s", why)
+	}
+	b.screenshot(t, "ask")
+
+	b.run(t, "asking a global question", chromedp.SetValue(chromedp.CSS("#mode"), "global"),
+		chromedp.SetValue(chromedp.CSS("#question"), "What are the main themes across the corpus?"),
+		eval(`delete document.querySelector('#answer').dataset.done`),
+		chromedp.Click(chromedp.CSS("#ask")),
+		waitJS(`document.querySelector('#answer').dataset.done === '1'`))
+	if why := textOf(b, t, "#why-panel"); !strings.Contains(why, "Communities mapped") {
+		t.Errorf("a global answer's why panel lacks the communities mapped: %.400s", why)
+	}
+	b.screenshot(t, "ask-global")
+}
+
+func TestExplorerNeighbourhoodAndExpand(t *testing.T) {
+	s := upStack(t)
+	b := newBrowser(t, 1280, 800)
+	b.run(t, "typeahead", chromedp.Navigate(s.base+"/ui/#/explore"),
+		chromedp.WaitVisible(chromedp.CSS("#entity-search")),
+		chromedp.SendKeys(chromedp.CSS("#entity-search"), "gullhead li"),
+		waitJS(`[...document.querySelectorAll('#suggestions button')].some(b => b.firstChild.textContent === 'Gullhead Lighthouse')`),
+		eval(`[...document.querySelectorAll('#suggestions button')].find(b => b.firstChild.textContent === 'Gullhead Lighthouse').click()`),
+		waitJS(`!!document.querySelector('#graph').dataset.renderMs`))
+	names := jsString(t, b, `window.graphrag.cy.nodes().map(n => n.data('name')).join('|')`)
+	for _, want := range []string{"Gullhead Lighthouse", "Keeper Samuel Brede", "Elias Fenwick", "Corran Reef", "Marrow Bay"} {
+		if !strings.Contains("|"+names+"|", "|"+want+"|") {
+			t.Errorf("neighbourhood %q lacks %q", names, want)
+		}
+	}
+	if d := textOf(b, t, "#details"); !strings.Contains(d, "Passages") || !strings.Contains(d, "Gullhead") {
+		t.Errorf("node details lack the passages: %.300s", d)
+	}
+	b.screenshot(t, "explore")
+
+	// Click, in the real canvas, a neighbour that has neighbours of its own not shown yet.
+	before := jsString(t, b, `String(window.graphrag.cy.nodes().length)`)
+	pos := jsString(t, b, `(() => { const n = window.graphrag.cy.$id('marrow bay'); const p = n.renderedPosition();
+		const r = document.querySelector('#graph').getBoundingClientRect(); return (r.left + p.x) + ',' + (r.top + p.y); })()`)
+	var x, y float64
+	if _, err := fmt.Sscanf(pos, "%f,%f", &x, &y); err != nil {
+		t.Fatalf("position of Marrow Bay %q: %v", pos, err)
+	}
+	b.run(t, "expanding Marrow Bay", chromedp.MouseClickXY(x, y),
+		waitJS(`window.graphrag.cy.nodes().length > `+before),
+		waitJS(`window.graphrag.cy.$id('marrow bay').hasClass('expanded')`))
+	// Its neighbours (from the API) are all on the canvas now.
+	missing := jsString(t, b, `(async () => { const r = await fetch('/v1/corpora/demo/entities/marrow%20bay?depth=1&limit=100').then(r => r.json());
+		return r.neighbors.filter(n => window.graphrag.cy.$id(n.key).empty()).map(n => n.name).join('|'); })()`)
+	if missing != "" {
+		t.Errorf("after expanding Marrow Bay, its neighbours %q are missing", missing)
+	}
+	b.screenshot(t, "explore-expanded")
+}
+
+func TestCommunityOpensWithMembers(t *testing.T) {
+	s := upStack(t)
+	b := newBrowser(t, 1280, 800)
+	b.run(t, "opening a community", chromedp.Navigate(s.base+"/ui/#/communities"),
+		chromedp.WaitVisible(chromedp.CSS("#tree a.community")),
+		chromedp.Click(chromedp.CSS("#tree a.community")),
+		waitJS(`document.querySelectorAll('#members li').length > 0`))
+	title := textOf(b, t, "#tree a.community")
+	if got := textOf(b, t, "#report-title"); got != title {
+		t.Errorf("report title %q, want the clicked community's %q", got, title)
+	}
+	b.run(t, "opening a level below", chromedp.Click(chromedp.CSS("#tree details > summary")),
+		waitJS(`document.querySelectorAll('#tree details[open] .leaf, #tree details[open] details').length > 0`))
+	b.screenshot(t, "communities")
+}
+
+func TestDashboardFollowsIndexing(t *testing.T) {
+	s := upStack(t)
+	b := newBrowser(t, 1280, 800)
+	b.run(t, "opening the dashboard", chromedp.Navigate(s.base+"/ui/#/dashboard"),
+		waitJS(`document.querySelector('#corpus-state')?.textContent === 'complete'`))
+	published := func() int {
+		n, _ := strconv.Atoi(jsString(t, b, `document.querySelector('#stages tr[data-stage] td.num').textContent.replace(/,/g, '')`))
+		return n
+	}
+	before := published()
+	doc := filepath.Join(t.TempDir(), "dashboard_probe.md")
+	if err := os.WriteFile(doc, []byte("# Harbour Tide Gauge\n\nThe Harbour Tide Gauge at Marrow Bay records the tide every six minutes. Keeper Samuel Brede read it during Storm Hester.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(graphragBin, "publish", "-corpus", "demo", "-nats-url", s.natsURL, doc).CombinedOutput(); err != nil {
+		t.Fatalf("publishing: %v: %s", err, out)
+	}
+	b.run(t, "waiting for the new document to be indexed",
+		waitJS(fmt.Sprintf(`(document.querySelector('#stages tr[data-stage] td.num')?.textContent || '0').replace(/,/g, '') > %d`, before)),
+		waitJS(`document.querySelector('#corpus-state')?.textContent === 'complete'`))
+	if got := published(); got != before+1 {
+		t.Errorf("published %d after one more document, want %d", got, before+1)
+	}
+	b.screenshot(t, "dashboard")
+}
+
+// dropFiles drops files on the documents page's drop zone, as a drag and drop does.
+func dropFiles(files map[string]string) chromedp.Action[chromedp.Void] {
+	var js strings.Builder
+	js.WriteString(`(() => { const dt = new DataTransfer();`)
+	for name, body := range files {
+		fmt.Fprintf(&js, `dt.items.add(new File([%q], %q, {type: 'text/markdown'}));`, body, name)
+	}
+	js.WriteString(`const z = document.querySelector('#dropzone');
+		z.dispatchEvent(new DragEvent('dragover', {dataTransfer: dt, bubbles: true, cancelable: true}));
+		z.dispatchEvent(new DragEvent('drop', {dataTransfer: dt, bubbles: true, cancelable: true})); return true; })()`)
+	return eval(js.String())
+}
+
+func TestUploadedDocumentIsListedAndAnswerable(t *testing.T) {
+	s := upStack(t)
+	b := newBrowser(t, 1280, 800)
+	body := "# Orla Pennick\n\nOrla Pennick is the harbourmaster of Marrow Bay. Orla Pennick keeps the harbour ledger in the Weighbridge Office.\n"
+	b.run(t, "uploading", chromedp.Navigate(s.base+"/ui/#/documents"),
+		chromedp.WaitVisible(chromedp.CSS("#dropzone")),
+		dropFiles(map[string]string{"orla_pennick.md": body}),
+		waitJS(`[...document.querySelectorAll('#documents td.title')].some(td => td.textContent === 'Orla Pennick')`),
+		waitJS(`[...document.querySelectorAll('#documents tr')].some(tr => tr.textContent.includes('Orla Pennick') && tr.textContent.includes('indexed'))`))
+	b.screenshot(t, "documents")
+	b.run(t, "asking about it", chromedp.Navigate(s.base+"/ui/#/ask"),
+		chromedp.WaitVisible(chromedp.CSS("#question")),
+		chromedp.SendKeys(chromedp.CSS("#question"), "Where does Orla Pennick keep the harbour ledger?"),
+		chromedp.Click(chromedp.CSS("#ask")),
+		waitJS(`document.querySelector('#answer').dataset.done === '1'`))
+	if a := textOf(b, t, "#answer"); !strings.Contains(a, "Weighbridge Office") {
+		t.Errorf("answer %q does not come from the uploaded document", a)
+	}
+}
+
+func TestCorpusTextIsText(t *testing.T) {
+	s := upStack(t)
+	b := newBrowser(t, 1280, 800)
+	const evil = `<script>alert(1)</script>`
+	body := "# " + evil + "\n\nThe Quayside Bellringer " + evil + ` rings <img src=x onerror=alert(2)> the Quayside Bell at dusk.` + "\n"
+	b.run(t, "uploading a hostile document", chromedp.Navigate(s.base+"/ui/#/documents"),
+		chromedp.WaitVisible(chromedp.CSS("#dropzone")),
+		dropFiles(map[string]string{"hostile.md": body}),
+		waitJS(`[...document.querySelectorAll('#documents tr')].some(tr => tr.textContent.includes('alert(1)') && tr.textContent.includes('indexed'))`))
+	if got := jsString(t, b, `[...document.querySelectorAll('#documents td.title')].map(td => td.textContent).find(t => t.includes('alert')) || ''`); got != evil {
+		t.Errorf("title cell text %q, want the literal %q", got, evil)
+	}
+	b.run(t, "reading its passage", chromedp.Navigate(s.base+"/ui/#/ask"),
+		chromedp.WaitVisible(chromedp.CSS("#question")),
+		chromedp.SendKeys(chromedp.CSS("#question"), "Who rings the Quayside Bell?"),
+		chromedp.Click(chromedp.CSS("#ask")),
+		waitJS(`document.querySelector('#answer').dataset.done === '1'`),
+		chromedp.Click(chromedp.CSS("#answer a.cite")),
+		waitJS(`!!document.querySelector('#passage .passage-text')`),
+		chromedp.Sleep(500*time.Millisecond))
+	if txt := textOf(b, t, "#passage .passage-text"); !strings.Contains(txt, evil) || !strings.Contains(txt, "<img src=x") {
+		t.Errorf("passage text %q does not show the markup as text", txt)
+	}
+	if n := jsString(t, b, `String(document.querySelectorAll('main script, main img').length)`); n != "0" {
+		t.Errorf("%s script or img elements were created from corpus text", n)
+	}
+	if d := b.dialogs.Load(); d != 0 {
+		t.Errorf("%d JavaScript dialogs opened", d)
+	}
+	b.screenshot(t, "hostile-passage")
+}
+
+func TestTokenRequired(t *testing.T) {
+	s := upStack(t, "-api-tokens", "ui-secret-token")
+	b := newBrowser(t, 1280, 800)
+	b.run(t, "opening without a token", chromedp.Navigate(s.base+"/ui/#/communities"),
+		waitJS(`getComputedStyle(document.querySelector('#token-form')).display !== 'none' && !!document.querySelector('.auth-required')`))
+	if n := jsString(t, b, `String(document.querySelectorAll('#tree a.community').length)`); n != "0" {
+		t.Errorf("%s communities shown without a token", n)
+	}
+	b.screenshot(t, "token-prompt")
+	b.run(t, "entering a wrong token", chromedp.SendKeys(chromedp.CSS("#token"), "wrong"),
+		chromedp.Click(chromedp.CSS("#token-form button[type=submit]")),
+		waitJS(`!document.querySelector('#token-form').hidden && document.querySelector('#token-form p').textContent.includes('refused')`))
+	b.run(t, "entering the token", chromedp.SendKeys(chromedp.CSS("#token"), "ui-secret-token"),
+		chromedp.Click(chromedp.CSS("#token-form button[type=submit]")),
+		waitJS(`document.querySelectorAll('#tree a.community').length > 0`))
+	if got := jsString(t, b, `sessionStorage.getItem('graphrag.token') || ''`); got != "ui-secret-token" {
+		t.Errorf("session storage holds %q, want the token", got)
+	}
+	// Without -api-tokens there is no prompt.
+	open := upStack(t)
+	b2 := newBrowser(t, 1280, 800)
+	b2.run(t, "opening without auth", chromedp.Navigate(open.base+"/ui/#/communities"),
+		waitJS(`document.querySelectorAll('#tree a.community').length > 0`))
+	if hidden := jsString(t, b2, `String(getComputedStyle(document.querySelector('#token-form')).display === 'none')`); hidden != "true" {
+		t.Error("the token form shows although the API needs no token")
+	}
+}
+
+func TestPhoneLayout(t *testing.T) {
+	s := upStack(t)
+	b := newBrowser(t, 390, 844)
+	b.run(t, "explorer on a phone", chromedp.Navigate(s.base+"/ui/#/explore?entity=Gullhead%20Lighthouse&depth=1"),
+		waitJS(`!!document.querySelector('#graph').dataset.renderMs`))
+	if w := jsString(t, b, `String(document.documentElement.scrollWidth <= window.innerWidth + 1)`); w != "true" {
+		t.Error("the explorer scrolls sideways on a phone")
+	}
+	b.screenshot(t, "phone-explore")
+	b.run(t, "documents on a phone", chromedp.Navigate(s.base+"/ui/#/dashboard"),
+		waitJS(`!!document.querySelector('#corpus-state')`))
+	if w := jsString(t, b, `String(document.documentElement.scrollWidth <= window.innerWidth + 1)`); w != "true" {
+		t.Error("the dashboard scrolls sideways on a phone")
+	}
+	b.screenshot(t, "phone-dashboard")
+}

@@ -1,0 +1,822 @@
+// GraphRAG console: one module, no build step. It reads only the public HTTP API
+// (/openapi.json documents it) and writes every corpus text through textContent or text
+// nodes, never as HTML: documents are untrusted input.
+
+// ---------- DOM helpers ----------
+
+// h builds an element: attrs are properties or attributes ("on…" functions become
+// listeners), children are nodes or strings (strings become text nodes, never HTML).
+function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
+    else if (k === 'class') el.className = v;
+    else if (k === 'style') el.style.cssText = v; // CSSOM: allowed by the CSP, unlike a style attribute
+    else if (k === 'dataset') Object.assign(el.dataset, v);
+    else if (k in el && typeof v !== 'string') el[k] = v;
+    else el.setAttribute(k, v === true ? '' : String(v));
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el, children) {
+  for (const c of children.flat(Infinity)) {
+    if (c === undefined || c === null || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+function clear(el) { el.replaceChildren(); return el; }
+
+// fill replaces el's children (arrays flattened, null skipped, strings as text).
+function fill(el, ...children) { return append(clear(el), children); }
+
+const STOP = new Set(('the a an and or of to in on at by for with from as is are was were be been what which who whom ' +
+  'whose when where why how did does do that this these those it its into about across over than then there their ' +
+  'his her he she they them main').split(' '));
+
+// termsOf returns the words of a question worth highlighting.
+function termsOf(q) {
+  return [...new Set((q || '').toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => w.length > 2 && !STOP.has(w)))];
+}
+
+const escapeRe = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+// highlight returns text as nodes, with the terms (case-insensitive) in <mark>.
+function highlight(text, terms) {
+  terms = (terms || []).filter(Boolean);
+  if (!terms.length) return [text];
+  const re = new RegExp('(' + terms.map(escapeRe).sort((a, b) => b.length - a.length).join('|') + ')', 'giu');
+  return text.split(re).map((part, i) => (i % 2 ? h('mark', {}, part) : part));
+}
+
+const fmt = (x, d = 3) => (typeof x === 'number' ? (Number.isInteger(x) ? String(x) : x.toFixed(d)) : '');
+const num = (x) => (typeof x === 'number' ? x.toLocaleString('en') : '–');
+
+// ---------- API ----------
+
+const TOKEN_KEY = 'graphrag.token';
+const CORPUS_KEY = 'graphrag.corpus';
+
+class AuthError extends Error {}
+class APIError extends Error {
+  constructor(status, message) { super(message); this.status = status; }
+}
+
+const state = {
+  corpus: localStorage.getItem(CORPUS_KEY) || 'demo',
+  authRequired: false,
+};
+
+const enc = encodeURIComponent;
+const corpusPath = (rest) => `/v1/corpora/${enc(state.corpus)}${rest}`;
+
+// api sends a request with the session's token; a 401 shows the token form.
+async function api(path, opts = {}) {
+  const headers = new Headers(opts.headers || {});
+  const tok = sessionStorage.getItem(TOKEN_KEY);
+  if (tok) headers.set('Authorization', 'Bearer ' + tok);
+  const resp = await fetch(path, { ...opts, headers });
+  if (resp.status === 401) {
+    state.authRequired = true;
+    showTokenForm(tok ? 'The token was refused.' : '');
+    throw new AuthError('This API needs a bearer token: enter it above.');
+  }
+  if (!resp.ok) {
+    let msg = resp.statusText;
+    try { msg = (await resp.json()).error || msg; } catch { /* not JSON */ }
+    throw new APIError(resp.status, msg);
+  }
+  return resp;
+}
+
+const getJSON = async (path) => (await api(path)).json();
+
+// errorBox renders an error in place of data.
+function errorBox(err) {
+  if (err instanceof AuthError) return h('p', { class: 'notice auth-required' }, err.message);
+  const extra = err instanceof APIError && err.status === 404 ? ' (not found)' : '';
+  return h('p', { class: 'error' }, String(err.message || err) + extra);
+}
+
+function showTokenForm(msg) {
+  const form = document.getElementById('token-form');
+  form.hidden = false;
+  form.querySelector('p').textContent = (msg ? msg + ' ' : '') +
+    'This API needs a bearer token. It is kept in this tab\'s session storage only.';
+  document.getElementById('token-button').hidden = false;
+  document.getElementById('token').focus();
+}
+
+function setupToken() {
+  const form = document.getElementById('token-form');
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const v = document.getElementById('token').value.trim();
+    if (!v) return;
+    sessionStorage.setItem(TOKEN_KEY, v);
+    document.getElementById('token').value = '';
+    form.hidden = true;
+    loadCorpora();
+    route();
+  });
+  document.getElementById('token-clear').addEventListener('click', () => {
+    sessionStorage.removeItem(TOKEN_KEY);
+    route();
+  });
+  document.getElementById('token-button').addEventListener('click', () => { form.hidden = !form.hidden; });
+}
+
+// ---------- corpus picker ----------
+
+async function loadCorpora() {
+  const list = document.getElementById('corpora');
+  try {
+    const r = await getJSON('/v1/corpora');
+    clear(list);
+    for (const c of r.corpora || []) list.append(h('option', { value: c.name }, `${c.name} (${c.state})`));
+  } catch { /* the picker stays a free text field */ }
+}
+
+function setupCorpus() {
+  const input = document.getElementById('corpus');
+  input.value = state.corpus;
+  input.addEventListener('change', () => {
+    const v = input.value.trim();
+    if (!v || v === state.corpus) return;
+    state.corpus = v;
+    localStorage.setItem(CORPUS_KEY, v);
+    route();
+  });
+}
+
+// ---------- router ----------
+
+const pages = {};
+let cleanup = null;
+
+function parseHash() {
+  const raw = location.hash.replace(/^#\/?/, '');
+  const [name, query] = raw.split('?');
+  return { name: name || 'ask', params: new URLSearchParams(query || '') };
+}
+
+function route() {
+  if (cleanup) { cleanup(); cleanup = null; }
+  const { name, params } = parseHash();
+  const page = pages[name] || pages.ask;
+  for (const a of document.querySelectorAll('#nav a')) a.classList.toggle('active', a.dataset.page === name);
+  const main = clear(document.getElementById('main'));
+  main.dataset.page = name;
+  cleanup = page(main, params) || null;
+}
+
+function go(name, params) {
+  const q = params ? '?' + new URLSearchParams(params).toString() : '';
+  location.hash = `#/${name}${q}`;
+}
+
+// ---------- passage viewer (shared) ----------
+
+// showPassage renders a chunk into panel, with terms highlighted.
+async function showPassage(panel, chunkID, terms, heading) {
+  fill(panel, h('p', { class: 'muted' }, 'Loading passage…'));
+  try {
+    const p = await getJSON(corpusPath(`/chunks/${enc(chunkID)}`));
+    fill(panel, 
+      h('h3', {}, heading || p.title || p.document_id),
+      h('p', { class: 'muted' }, 'document ', h('code', {}, p.document_id), ' · chunk ', h('code', {}, p.id)),
+      h('div', { class: 'passage-text', dataset: { chunk: p.id } }, highlight(p.text, terms)),
+    );
+  } catch (err) {
+    fill(panel, errorBox(err));
+  }
+}
+
+// ---------- Ask ----------
+
+pages.ask = (main) => {
+  const q = h('textarea', { id: 'question', rows: 2, placeholder: 'Ask a question about the corpus…', required: true });
+  const mode = h('select', { id: 'mode' }, ['auto', 'local', 'global'].map((m) => h('option', { value: m }, m)));
+  const btn = h('button', { type: 'submit', id: 'ask' }, 'Ask');
+  const answer = h('div', { class: 'answer', id: 'answer', 'aria-live': 'polite' });
+  const cites = h('div', { id: 'citations' });
+  const why = h('div', { id: 'why' });
+  const side = h('div', { class: 'panel', id: 'passage' });
+  let ctrl = null;
+  const form = h('form', {
+    onsubmit: async (ev) => {
+      ev.preventDefault();
+      if (ctrl) ctrl.abort();
+      ctrl = new AbortController();
+      btn.disabled = true;
+      clear(answer); clear(cites); clear(why); clear(side);
+      answer.classList.add('streaming');
+      const question = q.value;
+      try {
+        let deltas = 0;
+        const resp = await ask(question, mode.value, ctrl.signal, (t) => {
+          answer.append(t);
+          answer.dataset.deltas = String(++deltas); // how many pieces arrived before the end
+        });
+        answer.classList.remove('streaming');
+        answer.dataset.done = '1';
+        renderAnswer(resp, question, answer, cites, why, side);
+      } catch (err) {
+        answer.classList.remove('streaming');
+        if (err.name !== 'AbortError') answer.replaceChildren(errorBox(err));
+      } finally {
+        btn.disabled = false;
+      }
+    },
+  }, h('label', { for: 'question' }, 'Question'), q, h('div', { class: 'row' }, h('label', {}, 'Mode ', mode), btn));
+  main.append(h('h1', {}, 'Ask'), form, h('div', { class: 'split' },
+    h('section', {}, h('h2', {}, 'Answer'), answer, cites, why), h('aside', {}, side)));
+  q.addEventListener('keydown', (ev) => { if (ev.key === 'Enter' && !ev.shiftKey) { ev.preventDefault(); form.requestSubmit(); } });
+  q.focus();
+  return () => { if (ctrl) ctrl.abort(); };
+};
+
+// ask posts a streamed query and calls onDelta with each piece of answer text; it
+// resolves with the final response (the "done" event).
+async function ask(query, mode, signal, onDelta) {
+  const resp = await api('/v1/query', {
+    method: 'POST', signal, headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ corpus: state.corpus, query, mode, stream: true }),
+  });
+  const reader = resp.body.getReader();
+  const dec = new TextDecoder();
+  let buf = '';
+  let done = null;
+  const handle = (block) => {
+    let event = 'message';
+    let data = '';
+    for (const line of block.split('\n')) {
+      if (line.startsWith('event:')) event = line.slice(6).trim();
+      else if (line.startsWith('data:')) data += line.slice(5).trimStart();
+    }
+    if (!data) return;
+    const v = JSON.parse(data);
+    if (event === 'delta') onDelta(v.text);
+    else if (event === 'done') done = v;
+    else if (event === 'error') throw new APIError(500, v.error);
+  };
+  for (;;) {
+    const { value, done: end } = await reader.read();
+    if (end) break;
+    buf += dec.decode(value, { stream: true });
+    let i;
+    while ((i = buf.indexOf('\n\n')) >= 0) {
+      handle(buf.slice(0, i));
+      buf = buf.slice(i + 2);
+    }
+  }
+  if (buf.trim()) handle(buf);
+  if (!done) throw new Error('the answer stream ended early');
+  return done;
+}
+
+function renderAnswer(resp, question, answer, cites, why, side) {
+  const terms = termsOf(question);
+  const byMarker = new Map((resp.citations || []).map((c) => [c.marker, c]));
+  const open = (c) => {
+    if (c.chunk_id) showPassage(side, c.chunk_id, terms, `[${c.marker}]`);
+    else if (c.community_id) showCommunity(side, c.community_id);
+  };
+  // The answer again, with its markers as links.
+  clear(answer);
+  for (const [i, part] of resp.answer.split(/\[(\d+)\]/).entries()) {
+    const c = i % 2 ? byMarker.get(part) : null;
+    if (i % 2 === 0) answer.append(part);
+    else if (c) answer.append(h('a', { href: '#', class: 'cite', dataset: { marker: part, chunk: c.chunk_id || '', community: c.community_id || '' }, onclick: (ev) => { ev.preventDefault(); open(c); } }, `[${part}]`));
+    else answer.append(`[${part}]`);
+  }
+  answer.append(h('div', { class: 'muted' }, `${resp.mode} · ${fmt(resp.timings_ms?.total, 0)} ms`));
+  if (byMarker.size) {
+    cites.append(h('h3', {}, 'Citations'), h('ol', { class: 'citations' }, [...byMarker.values()].map((c) => h('li', {},
+      h('a', { href: '#', class: 'cite', dataset: { marker: c.marker, chunk: c.chunk_id || '', community: c.community_id || '' }, onclick: (ev) => { ev.preventDefault(); open(c); } },
+        `[${c.marker}] `, c.chunk_id ? (chunkTitle(resp, c.chunk_id) || c.chunk_id) : `community ${c.community_id}`)))));
+  }
+  why.append(whyPanel(resp, terms, side));
+}
+
+function chunkTitle(resp, id) {
+  const ch = (resp.context?.chunks || []).find((c) => c.id === id);
+  return ch ? ch.title || ch.document_id : '';
+}
+
+// whyPanel explains the answer: per passage its lists and ranks and the graph path; the
+// linked entities; the community reports; for global answers, the communities mapped.
+function whyPanel(resp, terms, side) {
+  const ctx = resp.context || {};
+  const out = h('details', { class: 'panel', id: 'why-panel', open: true }, h('summary', {}, 'Why these sources'));
+  if (resp.partial_answers?.length) {
+    out.append(h('h3', {}, 'Communities mapped'), h('table', {},
+      h('tr', {}, h('th', {}, 'community'), h('th', { class: 'num' }, 'score'), h('th', {}, 'partial answer')),
+      resp.partial_answers.map((p) => h('tr', {},
+        h('td', {}, h('a', { href: '#', onclick: (ev) => { ev.preventDefault(); showCommunity(side, p.community_id); } }, p.community_id)),
+        h('td', { class: 'num' }, fmt(p.score, 0)), h('td', {}, p.answer)))));
+  }
+  if (ctx.chunks?.length) {
+    out.append(h('h3', {}, 'Passages'));
+    ctx.chunks.forEach((c, i) => out.append(h('div', { class: 'why-chunk' },
+      h('div', {}, `#${i + 1} `, h('a', { href: '#', onclick: (ev) => { ev.preventDefault(); showPassage(side, c.id, terms); } }, c.title || c.document_id),
+        h('span', { class: 'muted' }, ` · fused ${fmt(c.score, 4)}`)),
+      h('div', { class: 'lists muted' }, (c.lists || []).map((l) => h('span', {}, `${l.list} #${l.rank}`))),
+      c.graph_path?.length ? h('div', { class: 'path' }, 'graph path: ', c.graph_path.flatMap((k, j) => (j ? [h('span', { class: 'arrow' }, '→'), entityLink(k)] : [entityLink(k)]))) : null,
+    )));
+  }
+  const linked = (ctx.entities || []).filter((e) => e.distance === 0);
+  if (linked.length) {
+    out.append(h('h3', {}, 'Linked entities'), h('ul', {}, linked.map((e) => h('li', {}, entityLink(e.key, e.name),
+      h('span', { class: 'muted' }, ` ${e.type || ''} · linked by ${e.linked_by || '?'}`)))));
+  }
+  if (ctx.communities?.length) {
+    out.append(h('h3', {}, 'Community reports used'), h('ul', {}, ctx.communities.map((c) => h('li', {},
+      h('a', { href: '#', onclick: (ev) => { ev.preventDefault(); showCommunity(side, c.id); } }, c.title || c.id),
+      h('span', { class: 'muted' }, ` · C${c.level} · rating ${fmt(c.rating, 1)} · score ${fmt(c.score, 3)}`)))));
+  }
+  return out;
+}
+
+const entityLink = (key, name) => h('a', { href: `#/explore?entity=${enc(key)}` }, name || key);
+
+// ---------- Explore ----------
+
+const PALETTE = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1', '#ff9da7', '#9c755f',
+  '#bab0ac', '#1f77b4', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#17becf', '#bcbd22'];
+const MAX_NODES = 2000;
+
+function colourOf(id) {
+  if (!id) return '#c8ccd0';
+  let x = 0;
+  for (const ch of id) x = (x * 31 + ch.codePointAt(0)) >>> 0;
+  return PALETTE[x % PALETTE.length];
+}
+
+pages.explore = (main, params) => {
+  const st = { cy: null, level: Number(params.get('level') || 0), levels: 1, maxPR: 1e-9, expanded: new Set() };
+  const input = h('input', { id: 'entity-search', type: 'search', placeholder: 'Entity name…', autocomplete: 'off', value: params.get('entity') || '' });
+  const sugg = h('ul', { id: 'suggestions', hidden: true, role: 'listbox' });
+  const depth = h('select', { id: 'depth' }, [1, 2, 3].map((d) => h('option', { value: d, selected: String(d) === (params.get('depth') || '1') }, `depth ${d}`)));
+  const want = Math.min(MAX_NODES, Number(params.get('limit')) || 500);
+  const sizes = [...new Set([100, 500, MAX_NODES, want])].sort((a, b) => a - b);
+  const limit = h('select', { id: 'limit' }, sizes.map((n) => h('option', { value: n, selected: n === want }, `≤ ${n} neighbours`)));
+  const level = h('select', { id: 'level' }, h('option', { value: st.level }, `colour: C${st.level}`));
+  const status = h('div', { class: 'graph-status', id: 'graph-status' });
+  const graph = h('div', { id: 'graph' });
+  const details = h('div', { class: 'panel', id: 'details' });
+  const show = (name) => go('explore', { entity: name, depth: depth.value, limit: limit.value, level: st.level });
+
+  let timer = null;
+  let seq = 0;
+  input.addEventListener('input', () => {
+    clearTimeout(timer);
+    timer = setTimeout(async () => {
+      const n = ++seq;
+      const prefix = input.value.trim();
+      if (!prefix) { sugg.hidden = true; return; }
+      try {
+        const r = await getJSON(corpusPath(`/entities?prefix=${enc(prefix)}&limit=10`));
+        if (n !== seq) return;
+        fill(sugg, ...r.entities.map((e) => h('li', {}, h('button', { type: 'button', onclick: () => { sugg.hidden = true; show(e.key); } },
+          e.name, h('span', { class: 'muted' }, ` ${e.type} · ${e.mentions} mentions`)))));
+        sugg.hidden = r.entities.length === 0;
+      } catch (err) {
+        fill(sugg, h('li', {}, errorBox(err)));
+        sugg.hidden = false;
+      }
+    }, 120);
+  });
+  const form = h('form', { class: 'row', onsubmit: (ev) => { ev.preventDefault(); sugg.hidden = true; if (input.value.trim()) show(input.value.trim()); } },
+    h('div', { class: 'typeahead' }, input, sugg), depth, limit, level, h('button', { type: 'submit' }, 'Show'));
+  level.addEventListener('change', () => { st.level = Number(level.value); recolour(st); });
+  main.append(h('h1', {}, 'Graph explorer'), form, h('div', { class: 'split' },
+    h('section', { class: 'graph-wrap' }, status, graph, h('div', { class: 'legend', id: 'legend' })),
+    h('aside', {}, details)));
+
+  getJSON(corpusPath('/stats')).then((s) => {
+    st.levels = Math.max(1, s.levels || 1);
+    fill(level, ...Array.from({ length: st.levels }, (_, i) => h('option', { value: i, selected: i === st.level }, `colour: C${i}`)));
+  }).catch(() => {});
+
+  const entity = params.get('entity');
+  if (!entity) {
+    status.append('Search an entity to see its neighbourhood; click a node to expand it and read its passages, an edge for its evidence.');
+    input.focus();
+  } else {
+    loadNeighbourhood(st, graph, status, details, entity, Number(depth.value), Number(limit.value));
+  }
+  return () => { clearTimeout(timer); if (st.cy) st.cy.destroy(); };
+};
+
+function nodeData(e, dist) {
+  return { id: e.key, name: e.name || e.key, type: e.type, pr: e.pagerank || 0, mentions: e.mentions || 0, comms: e.communities || [], dist };
+}
+
+const edgeID = (r) => `${r.source}\u0000${r.target}\u0000${r.type}`;
+
+function edgeData(r) {
+  return { id: edgeID(r), source: r.source, target: r.target, type: r.type, description: r.description, weight: r.weight, evidence: r.evidence || [] };
+}
+
+async function loadNeighbourhood(st, graph, status, details, name, depth, limit) {
+  const t0 = performance.now();
+  fill(status, 'Loading…');
+  let nb;
+  try {
+    nb = await getJSON(corpusPath(`/entities/${enc(name)}?depth=${depth}&limit=${limit}`));
+  } catch (err) {
+    fill(status, errorBox(err));
+    return;
+  }
+  const t1 = performance.now();
+  if (typeof cytoscape !== 'function') { fill(status, h('p', { class: 'error' }, 'The graph library did not load.')); return; }
+  const nodes = [nodeData(nb.entity, 0), ...nb.neighbors.map((e) => nodeData(e, e.distance))];
+  const ids = new Set(nodes.map((n) => n.id));
+  const edges = nb.relationships.filter((r) => ids.has(r.source) && ids.has(r.target)).map(edgeData);
+  const big = nodes.length > 150;
+  paint(nodes, st.level);
+  const rings = big ? ringPositions(nodes, st.level) : null;
+  st.cy = cytoscape({
+    container: graph,
+    elements: { nodes: nodes.map((data) => ({ data, position: rings?.get(data.id) })), edges: edges.map((data) => ({ data })) },
+    style: graphStyle(),
+    // Large neighbourhoods: rings by hop distance, computed here in one pass (a force
+    // layout or Cytoscape's concentric one costs seconds at 2,000 nodes).
+    layout: big
+      ? { name: 'preset', fit: true, padding: 20 }
+      : { name: 'cose', animate: false, randomize: false, nodeRepulsion: () => 9000, idealEdgeLength: () => 70, numIter: 600 },
+    minZoom: 0.05, maxZoom: 4, wheelSensitivity: 0.3, pixelRatio: 1,
+    textureOnViewport: big, hideEdgesOnViewport: big, motionBlur: false,
+  });
+  st.cy.$id(nb.entity.key).addClass('start');
+  st.expanded = new Set([nb.entity.key]);
+  recolour(st);
+  st.cy.on('tap', 'node', (ev) => { selectNode(st, ev.target, details, status); });
+  st.cy.on('tap', 'edge', (ev) => { showEdge(st, ev.target, details); });
+  window.graphrag = { cy: st.cy };
+  // Time to first render: the request, the layout and the first frame drawn.
+  st.cy.one('render', () => requestAnimationFrame(() => {
+    const t2 = performance.now();
+    graph.dataset.renderMs = (t2 - t0).toFixed(1);
+    graph.dataset.fetchMs = (t1 - t0).toFixed(1);
+    graph.dataset.nodes = String(st.cy.nodes().length);
+    updateStatus(st, status, `${nb.entity.name}: depth ${depth}, drawn in ${Math.round(t2 - t0)} ms.`);
+  }));
+  updateStatus(st, status, `${nb.entity.name}: depth ${depth}.`);
+  selectNode(st, st.cy.$id(nb.entity.key), details, status, false);
+}
+
+// paint sets each node's colour (community at level) and size (PageRank) before the
+// graph is built, so the first frame needs no second style pass.
+function paint(nodes, level) {
+  const maxPR = Math.max(1e-9, ...nodes.map((n) => n.pr));
+  for (const n of nodes) {
+    n.color = colourOf(n.comms[level] || '');
+    n.size = 10 + 34 * Math.sqrt(n.pr / maxPR);
+  }
+}
+
+// ringPositions places nodes in one band per hop distance around the start, each band
+// as many rings deep as its nodes need, in angle order by community so that colours
+// cluster.
+function ringPositions(nodes, level) {
+  const byDist = new Map();
+  for (const n of nodes) {
+    if (!byDist.has(n.dist)) byDist.set(n.dist, []);
+    byDist.get(n.dist).push(n);
+  }
+  const pos = new Map();
+  const gap = 26;
+  let outer = 0;
+  for (const d of [...byDist.keys()].sort((a, b) => a - b)) {
+    const band = byDist.get(d);
+    band.sort((a, b) => (a.comms[level] || '').localeCompare(b.comms[level] || '') || b.pr - a.pr);
+    if (d === 0 && band.length === 1) {
+      pos.set(band[0].id, { x: 0, y: 0 });
+      continue;
+    }
+    const inner = outer + 90;
+    const depth = Math.ceil(band.length / Math.max(1, Math.floor((2 * Math.PI * inner) / gap)));
+    band.forEach((n, i) => {
+      const a = (2 * Math.PI * i) / band.length;
+      const r = inner + (i % depth) * gap;
+      pos.set(n.id, { x: r * Math.cos(a), y: r * Math.sin(a) });
+    });
+    outer = inner + (depth - 1) * gap;
+  }
+  return pos;
+}
+
+function graphStyle() {
+  return [
+    { selector: 'node', style: {
+      width: 'data(size)', height: 'data(size)', 'background-color': 'data(color)', label: 'data(name)',
+      'font-size': 11, 'min-zoomed-font-size': 7, 'text-valign': 'bottom', 'text-margin-y': 2, color: '#1d232a',
+      'text-outline-color': '#fff', 'text-outline-width': 2, 'border-width': 0.5, 'border-color': '#fff' } },
+    { selector: 'edge', style: { width: 1, 'line-color': '#b9c0c7', 'curve-style': 'haystack', 'haystack-radius': 0, opacity: 0.8 } },
+    { selector: 'node.start', style: { 'border-width': 3, 'border-color': '#1d232a' } },
+    { selector: 'node.expanded', style: { 'border-width': 2, 'border-color': '#5d6873' } },
+    { selector: 'node:selected', style: { 'border-width': 4, 'border-color': '#b3261e' } },
+    { selector: 'edge:selected', style: { width: 3, 'line-color': '#b3261e', opacity: 1 } },
+  ];
+}
+
+// recolour sizes nodes by PageRank and colours them by community at the chosen level.
+function recolour(st) {
+  if (!st.cy) return;
+  let maxPR = 1e-9;
+  st.cy.nodes().forEach((n) => { maxPR = Math.max(maxPR, n.data('pr')); });
+  const seen = new Map();
+  st.cy.batch(() => st.cy.nodes().forEach((n) => {
+    const c = n.data('comms')[st.level] || '';
+    seen.set(c, (seen.get(c) || 0) + 1);
+    n.data({ color: colourOf(c), size: 10 + 34 * Math.sqrt(n.data('pr') / maxPR) });
+  }));
+  const legend = document.getElementById('legend');
+  if (legend) {
+    const top = [...seen.entries()].sort((a, b) => b[1] - a[1]).slice(0, 8);
+    fill(legend, h('span', { class: 'muted' }, `C${st.level}:`), top.map(([c, n]) => h('span', {},
+      h('span', { class: 'swatch', style: `background:${colourOf(c)}` }), c ? h('a', { href: `#/communities?open=${enc(c)}` }, c.slice(0, 10)) : 'none', ` (${n})`)));
+  }
+}
+
+function updateStatus(st, status, msg) {
+  fill(status, msg, ` ${st.cy.nodes().length} nodes, ${st.cy.edges().length} edges.`);
+}
+
+// selectNode shows a node's details and, on a click, adds its neighbours (depth 1).
+async function selectNode(st, node, details, status, expand = true) {
+  node.select();
+  const d = node.data();
+  fill(details, h('h3', {}, d.name), h('p', { class: 'muted' }, `${d.type || 'entity'} · PageRank ${fmt(d.pr, 4)} · ${d.mentions} mentions`),
+    h('p', { class: 'muted' }, 'communities: ', d.comms.map((c, i) => (c ? [h('a', { href: `#/communities?open=${enc(c)}` }, `C${i}`), ' '] : null))));
+  if (expand && !st.expanded.has(d.id)) expandNode(st, node, status);
+  const body = h('div', {}, h('p', { class: 'muted' }, 'Loading passages…'));
+  details.append(body);
+  try {
+    const r = await getJSON(corpusPath(`/entities/${enc(d.id)}/passages?limit=10`));
+    fill(body, 
+      h('h3', {}, 'Descriptions'), h('ul', { class: 'descriptions' }, (r.entity.descriptions?.length ? r.entity.descriptions : [r.entity.description || '—']).map((x) => h('li', {}, x))),
+      h('h3', {}, `Passages (${r.passages.length} of ${d.mentions})`),
+      r.passages.map((p) => h('div', { class: 'why-chunk' }, h('div', { class: 'muted' }, p.title || p.document_id),
+        h('div', { class: 'passage-text' }, highlight(p.text, [d.name])))));
+  } catch (err) {
+    fill(body, errorBox(err));
+  }
+}
+
+async function expandNode(st, node, status) {
+  const id = node.id();
+  st.expanded.add(id);
+  node.addClass('expanded');
+  let nb;
+  try {
+    nb = await getJSON(corpusPath(`/entities/${enc(id)}?depth=1&limit=100`));
+  } catch (err) {
+    fill(status, errorBox(err));
+    return;
+  }
+  const room = Math.max(0, MAX_NODES - st.cy.nodes().length);
+  const unseen = nb.neighbors.filter((e) => st.cy.$id(e.key).empty());
+  const fresh = unseen.slice(0, room);
+  const p = node.position();
+  const r = 60 + 4 * fresh.length;
+  const add = fresh.map((e, i) => ({ group: 'nodes', data: nodeData(e, node.data('dist') + 1),
+    position: { x: p.x + r * Math.cos((2 * Math.PI * i) / fresh.length), y: p.y + r * Math.sin((2 * Math.PI * i) / fresh.length) } }));
+  st.cy.add(add);
+  const edges = nb.relationships.filter((e) => st.cy.$id(edgeID(e)).empty() && !st.cy.$id(e.source).empty() && !st.cy.$id(e.target).empty());
+  st.cy.add(edges.map((e) => ({ group: 'edges', data: edgeData(e) })));
+  recolour(st);
+  const capped = fresh.length < unseen.length;
+  updateStatus(st, status, `Expanded ${node.data('name')}: +${fresh.length} nodes.${capped ? ` Capped at ${MAX_NODES} nodes.` : ''}`);
+}
+
+async function showEdge(st, edge, details) {
+  const d = edge.data();
+  const src = st.cy.$id(d.source).data('name');
+  const dst = st.cy.$id(d.target).data('name');
+  const list = h('div', {});
+  fill(details, h('h3', {}, `${src} — ${d.type} → ${dst}`), h('p', {}, d.description || ''),
+    h('p', { class: 'muted' }, `weight ${fmt(d.weight, 2)} · ${d.evidence.length} evidence passages`), list);
+  for (const id of d.evidence) {
+    const box = h('div', { class: 'why-chunk' });
+    list.append(box);
+    showPassage(box, id, [src, dst]);
+  }
+}
+
+// ---------- Communities ----------
+
+pages.communities = (main, params) => {
+  const tree = h('div', { class: 'tree', id: 'tree' }, h('p', { class: 'muted' }, 'Loading…'));
+  const report = h('div', { class: 'panel', id: 'report' });
+  main.append(h('h1', {}, 'Communities'), h('div', { class: 'split' }, h('section', {}, tree), h('aside', {}, report)));
+  (async () => {
+    let r;
+    try {
+      r = await getJSON(corpusPath('/communities'));
+    } catch (err) {
+      fill(tree, errorBox(err));
+      return;
+    }
+    const byID = new Map(r.communities.map((c) => [c.id, c]));
+    const roots = r.communities.filter((c) => !c.parent || !byID.has(c.parent));
+    roots.sort((a, b) => b.level - a.level || b.members - a.members);
+    fill(tree, h('p', { class: 'muted' }, `${r.levels} levels (C0 finest … C${Math.max(0, r.levels - 1)}), ${r.communities.length} communities.`),
+      roots.map((c) => communityNode(c, byID, report)));
+    if (!r.communities.length) tree.append(h('p', {}, 'No communities yet: detection runs after indexing.'));
+    if (params.get('open')) showCommunity(report, params.get('open'));
+  })();
+};
+
+// communityNode renders one community; its children are rendered when it is opened.
+function communityNode(c, byID, report) {
+  const label = [h('span', { class: 'badge' }, `C${c.level}`), ' ',
+    h('a', { href: '#', class: 'community', dataset: { id: c.id }, onclick: (ev) => { ev.preventDefault(); showCommunity(report, c.id); } }, c.title || c.id),
+    h('span', { class: 'muted' }, ` · ${c.members} members${c.title ? ` · rating ${fmt(c.rating, 1)}` : ' · no report yet'}`)];
+  const kids = (c.children || []).map((id) => byID.get(id)).filter(Boolean);
+  if (!kids.length) return h('div', { class: 'leaf' }, label);
+  const el = h('details', {}, h('summary', {}, label));
+  el.addEventListener('toggle', () => {
+    if (el.open && el.children.length === 1) {
+      kids.sort((a, b) => b.members - a.members);
+      el.append(...kids.map((k) => communityNode(k, byID, report)));
+    }
+  });
+  return el;
+}
+
+async function showCommunity(panel, id) {
+  fill(panel, h('p', { class: 'muted' }, 'Loading report…'));
+  try {
+    const c = await getJSON(corpusPath(`/communities/${enc(id)}`));
+    fill(panel, 
+      h('h3', { id: 'report-title' }, c.title || `Community ${c.id}`),
+      h('p', { class: 'muted' }, `C${c.level} · ${c.member_count} members · rating ${fmt(c.rating, 1)} · `, h('code', {}, c.id)),
+      c.summary ? h('p', {}, c.summary) : h('p', { class: 'muted' }, 'The report is not written yet.'),
+      c.findings.length ? [h('h3', {}, 'Findings'), h('ul', {}, c.findings.map((f) => h('li', {}, h('b', {}, f.summary), f.explanation ? [': ', f.explanation] : null)))] : null,
+      h('h3', {}, 'Members'),
+      h('ul', { class: 'members', id: 'members' }, c.members.map((m) => h('li', {}, entityLink(m.key, m.name), h('span', { class: 'muted' }, ` ${m.type}`)))),
+    );
+  } catch (err) {
+    fill(panel, errorBox(err));
+  }
+}
+
+// ---------- Dashboard ----------
+
+const STAGES = ['published', 'chunked', 'extracted', 'merged', 'detected', 'summarized'];
+
+pages.dashboard = (main) => {
+  const body = h('div', { id: 'dashboard' }, h('p', { class: 'muted' }, 'Loading…'));
+  main.append(h('h1', {}, 'Corpus dashboard'), body);
+  let stop = false;
+  let timer = null;
+  const tick = async () => {
+    try {
+      const [s, stats] = await Promise.all([getJSON(corpusPath('/status')), getJSON(corpusPath('/stats')).catch(() => null)]);
+      if (stop) return;
+      renderStatus(body, s, stats);
+      timer = setTimeout(tick, s.state === 'indexing' ? 1000 : 3000);
+    } catch (err) {
+      if (stop) return;
+      fill(body, errorBox(err));
+      if (!(err instanceof AuthError)) timer = setTimeout(tick, 3000);
+    }
+  };
+  tick();
+  return () => { stop = true; clearTimeout(timer); };
+};
+
+function renderStatus(body, s, stats) {
+  const stages = [...(s.stages || [])].sort((a, b) => STAGES.indexOf(a.stage) - STAGES.indexOf(b.stage));
+  const llm = s.llm || {};
+  const det = s.detection || {};
+  fill(body, 
+    h('p', {}, 'Corpus ', h('b', {}, s.corpus), ' ', h('span', { class: `badge ${s.state}`, id: 'corpus-state' }, s.state),
+      h('span', { class: 'muted' }, ` · updated ${new Date().toLocaleTimeString()}`)),
+    h('div', { class: 'cards' },
+      stats ? [card('chunks', stats.chunks), card('entities', stats.entities), card('relationships', stats.relationships), card('communities', stats.communities)] : null,
+      card('LLM calls', llm.calls), card('prompt tokens', llm.prompt_tokens), card('completion tokens', llm.completion_tokens)),
+    h('h2', {}, 'Stages'),
+    h('table', { class: 'wide', id: 'stages' },
+      h('tr', {}, h('th', {}, 'stage'), h('th', {}, 'progress'), h('th', { class: 'num' }, 'done'), h('th', { class: 'num' }, 'total'),
+        h('th', { class: 'num' }, 'pending'), h('th', { class: 'num' }, 'in flight'), h('th', { class: 'num' }, 'dead-lettered')),
+      stages.map((st) => h('tr', { dataset: { stage: st.stage } }, h('td', {}, st.stage),
+        h('td', {}, h('progress', { max: Math.max(1, st.total), value: st.done })), h('td', { class: 'num' }, num(st.done)),
+        h('td', { class: 'num' }, num(st.total)), h('td', { class: 'num' }, num(st.pending)), h('td', { class: 'num' }, num(st.in_flight)),
+        h('td', { class: 'num' }, num(st.dead_lettered))))),
+    h('h2', {}, 'Community detection'),
+    h('p', {}, `${num(det.runs)} runs · ${num(det.levels)} levels · last run ${det.last_run || 'never'}${det.current === false ? ' · changes pending' : det.current ? ' · current' : ''}`),
+    h('h2', {}, 'Dead letters'),
+    s.dead_letters?.length
+      ? h('table', { id: 'dead-letters' }, h('tr', {}, h('th', {}, 'stage'), h('th', {}, 'reason'), h('th', { class: 'num' }, 'count')),
+        s.dead_letters.map((d) => h('tr', {}, h('td', {}, d.stage), h('td', {}, d.reason), h('td', { class: 'num' }, num(d.count)))))
+      : h('p', { class: 'muted' }, 'None.'),
+  );
+}
+
+const card = (label, v) => h('div', { class: 'card' }, h('b', {}, num(v)), label);
+
+// ---------- Documents ----------
+
+pages.documents = (main) => {
+  const fileInput = h('input', { type: 'file', id: 'file', multiple: true, accept: '.md,.markdown,.txt,.text,.html,.htm,.pdf' });
+  const msg = h('div', { id: 'upload-status', 'aria-live': 'polite' });
+  const drop = h('div', { class: 'dropzone', id: 'dropzone' }, 'Drop Markdown, text, HTML or PDF files here, or ',
+    h('label', {}, h('span', { class: 'link' }, 'choose files'), ' ', fileInput));
+  const table = h('div', { id: 'documents' }, h('p', { class: 'muted' }, 'Loading…'));
+  main.append(h('h1', {}, 'Documents'), drop, msg, table);
+  let stop = false;
+  let timer = null;
+  // Uploaded ids not listed yet: the list may learn of a document only once the
+  // pipeline has read it, so the page polls until they are listed and indexed.
+  const awaiting = new Set();
+  let deadline = 0;
+  const refresh = async () => {
+    clearTimeout(timer);
+    const r = await listDocuments(table, refresh);
+    for (const id of r.listed) awaiting.delete(id);
+    if (!stop && (r.pending || (awaiting.size && Date.now() < deadline))) timer = setTimeout(refresh, 1500);
+  };
+  const upload = async (files) => {
+    if (!files.length) return;
+    const fd = new FormData();
+    for (const f of files) fd.append('file', f, f.name);
+    fill(msg, h('p', { class: 'muted' }, `Uploading ${files.length} file(s)…`));
+    try {
+      const r = await (await api(corpusPath('/documents'), { method: 'POST', body: fd })).json();
+      fill(msg, h('p', { class: 'ok' }, `Published ${r.ids?.length ?? files.length} document(s); indexing…`));
+      for (const id of r.ids || []) awaiting.add(id);
+      deadline = Date.now() + 10 * 60 * 1000;
+      refresh();
+    } catch (err) {
+      fill(msg, errorBox(err));
+    }
+  };
+  fileInput.addEventListener('change', () => upload([...fileInput.files]));
+  drop.addEventListener('dragover', (ev) => { ev.preventDefault(); drop.classList.add('over'); });
+  drop.addEventListener('dragleave', () => drop.classList.remove('over'));
+  drop.addEventListener('drop', (ev) => { ev.preventDefault(); drop.classList.remove('over'); upload([...ev.dataTransfer.files]); });
+  refresh();
+  return () => { stop = true; clearTimeout(timer); };
+};
+
+// listDocuments renders every page of the corpus's documents; it returns whether any is
+// still pending (the caller polls until none is) and the ids listed.
+async function listDocuments(table, refresh) {
+  const docs = [];
+  try {
+    let cursor = '';
+    do {
+      const r = await getJSON(corpusPath(`/documents?limit=200${cursor ? '&cursor=' + enc(cursor) : ''}`));
+      docs.push(...(r.documents || []));
+      cursor = r.next || '';
+    } while (cursor && docs.length < 5000);
+  } catch (err) {
+    fill(table, errorBox(err));
+    return { pending: false, listed: [] };
+  }
+  fill(table, h('p', { class: 'muted' }, `${docs.length} documents`), h('table', { class: 'wide' },
+    h('tr', {}, h('th', {}, 'title'), h('th', {}, 'state'), h('th', { class: 'num' }, 'chunks'), h('th', {}, 'id'), h('th', {}, 'updated'), h('th', {}, '')),
+    docs.map((d) => h('tr', { dataset: { id: d.id } },
+      h('td', { class: 'title' }, d.title || d.id),
+      h('td', {}, h('span', { class: `badge ${d.state}` }, d.state), d.reason ? h('div', { class: 'error' }, d.reason) : null),
+      h('td', { class: 'num' }, num(d.chunks)), h('td', {}, h('code', {}, d.id)), h('td', { class: 'muted' }, d.updated ? new Date(d.updated).toLocaleString() : ''),
+      h('td', {}, deleteButton(d, refresh))))));
+  return { pending: docs.some((d) => d.state === 'pending'), listed: docs.filter((d) => d.state !== 'pending').map((d) => d.id) };
+}
+
+// deleteButton asks for a second click instead of a native dialog.
+function deleteButton(d, refresh) {
+  const b = h('button', { type: 'button', class: 'danger' }, 'Delete');
+  b.addEventListener('click', async () => {
+    if (!b.dataset.armed) {
+      b.dataset.armed = '1';
+      b.textContent = 'Confirm delete';
+      setTimeout(() => { delete b.dataset.armed; b.textContent = 'Delete'; }, 4000);
+      return;
+    }
+    b.disabled = true;
+    try {
+      await api(corpusPath(`/documents/${enc(d.id)}`), { method: 'DELETE' });
+      refresh();
+    } catch (err) {
+      b.replaceWith(errorBox(err));
+    }
+  });
+  return b;
+}
+
+// ---------- start ----------
+
+setupToken();
+setupCorpus();
+loadCorpora();
+window.addEventListener('hashchange', route);
+route();

@@ -1,0 +1,466 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/graphrag/graphrag/pkg/graphstore"
+	"github.com/graphrag/graphrag/pkg/schema"
+	"github.com/graphrag/graphrag/pkg/vectorstore"
+)
+
+// Bounds of the exploration reads: what one request may ask for.
+const (
+	// MaxExploreNeighbors caps a neighbourhood: the console draws up to this many nodes.
+	MaxExploreNeighbors = 5000
+	// MaxExploreDepth is the deepest neighbourhood.
+	MaxExploreDepth = 4
+	// MaxEntityMatches caps a typeahead answer.
+	MaxEntityMatches = 50
+	// MaxPassages caps the passages of one entity.
+	MaxPassages = 100
+	// MaxCommunityMembers caps the members listed with one community.
+	MaxCommunityMembers = 1000
+	// keyIndexTTL bounds how long a corpus's key index is reused while the entity count
+	// does not change (an entity removed and another added keep the count).
+	keyIndexTTL = 30 * time.Second
+)
+
+// ExploreLimit returns the neighbourhood of the entity a name normalizes to, with at
+// most limit neighbours (0: the configured MaxNeighbors). Entities carry their mention
+// count and community per level, so a client can size and colour them.
+func (e *Engine) ExploreLimit(ctx context.Context, corpus, name string, depth, limit int) (Neighborhood, error) {
+	if err := (&Request{Corpus: corpus, Query: name}).Validate(); err != nil {
+		return Neighborhood{}, err
+	}
+	if depth < 1 || depth > MaxExploreDepth {
+		return Neighborhood{}, BadRequestf("depth: %d is outside 1..%d", depth, MaxExploreDepth)
+	}
+	if limit < 0 || limit > MaxExploreNeighbors {
+		return Neighborhood{}, BadRequestf("limit: %d is outside 0..%d", limit, MaxExploreNeighbors)
+	}
+	if limit == 0 {
+		limit = e.cfg.MaxNeighbors
+	}
+	en, err := e.entityNamed(ctx, corpus, name)
+	if err != nil {
+		return Neighborhood{}, err
+	}
+	nb, err := e.deps.Graph.Neighborhood(ctx, corpus, []string{en.Key}, depth, limit)
+	if err != nil {
+		return Neighborhood{}, fmt.Errorf("walking the graph: %w", err)
+	}
+	out := Neighborhood{Entity: entityOf(en, 0, ""), Neighbors: make([]Entity, 0, len(nb))}
+	keys := []string{en.Key}
+	for _, n := range nb {
+		out.Neighbors = append(out.Neighbors, entityOf(n.Entity, n.Distance, ""))
+		keys = append(keys, n.Entity.Key)
+	}
+	rels, err := e.deps.Graph.RelationshipsAmong(ctx, corpus, keys)
+	if err != nil {
+		return out, fmt.Errorf("reading relationships: %w", err)
+	}
+	sort.SliceStable(rels, func(i, j int) bool { return rels[i].Weight > rels[j].Weight })
+	out.Relationships = make([]Relationship, 0, len(rels))
+	for _, r := range rels {
+		out.Relationships = append(out.Relationships, Relationship{Source: r.SourceKey, Target: r.TargetKey, Type: r.Type,
+			Description: r.Description, Weight: r.Weight, Evidence: firstN(r.ChunkIDs, 3)})
+	}
+	return out, nil
+}
+
+// entityNamed reads the entity a name normalizes to; ErrNotFound when there is none.
+func (e *Engine) entityNamed(ctx context.Context, corpus, name string) (graphstore.Entity, error) {
+	key := normalizeName(name)
+	en, err := e.deps.Graph.Entity(ctx, corpus, key)
+	if errors.Is(err, graphstore.ErrNotFound) {
+		return en, fmt.Errorf("%w: entity %q (normalized %q) in corpus %s", ErrNotFound, name, key, corpus)
+	}
+	if err != nil {
+		return en, fmt.Errorf("reading entity %q: %w", key, err)
+	}
+	return en, nil
+}
+
+// EntityMatch is an entity whose name matches a typed prefix.
+type EntityMatch struct {
+	Key      string  `json:"key"`
+	Name     string  `json:"name"`
+	Type     string  `json:"type"`
+	PageRank float64 `json:"pagerank"`
+	Mentions int     `json:"mentions"`
+}
+
+// Match classes, best first.
+const (
+	matchExact = iota
+	matchPrefix
+	matchWord
+)
+
+// SearchEntities returns up to limit entities whose normalized name starts with the
+// normalized prefix, or has a word that does: exact names first, then whole-name
+// prefixes, then word prefixes; within a class by PageRank.
+func (e *Engine) SearchEntities(ctx context.Context, corpus, prefix string, limit int) ([]EntityMatch, error) {
+	if err := (&Request{Corpus: corpus, Query: "x"}).Validate(); err != nil {
+		return nil, err
+	}
+	if limit < 1 || limit > MaxEntityMatches {
+		return nil, BadRequestf("limit: %d is outside 1..%d", limit, MaxEntityMatches)
+	}
+	p := normalizeName(prefix)
+	if p == "" {
+		return []EntityMatch{}, nil
+	}
+	idx, err := e.keyIndex(ctx, corpus)
+	if err != nil {
+		return nil, err
+	}
+	cands := idx.match(p, max(4*limit, 40))
+	keys := make([]string, len(cands))
+	class := make(map[string]int, len(cands))
+	for i, c := range cands {
+		keys[i], class[c.key] = c.key, c.class
+	}
+	ents, err := e.deps.Graph.Entities(ctx, corpus, keys)
+	if err != nil {
+		return nil, fmt.Errorf("reading matching entities: %w", err)
+	}
+	sort.SliceStable(ents, func(i, j int) bool {
+		if ci, cj := class[ents[i].Key], class[ents[j].Key]; ci != cj {
+			return ci < cj
+		}
+		if ents[i].PageRank != ents[j].PageRank {
+			return ents[i].PageRank > ents[j].PageRank
+		}
+		return ents[i].Key < ents[j].Key
+	})
+	out := make([]EntityMatch, 0, min(limit, len(ents)))
+	for _, en := range head(ents, limit) {
+		out = append(out, EntityMatch{Key: en.Key, Name: en.Name, Type: en.Type, PageRank: en.PageRank, Mentions: en.MentionCount})
+	}
+	return out, nil
+}
+
+// keyIndex is a corpus's entity keys, sorted, with their degrees: enough to find the
+// names a prefix starts and rank them before reading any entity.
+type keyIndex struct {
+	keys   []string
+	degree []int
+	built  time.Time
+}
+
+type candidate struct {
+	key    string
+	class  int
+	degree int
+}
+
+// match returns up to n keys matching the normalized prefix p, best class first, then
+// by degree.
+func (ix *keyIndex) match(p string, n int) []candidate {
+	var out []candidate
+	i := sort.SearchStrings(ix.keys, p)
+	for ; i < len(ix.keys) && strings.HasPrefix(ix.keys[i], p); i++ {
+		c := matchPrefix
+		if ix.keys[i] == p {
+			c = matchExact
+		}
+		out = append(out, candidate{ix.keys[i], c, ix.degree[i]})
+	}
+	for i, k := range ix.keys {
+		if !strings.HasPrefix(k, p) && strings.Contains(k, " "+p) {
+			out = append(out, candidate{k, matchWord, ix.degree[i]})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].class != out[j].class {
+			return out[i].class < out[j].class
+		}
+		return out[i].degree > out[j].degree
+	})
+	return head(out, n)
+}
+
+// keyIndexes caches one keyIndex per corpus: a snapshot reads every key and edge.
+type keyIndexes struct {
+	mu sync.Mutex
+	m  map[string]*keyIndex
+}
+
+func (c *keyIndexes) get(corpus string) *keyIndex {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[corpus]
+}
+
+func (c *keyIndexes) put(corpus string, ix *keyIndex) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]*keyIndex{}
+	}
+	c.m[corpus] = ix
+}
+
+// keyIndex returns the corpus's key index, rebuilt when the entity count changed or
+// it is older than keyIndexTTL.
+func (e *Engine) keyIndex(ctx context.Context, corpus string) (*keyIndex, error) {
+	st, err := e.deps.Graph.Stats(ctx, corpus)
+	if err != nil {
+		return nil, fmt.Errorf("counting entities: %w", err)
+	}
+	ix := e.keys.get(corpus)
+	if ix != nil && len(ix.keys) == st.Entities && time.Since(ix.built) < keyIndexTTL {
+		return ix, nil
+	}
+	snap, err := e.deps.Graph.Snapshot(ctx, corpus)
+	if err != nil {
+		return nil, fmt.Errorf("reading entity keys: %w", err)
+	}
+	ix = &keyIndex{keys: snap.Keys, degree: make([]int, len(snap.Keys)), built: time.Now()}
+	for _, ed := range snap.Edges {
+		ix.degree[ed.Source]++
+		ix.degree[ed.Target]++
+	}
+	e.keys.put(corpus, ix)
+	return ix, nil
+}
+
+// Passage is a chunk of a document, as stored.
+type Passage struct {
+	ID         string `json:"id"`
+	DocumentID string `json:"document_id"`
+	Title      string `json:"title,omitempty"`
+	Subject    string `json:"subject,omitempty"`
+	Text       string `json:"text"`
+}
+
+// EntityPassages is an entity with its descriptions and the passages that mention it.
+type EntityPassages struct {
+	Entity   Entity    `json:"entity"`
+	Passages []Passage `json:"passages"`
+}
+
+// Passages returns the entity a name normalizes to, with all its descriptions, and up
+// to limit of the passages that mention it.
+func (e *Engine) Passages(ctx context.Context, corpus, name string, limit int) (EntityPassages, error) {
+	if err := (&Request{Corpus: corpus, Query: name}).Validate(); err != nil {
+		return EntityPassages{}, err
+	}
+	if limit < 1 || limit > MaxPassages {
+		return EntityPassages{}, BadRequestf("limit: %d is outside 1..%d", limit, MaxPassages)
+	}
+	en, err := e.entityNamed(ctx, corpus, name)
+	if err != nil {
+		return EntityPassages{}, err
+	}
+	out := EntityPassages{Entity: entityOf(en, 0, "")}
+	out.Entity.Descriptions = en.Descriptions
+	recs, err := e.deps.Vectors.Get(ctx, schema.Collection(corpus, schema.Chunks), firstN(en.ChunkIDs, limit))
+	if err != nil && !errors.Is(err, vectorstore.ErrNotFound) {
+		return out, fmt.Errorf("reading the passages of %q: %w", en.Key, err)
+	}
+	out.Passages = make([]Passage, 0, len(recs))
+	for _, r := range recs {
+		out.Passages = append(out.Passages, passageOf(r))
+	}
+	return out, nil
+}
+
+// Passage returns one stored chunk by id.
+func (e *Engine) Passage(ctx context.Context, corpus, id string) (Passage, error) {
+	if err := (&Request{Corpus: corpus, Query: "x"}).Validate(); err != nil {
+		return Passage{}, err
+	}
+	if id == "" || len(id) > graphstore.MaxKeyLen {
+		return Passage{}, BadRequestf("chunk id: must be 1..%d bytes", graphstore.MaxKeyLen)
+	}
+	recs, err := e.deps.Vectors.Get(ctx, schema.Collection(corpus, schema.Chunks), []string{id})
+	if err != nil && !errors.Is(err, vectorstore.ErrNotFound) {
+		return Passage{}, fmt.Errorf("reading chunk %q: %w", id, err)
+	}
+	if len(recs) == 0 {
+		return Passage{}, fmt.Errorf("%w: chunk %q in corpus %s", ErrNotFound, id, corpus)
+	}
+	return passageOf(recs[0]), nil
+}
+
+func passageOf(r vectorstore.Record) Passage {
+	return Passage{ID: r.ID, DocumentID: r.Attrs[schema.ChunkDocumentID], Title: r.Attrs[schema.ChunkTitle],
+		Subject: r.Attrs[schema.ChunkSubject], Text: r.Text}
+}
+
+// CommunitySummary is a node of the community hierarchy with its report's title and
+// rating (empty until the summarizer wrote it).
+type CommunitySummary struct {
+	ID       string   `json:"id"`
+	Level    int      `json:"level"`
+	Parent   string   `json:"parent,omitempty"`
+	Children []string `json:"children"`
+	Title    string   `json:"title"`
+	Rating   float64  `json:"rating"`
+	Members  int      `json:"members"`
+}
+
+// CommunityLevels is the community hierarchy, one level or all.
+type CommunityLevels struct {
+	Levels      int                `json:"levels"`
+	Communities []CommunitySummary `json:"communities"`
+}
+
+// CommunityTree returns the communities of one level (-1: every level) with their
+// report titles and ratings, by level then id.
+func (e *Engine) CommunityTree(ctx context.Context, corpus string, level int) (CommunityLevels, error) {
+	if err := (&Request{Corpus: corpus, Query: "x"}).Validate(); err != nil {
+		return CommunityLevels{}, err
+	}
+	if level < -1 || level > 16 {
+		return CommunityLevels{}, BadRequestf("level: %d is outside 0..16", level)
+	}
+	st, err := e.deps.Graph.Stats(ctx, corpus)
+	if err != nil {
+		return CommunityLevels{}, fmt.Errorf("counting levels: %w", err)
+	}
+	cs, err := e.deps.Graph.Communities(ctx, corpus, level)
+	if err != nil {
+		return CommunityLevels{}, fmt.Errorf("reading communities: %w", err)
+	}
+	ids := make([]string, len(cs))
+	for i, c := range cs {
+		ids[i] = c.ID
+	}
+	reports, err := e.reports(ctx, corpus, ids)
+	if err != nil {
+		return CommunityLevels{}, err
+	}
+	out := CommunityLevels{Levels: st.Levels, Communities: make([]CommunitySummary, 0, len(cs))}
+	for _, c := range cs {
+		r := reports[c.ID]
+		out.Communities = append(out.Communities, CommunitySummary{ID: c.ID, Level: c.Level, Parent: c.ParentID,
+			Children: nonNil(c.ChildIDs), Title: r.Title, Rating: r.Rating, Members: len(c.Members)})
+	}
+	return out, nil
+}
+
+// Finding is one finding of a community report.
+type Finding struct {
+	Summary     string `json:"summary"`
+	Explanation string `json:"explanation,omitempty"`
+}
+
+// CommunityMember is an entity of a community.
+type CommunityMember struct {
+	Key      string  `json:"key"`
+	Name     string  `json:"name"`
+	Type     string  `json:"type"`
+	PageRank float64 `json:"pagerank"`
+}
+
+// CommunityReport is one community with its report and members (by PageRank, at most
+// MaxCommunityMembers; MemberCount counts them all).
+type CommunityReport struct {
+	ID          string            `json:"id"`
+	Level       int               `json:"level"`
+	Parent      string            `json:"parent,omitempty"`
+	Children    []string          `json:"children"`
+	Title       string            `json:"title"`
+	Rating      float64           `json:"rating"`
+	Summary     string            `json:"summary"`
+	Findings    []Finding         `json:"findings"`
+	MemberCount int               `json:"member_count"`
+	Members     []CommunityMember `json:"members"`
+}
+
+// Community returns one community with its report and its members.
+func (e *Engine) Community(ctx context.Context, corpus, id string) (CommunityReport, error) {
+	if err := (&Request{Corpus: corpus, Query: "x"}).Validate(); err != nil {
+		return CommunityReport{}, err
+	}
+	c, err := e.deps.Graph.Community(ctx, corpus, id)
+	if errors.Is(err, graphstore.ErrNotFound) {
+		return CommunityReport{}, fmt.Errorf("%w: community %q in corpus %s", ErrNotFound, id, corpus)
+	}
+	if err != nil {
+		return CommunityReport{}, fmt.Errorf("reading community %q: %w", id, err)
+	}
+	reports, err := e.reports(ctx, corpus, []string{id})
+	if err != nil {
+		return CommunityReport{}, err
+	}
+	ents, err := e.deps.Graph.Entities(ctx, corpus, c.Members)
+	if err != nil {
+		return CommunityReport{}, fmt.Errorf("reading the members of %q: %w", id, err)
+	}
+	sort.SliceStable(ents, func(i, j int) bool { return ents[i].PageRank > ents[j].PageRank })
+	r := reports[id]
+	out := CommunityReport{ID: c.ID, Level: c.Level, Parent: c.ParentID, Children: nonNil(c.ChildIDs),
+		Title: r.Title, Rating: r.Rating, Summary: r.Summary, Findings: nonNil(r.Findings), MemberCount: len(c.Members),
+		Members: make([]CommunityMember, 0, min(len(ents), MaxCommunityMembers))}
+	for _, en := range head(ents, MaxCommunityMembers) {
+		out.Members = append(out.Members, CommunityMember{Key: en.Key, Name: en.Name, Type: en.Type, PageRank: en.PageRank})
+	}
+	return out, nil
+}
+
+// storedReport is what the console shows of a report record: the summarizer's report
+// JSON (attribute schema.ReportJSON), falling back to the record's attributes.
+type storedReport struct {
+	Title    string    `json:"title"`
+	Summary  string    `json:"summary"`
+	Findings []Finding `json:"findings"`
+	Rating   float64   `json:"rating"`
+}
+
+// reports reads the report records of communities by id; communities without a
+// report yet are absent.
+func (e *Engine) reports(ctx context.Context, corpus string, ids []string) (map[string]storedReport, error) {
+	out := map[string]storedReport{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	recs, err := e.deps.Vectors.Get(ctx, schema.Collection(corpus, schema.Communities), ids)
+	if errors.Is(err, vectorstore.ErrNotFound) {
+		return out, nil // no reports yet
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading community reports: %w", err)
+	}
+	for _, r := range recs {
+		var sr storedReport
+		if js := r.Attrs[schema.ReportJSON]; js == "" || json.Unmarshal([]byte(js), &sr) != nil {
+			c := communityOf(r, 0)
+			sr = storedReport{Title: c.Title, Summary: c.Summary, Rating: c.Rating}
+		}
+		if sr.Title == "" {
+			sr.Title = r.Attrs[schema.ReportTitle]
+		}
+		if sr.Rating == 0 {
+			sr.Rating, _ = strconv.ParseFloat(r.Attrs[schema.ReportRating], 64)
+		}
+		out[r.ID] = sr
+	}
+	return out, nil
+}
+
+func nonNil[T any](xs []T) []T {
+	if xs == nil {
+		return []T{}
+	}
+	return xs
+}
+
+// head returns the first n elements of xs (all when there are fewer).
+func head[T any](xs []T, n int) []T {
+	if len(xs) > n {
+		return xs[:n]
+	}
+	return xs
+}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/bus"
 	"github.com/graphrag/graphrag/pkg/bus/bustest"
 	"github.com/graphrag/graphrag/pkg/catalog"
+	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/services/query"
 	"github.com/graphrag/graphrag/services/query/internal/querytest"
@@ -26,7 +28,7 @@ import (
 
 // scopedService serves the demo stores with a bus, behind a tokens file with a reader
 // of demo, a writer of notes and an admin.
-func scopedService(t *testing.T) *httptest.Server {
+func scopedService(t *testing.T) (*httptest.Server, *bus.Bus) {
 	t.Helper()
 	b, err := bus.New(bustest.Connect(t, bustest.StartServer(t)))
 	if err != nil {
@@ -51,7 +53,7 @@ func scopedService(t *testing.T) *httptest.Server {
 	svc.Mount(mux)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	return srv
+	return srv, b
 }
 
 func connectAs(t *testing.T, srv *httptest.Server, token string) *mcp.ClientSession {
@@ -78,7 +80,7 @@ func toolText(res *mcp.CallToolResult) string {
 // TestMCPScopes: over HTTP, every MCP tool refuses a corpus the token may not read, and
 // list_corpora shows only the corpora it may.
 func TestMCPScopes(t *testing.T) {
-	srv := scopedService(t)
+	srv, _ := scopedService(t)
 	reader := connectAs(t, srv, "reader")
 	tools, err := reader.ListTools(t.Context(), nil)
 	if err != nil || len(tools.Tools) != 5 {
@@ -120,7 +122,7 @@ func TestMCPScopes(t *testing.T) {
 // TestUploadThroughTheBus: an upload over HTTP is published on the corpus subject and
 // listed as pending; a reader may not upload; the export of the demo corpus is a zip.
 func TestUploadThroughTheBus(t *testing.T) {
-	srv := scopedService(t)
+	srv, b := scopedService(t)
 	do := func(method, path, token, ctype, body string) (*http.Response, []byte) {
 		req, _ := http.NewRequestWithContext(t.Context(), method, srv.URL+path, strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+token)
@@ -166,6 +168,21 @@ func TestUploadThroughTheBus(t *testing.T) {
 	}
 	if !slices.Contains(names, "entities.parquet") || !slices.Contains(names, "text_units.parquet") {
 		t.Errorf("archive holds %v", names)
+	}
+	// A file larger than a message goes through the object store, as graphrag publish does.
+	big := "# Big\n\n" + strings.Repeat("The lamp turns every night and the keeper writes it down. ", 40000)
+	var mb bytes.Buffer
+	mw := multipart.NewWriter(&mb)
+	fw, _ := mw.CreateFormFile("file", "big.md")
+	_, _ = io.WriteString(fw, big)
+	_ = mw.Close()
+	if resp, body := do(http.MethodPost, "/v1/corpora/notes/documents", "writer", mw.FormDataContentType(), mb.String()); resp.StatusCode != 202 {
+		t.Fatalf("large upload (%d bytes): %d %s", len(big), resp.StatusCode, body)
+	}
+	msgs := bustest.Messages(t, b, pipeline.StreamName(events.KindDocuments), events.Subject(events.KindDocuments, "notes"))
+	var ev events.Document
+	if err := json.Unmarshal(msgs[len(msgs)-1], &ev); err != nil || ev.ID != "big.md" || ev.Object == nil || ev.Object.Size != int64(len(big)) || ev.Text != "" {
+		t.Errorf("the large upload's event: %+v, %v: want a reference to the object store", ev.Object, err)
 	}
 	if resp, body := do(http.MethodDelete, "/v1/corpora/notes/documents/notes/keeper.md", "writer", "", ""); resp.StatusCode != 503 {
 		t.Errorf("delete without a deleter wired: %d %s, want 503", resp.StatusCode, body)

@@ -124,3 +124,15 @@ check-docs: ## fail when a generated document differs from what `make docs` woul
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	scripts/gen-config-doc.sh "$$tmp/configuration.md" && \
 	diff -u docs/configuration.md "$$tmp/configuration.md" || (echo "docs/configuration.md is stale: run make docs"; exit 1)
+
+# @redocly/cli, pinned; `make lint-openapi` installs it from npm into ~/.cache once.
+REDOCLY_VERSION := 2.77.0
+REDOCLY_DIR := $(HOME)/.cache/graphrag-redocly-$(REDOCLY_VERSION)
+
+.PHONY: lint-openapi
+lint-openapi: ## redocly lint of the query API's OpenAPI document: fails on any error or warning (skipped without npm)
+	@if ! command -v npm >/dev/null 2>&1; then echo "lint-openapi: npm is not installed: skipped"; exit 0; fi; \
+	test -x $(REDOCLY_DIR)/node_modules/.bin/redocly || npm install --silent --no-fund --no-audit --prefix $(REDOCLY_DIR) @redocly/cli@$(REDOCLY_VERSION) >/dev/null; \
+	out=$$($(REDOCLY_DIR)/node_modules/.bin/redocly lint --config services/query/httpapi/redocly.yaml services/query/httpapi/openapi.json 2>&1); rc=$$?; \
+	echo "$$out" | grep -v -e '^ *║' -e '^ *╔' -e '^ *╚'; \
+	if [ $$rc -ne 0 ] || echo "$$out" | grep -qiE '[0-9]+ warnings?\b'; then echo "lint-openapi: redocly reported problems"; exit 1; fi

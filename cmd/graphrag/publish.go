@@ -15,6 +15,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/graphrag/graphrag/pkg/bus"
+	"github.com/graphrag/graphrag/pkg/docread"
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/platform"
@@ -162,14 +163,14 @@ func publishPaths(ctx context.Context, b *bus.Bus, corpus string, paths []string
 		if err := ctx.Err(); err != nil {
 			return sum, err
 		}
-		title, text, ctype, err := readDocument(f.path)
+		doc, err := docread.ReadFile(f.path)
 		if err != nil {
 			sum.Skipped = append(sum.Skipped, skipped{f.path, err})
 			_ = bar.Add(1)
 			continue
 		}
-		ack, err := pipeline.PublishDocument(ctx, b, events.Document{Corpus: corpus, ID: documentID(f.rel), Title: title,
-			Source: f.path, ContentType: ctype, Text: text})
+		ack, err := pipeline.PublishDocument(ctx, b, events.Document{Corpus: corpus, ID: docread.ID(f.rel), Title: doc.Title,
+			Source: f.path, ContentType: doc.ContentType, Text: doc.Text})
 		switch {
 		case err != nil:
 			sum.Failed++

@@ -247,6 +247,13 @@ type ConsumerState struct {
 	NumRedelivered uint64
 	// Delivered counts deliveries, redeliveries included (the consumer sequence).
 	Delivered uint64
+	// DeliveredSeq is the highest stream sequence delivered so far: every
+	// later message of the consumer's subjects is pending.
+	DeliveredSeq uint64
+	// AckFloorSeq is the stream sequence up to which every message of the
+	// consumer's subjects is acknowledged (or terminated); later ones may
+	// be acknowledged too.
+	AckFloorSeq uint64
 }
 
 // ConsumerInfo reports the state of a durable consumer; ErrNotFound if the
@@ -265,6 +272,8 @@ func (b *Bus) ConsumerInfo(ctx context.Context, stream, durable string) (Consume
 		NumAckPending:  uint64(info.NumAckPending),
 		NumRedelivered: uint64(info.NumRedelivered),
 		Delivered:      info.Delivered.Consumer,
+		DeliveredSeq:   info.Delivered.Stream,
+		AckFloorSeq:    info.AckFloor.Stream,
 	}, nil
 }
 

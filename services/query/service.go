@@ -1,12 +1,19 @@
 package query
 
 import (
+	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 
+	"github.com/graphrag/graphrag/pkg/bus"
+	"github.com/graphrag/graphrag/pkg/catalog"
+	"github.com/graphrag/graphrag/pkg/events"
+	"github.com/graphrag/graphrag/pkg/export"
 	"github.com/graphrag/graphrag/pkg/llm"
+	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/services/query/console"
 	"github.com/graphrag/graphrag/services/query/engine"
 	"github.com/graphrag/graphrag/services/query/httpapi"
@@ -30,10 +37,25 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	c.API.RegisterFlags(fs)
 }
 
+// GraphReader is what the service reads from a graph store: what the engine reads, and
+// what listings and exports read (a graphstore.Store has all of it).
+type GraphReader interface {
+	engine.GraphReader
+	catalog.GraphReader
+	export.GraphReader
+}
+
+// VectorReader is what the service reads from a vector store (a vectorstore.Store).
+type VectorReader interface {
+	engine.VectorReader
+	catalog.VectorReader
+	export.VectorReader
+}
+
 // Deps are the backends the service reads and what it reports about itself.
 type Deps struct {
-	Graph   engine.GraphReader
-	Vectors engine.VectorReader
+	Graph   GraphReader
+	Vectors VectorReader
 	// Embedder turns texts into vectors: the same embedder the pipeline indexed with.
 	Embedder llm.Embedder
 	// OfflineEmbedder says the embedder is the offline hashing embedder (see
@@ -43,6 +65,12 @@ type Deps struct {
 	Logger          *slog.Logger
 	// Version is reported to MCP clients.
 	Version string
+	// Bus serves the corpus and document resources: listings and status (pkg/catalog)
+	// and uploads (pipeline.PublishDocument). Nil: those routes answer 503.
+	Bus *bus.Bus
+	// Deleter publishes deletions of documents and corpora. Nil: the deletion routes
+	// answer 503.
+	Deleter httpapi.Deleter
 }
 
 // Service is the query service: the engine behind the HTTP API and the MCP tools. It has
@@ -65,10 +93,20 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("query: configuring the HTTP API: %w", err)
 	}
+	opts := []httpapi.Option{httpapi.WithExporter(exporter{deps.Graph, deps.Vectors})}
+	var mcpOpts []mcpserver.Option
+	if deps.Bus != nil {
+		cat := catalog.New(deps.Bus, deps.Graph, deps.Vectors)
+		opts = append(opts, httpapi.WithCatalog(cat), httpapi.WithPublisher(publisher{deps.Bus}))
+		mcpOpts = append(mcpOpts, mcpserver.WithCatalog(cat))
+	}
+	if deps.Deleter != nil {
+		opts = append(opts, httpapi.WithDeleter(deps.Deleter))
+	}
 	return &Service{
 		engine: e,
-		api:    httpapi.New(e, api, deps.Logger),
-		mcp:    mcpserver.HTTPHandler(mcpserver.New(e, deps.Version, deps.Logger)),
+		api:    httpapi.New(e, api, deps.Logger, opts...),
+		mcp:    mcpserver.HTTPHandler(mcpserver.New(e, deps.Version, deps.Logger, mcpOpts...)),
 	}, nil
 }
 
@@ -76,10 +114,37 @@ func New(cfg Config, deps Deps) (*Service, error) {
 func (s *Service) Engine() *engine.Engine { return s.engine }
 
 // Mount adds the service's routes to mux: the HTTP API (/v1/..., /openapi.json) and the
-// MCP tools over streamable HTTP (/mcp), behind the same authentication, rate limit and
-// deadline, and the web console (/ui/), whose pages call the API with the same token.
+// MCP tools over streamable HTTP (/mcp), behind the same authentication (with the
+// token's scopes handed to the tools), rate limit and deadline, and the web console
+// (/ui/), whose pages call the API with the same token.
 func (s *Service) Mount(mux *http.ServeMux) {
 	s.api.Mount(mux)
-	mux.Handle("/mcp", s.api.Guard(s.mcp))
+	mux.Handle("/mcp", s.api.Guard(mcpserver.GrantMiddleware(s.mcp)))
 	console.Mount(mux)
+}
+
+// publisher publishes uploads as `graphrag publish` does.
+type publisher struct{ b *bus.Bus }
+
+func (p publisher) PublishDocument(ctx context.Context, d events.Document) error {
+	_, err := pipeline.PublishDocument(ctx, p.b, d)
+	return err
+}
+
+// exporter writes exports as zip archives.
+type exporter struct {
+	g export.GraphReader
+	v export.VectorReader
+}
+
+func (x exporter) Export(ctx context.Context, corpus, format string, w io.Writer) error {
+	f, err := export.ParseFormat(format)
+	if err != nil {
+		return err
+	}
+	z := export.Zip(w)
+	if _, err := export.Write(ctx, x.g, x.v, corpus, f, z); err != nil {
+		return err
+	}
+	return z.Close()
 }

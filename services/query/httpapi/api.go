@@ -10,6 +10,9 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/graphrag/graphrag/pkg/catalog"
+	"github.com/graphrag/graphrag/pkg/events"
+	"github.com/graphrag/graphrag/services/query/access"
 	"github.com/graphrag/graphrag/services/query/engine"
 )
 
@@ -20,24 +23,37 @@ type API struct {
 	log    *slog.Logger
 	mux    *http.ServeMux
 	limits *clientLimits
+
+	// The backends of the resource routes (resources.go); a nil one answers 503.
+	catalog   Catalog
+	publisher Publisher
+	deleter   Deleter
+	exporter  Exporter
 }
 
 // New builds the HTTP handler: POST /v1/query, POST /v1/retrieve,
-// GET /v1/corpora/{corpus}/entities/{name}, GET /v1/corpora/{corpus}/stats,
-// GET /openapi.json. A route added here is documented in openapi.json (the tests check
-// both ways). Handlers served beside the API (the MCP endpoint) get the same guard from
-// Guard.
-func New(e *engine.Engine, cfg Config, log *slog.Logger) *API {
+// GET /v1/corpora/{corpus}/entities/{name}, GET /v1/corpora/{corpus}/stats, the corpus
+// and document resources (resources.go: their backends come as options), export,
+// the chat-compatible routes (chat.go), GET /openapi.json. A route added here is
+// documented in openapi.json (the tests check both ways). Handlers served beside the
+// API (the MCP endpoint) get the same guard from Guard.
+func New(e *engine.Engine, cfg Config, log *slog.Logger, opts ...Option) *API {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultConfig().MaxBodyBytes
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultConfig().Timeout
 	}
+	if cfg.MaxUploadBytes <= 0 {
+		cfg.MaxUploadBytes = DefaultConfig().MaxUploadBytes
+	}
 	if log == nil {
 		log = slog.Default()
 	}
 	a := &API{e: e, cfg: cfg, log: log, mux: http.NewServeMux()}
+	for _, o := range opts {
+		o.apply(a)
+	}
 	if cfg.RatePerSecond > 0 {
 		a.limits = newClientLimits(rate.Limit(cfg.RatePerSecond), max(1, cfg.Burst))
 	}
@@ -45,6 +61,9 @@ func New(e *engine.Engine, cfg Config, log *slog.Logger) *API {
 	a.mux.HandleFunc("POST /v1/retrieve", a.guard(a.retrieve))
 	a.mux.HandleFunc("GET /v1/corpora/{corpus}/entities/{name}", a.guard(a.entity))
 	a.mux.HandleFunc("GET /v1/corpora/{corpus}/stats", a.guard(a.stats))
+	a.addResourceRoutes()
+	a.addExportRoute()
+	a.addChatRoutes()
 	// Exploration (explore.go), read by the console.
 	a.mux.HandleFunc("GET /v1/corpora/{corpus}/entities", a.guard(a.searchEntities))
 	a.mux.HandleFunc("GET /v1/corpora/{corpus}/entities/{name}/passages", a.guard(a.entityPassages))
@@ -114,10 +133,16 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 	status := http.StatusInternalServerError
 	var mbe *http.MaxBytesError
 	switch {
-	case errors.Is(err, engine.ErrBadRequest):
+	case errors.Is(err, engine.ErrBadRequest), errors.Is(err, catalog.ErrInvalid), errors.Is(err, events.ErrInvalid):
 		status = http.StatusBadRequest
-	case errors.Is(err, engine.ErrUnknownCorpus), errors.Is(err, engine.ErrNotFound):
+	case errors.Is(err, access.ErrForbidden):
+		status = http.StatusForbidden
+	case errors.Is(err, engine.ErrUnknownCorpus), errors.Is(err, engine.ErrNotFound), errors.Is(err, catalog.ErrNotFound):
 		status = http.StatusNotFound
+	case errors.Is(err, errUnsupportedMedia):
+		status = http.StatusUnsupportedMediaType
+	case errors.Is(err, errUnavailable):
+		status = http.StatusServiceUnavailable
 	case errors.As(err, &mbe):
 		status = http.StatusRequestEntityTooLarge
 	case errors.Is(err, context.DeadlineExceeded):
@@ -154,6 +179,10 @@ func (a *API) query(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
+	if err := access.Check(r.Context(), req.Corpus, access.Read, "read"); err != nil {
+		a.fail(w, r, err)
+		return
+	}
 	if req.Stream {
 		a.stream(w, r, req)
 		return
@@ -175,6 +204,14 @@ type retrieveResponse struct {
 func (a *API) retrieve(w http.ResponseWriter, r *http.Request) {
 	var req engine.Request
 	if err := decodeBody(r, &req); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if err := req.Validate(); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if err := access.Check(r.Context(), req.Corpus, access.Read, "read"); err != nil {
 		a.fail(w, r, err)
 		return
 	}

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"os"
@@ -8,12 +9,19 @@ import (
 	"time"
 
 	"github.com/graphrag/graphrag/pkg/service"
+	"github.com/graphrag/graphrag/services/query/access"
 )
 
 // Config guards the API.
 type Config struct {
-	// Tokens are the accepted bearer tokens; empty disables authentication.
+	// Tokens are accepted bearer tokens that may do everything (admin on every corpus);
+	// with Scoped empty too, authentication is off.
 	Tokens []string
+	// Scoped are accepted bearer tokens with their grants (access.ParseTokens).
+	Scoped []access.Token
+	// MaxUploadBytes bounds the body of a document upload (JSON or multipart); the
+	// other routes are bounded by MaxBodyBytes.
+	MaxUploadBytes int64
 	// MaxBodyBytes bounds a request body.
 	MaxBodyBytes int64
 	// Timeout bounds one request (a streamed answer included).
@@ -24,9 +32,10 @@ type Config struct {
 	Burst         int
 }
 
-// DefaultConfig: no auth, 64 KiB bodies, 120 s per request, 20 requests/s per client.
+// DefaultConfig: no auth, 64 KiB bodies, 64 MiB uploads, 120 s per request, 20
+// requests/s per client.
 func DefaultConfig() Config {
-	return Config{MaxBodyBytes: 64 << 10, Timeout: 120 * time.Second, RatePerSecond: 20, Burst: 40}
+	return Config{MaxBodyBytes: 64 << 10, MaxUploadBytes: 64 << 20, Timeout: 120 * time.Second, RatePerSecond: 20, Burst: 40}
 }
 
 // Flags are the API's guard flags: Config with the tokens given inline (masked in the
@@ -42,9 +51,10 @@ func DefaultFlags() Flags { return Flags{Config: DefaultConfig()} }
 
 // RegisterFlags adds the API flags with the current values as defaults.
 func (f *Flags) RegisterFlags(fs *flag.FlagSet) {
-	fs.StringVar(&f.TokensFile, "api-tokens-file", "", "file with accepted bearer tokens, one per line; with -api-tokens, both are accepted; none = no authentication")
-	fs.Var(&f.Tokens, "api-tokens", "accepted bearer tokens, comma-separated")
-	fs.Int64Var(&f.MaxBodyBytes, "api-max-body", f.MaxBodyBytes, "largest request body in bytes")
+	fs.StringVar(&f.TokensFile, "api-tokens-file", "", "file of accepted bearer tokens, one per line: TOKEN (admin on every corpus) or TOKEN SCOPE CORPORA (SCOPE read, write or admin; CORPORA a comma-separated list or *); with -api-tokens, both are accepted; none = no authentication")
+	fs.Var(&f.Tokens, "api-tokens", "accepted bearer tokens, comma-separated, each admin on every corpus")
+	fs.Int64Var(&f.MaxBodyBytes, "api-max-body", f.MaxBodyBytes, "largest request body in bytes (uploads: -api-max-upload)")
+	fs.Int64Var(&f.MaxUploadBytes, "api-max-upload", f.MaxUploadBytes, "largest document upload (JSON or multipart body) in bytes")
 	fs.DurationVar(&f.Timeout, "api-timeout", f.Timeout, "time limit of one request")
 	fs.Float64Var(&f.RatePerSecond, "api-rate", f.RatePerSecond, "requests per second per client (0 = unlimited)")
 	fs.IntVar(&f.Burst, "api-burst", f.Burst, "burst of requests per client")
@@ -64,12 +74,18 @@ func (f *Flags) Load() (Config, error) {
 		if err != nil {
 			return cfg, fmt.Errorf("reading -api-tokens-file: %w", err)
 		}
-		for line := range strings.SplitSeq(string(b), "\n") {
-			if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "#") {
-				cfg.Tokens = append(cfg.Tokens, t)
+		toks, err := access.ParseTokens(bytes.NewReader(b))
+		if err != nil {
+			return cfg, fmt.Errorf("-api-tokens-file %s: %w", f.TokensFile, err)
+		}
+		for _, t := range toks {
+			if len(t.Grant.Corpora) == 1 && t.Grant.All() && t.Grant.Scope == access.Admin {
+				cfg.Tokens = append(cfg.Tokens, t.Secret)
+			} else {
+				cfg.Scoped = append(cfg.Scoped, t)
 			}
 		}
-		if len(cfg.Tokens) == 0 {
+		if len(toks) == 0 {
 			return cfg, fmt.Errorf("-api-tokens-file %s holds no token", f.TokensFile)
 		}
 	}

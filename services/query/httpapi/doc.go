@@ -1,8 +1,14 @@
 // Package httpapi is the query service's HTTP JSON API over an engine.Engine: the routes
 // under /v1/ (query, with server-sent events when streamed; retrieve; an entity's
-// neighbourhood; corpus statistics), the OpenAPI 3.1 document that describes them
-// (openapi.json, embedded and served at /openapi.json), and the guard every route goes
-// through: bearer-token authentication, a per-client rate limit, a body size limit and a
-// request deadline. Errors are JSON {"error": "..."} with the status the engine's error
-// implies (400, 404, 413, 504, else 500).
+// neighbourhood; corpus statistics; the corpus and document resources: listings,
+// status, upload, deletion, export; OpenAI-compatible chat completions and models),
+// the OpenAPI 3.1 document that describes them (openapi.json, embedded and served at
+// /openapi.json, lint-clean with redocly: make lint-openapi), and the guard every route
+// goes through: bearer-token authentication with scopes (package access: a route
+// needs read, write or admin on the corpus it touches), a per-client rate limit, a body
+// size limit and a request deadline. The resource routes read and publish through
+// small interfaces (Catalog, Publisher, Deleter, Exporter) given as options; a route
+// whose backend is missing answers 503. Errors are JSON {"error": "..."} with the status
+// the error implies (400, 403, 404, 413, 415, 503, 504, else 500); the chat routes
+// answer their own errors in OpenAI's shape.
 package httpapi

@@ -27,7 +27,7 @@ const (
 // newExploreAPI serves the demo fixture with PageRank, a two-level community hierarchy
 // and a report for each community but commMachine (a community whose report is not
 // written yet).
-func newExploreAPI(t *testing.T, cfg Config) (*httptest.Server, querytest.Stores) {
+func newExploreAPI(t *testing.T, cfg Config, opts ...Option) (*httptest.Server, querytest.Stores) {
 	t.Helper()
 	st := querytest.Demo(t)
 	ctx := t.Context()
@@ -67,7 +67,7 @@ func newExploreAPI(t *testing.T, cfg Config) (*httptest.Server, querytest.Stores
 	if err != nil {
 		t.Fatalf("building engine: %v", err)
 	}
-	srv := httptest.NewServer(New(e, cfg, querytest.Logger()))
+	srv := httptest.NewServer(New(e, cfg, querytest.Logger(), opts...))
 	t.Cleanup(srv.Close)
 	return srv, st
 }

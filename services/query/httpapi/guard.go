@@ -10,15 +10,25 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/graphrag/graphrag/services/query/access"
 )
 
-// guard applies authentication, the per-client rate limit and the request deadline.
-func (a *API) guard(h http.HandlerFunc) http.HandlerFunc {
+// guard applies authentication, the per-client rate limit, the scope the route needs
+// on its {corpus} (routeScope), the body limit and the request deadline. The request's
+// context carries the token's grant (access.FromContext) for the checks a handler makes
+// itself (a corpus named in the body).
+func (a *API) guard(h http.HandlerFunc) http.HandlerFunc { return a.guardBody(a.cfg.MaxBodyBytes, h) }
+
+// guardBody is guard with another body limit (uploads).
+func (a *API) guardBody(limit int64, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		client := clientAddr(r)
-		if len(a.cfg.Tokens) > 0 {
+		ctx := r.Context()
+		if a.authenticating() {
 			tok, ok := bearer(r)
-			if !ok || !a.validToken(tok) {
+			grant, valid := a.grantOf(tok)
+			if !ok || !valid {
 				// Failed attempts spend the caller's address bucket, so guessing tokens is
 				// rate limited too.
 				if a.limits != nil && !a.limits.allow(client) {
@@ -31,25 +41,72 @@ func (a *API) guard(h http.HandlerFunc) http.HandlerFunc {
 				return
 			}
 			client = "token:" + tok
+			ctx = access.WithGrant(ctx, grant)
 		}
 		if a.limits != nil && !a.limits.allow(client) {
 			w.Header().Set("Retry-After", "1")
 			writeJSON(w, http.StatusTooManyRequests, apiError{Error: "rate limit exceeded"})
 			return
 		}
-		ctx, cancel := context.WithTimeout(r.Context(), a.cfg.Timeout)
+		if corpus := r.PathValue("corpus"); corpus != "" {
+			rs := a.routeScope(r)
+			if err := access.Check(ctx, corpus, rs.need, rs.action); err != nil {
+				writeJSON(w, http.StatusForbidden, apiError{Error: err.Error()})
+				return
+			}
+		}
+		ctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
 		defer cancel()
-		r.Body = http.MaxBytesReader(w, r.Body, a.cfg.MaxBodyBytes)
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		h(w, r.WithContext(ctx))
 	}
 }
 
-func (a *API) validToken(tok string) bool {
+// scopeNeed is the scope a route needs on its {corpus}, and the words for a refusal.
+type scopeNeed struct {
+	need   access.Scope
+	action string
+}
+
+// routeScopes are the routes that need more than their method implies (see routeScope).
+var routeScopes = map[string]scopeNeed{
+	"POST /v1/corpora/{corpus}/documents":        {access.Write, "publish documents to"},
+	"DELETE /v1/corpora/{corpus}/documents/{id}": {access.Write, "delete documents of"},
+	"DELETE /v1/corpora/{corpus}":                {access.Admin, "drop"},
+	"GET /v1/corpora/{corpus}/export":            {access.Read, "export"},
+}
+
+// routeScope is the scope a request needs on its {corpus}: the route's own if it has
+// one, else read for GET and HEAD and write for the methods that change things. A
+// route added without an entry is therefore guarded by its method.
+func (a *API) routeScope(r *http.Request) scopeNeed {
+	if s, ok := routeScopes[r.Pattern]; ok {
+		return s
+	}
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return scopeNeed{access.Read, "read"}
+	}
+	return scopeNeed{access.Write, "change"}
+}
+
+func (a *API) authenticating() bool { return len(a.cfg.Tokens)+len(a.cfg.Scoped) > 0 }
+
+// grantOf returns the grant of a token, comparing it with every accepted token in
+// constant time.
+func (a *API) grantOf(tok string) (access.Grant, bool) {
+	var g access.Grant
 	ok := 0
 	for _, t := range a.cfg.Tokens {
-		ok |= subtle.ConstantTimeCompare([]byte(t), []byte(tok))
+		if subtle.ConstantTimeCompare([]byte(t), []byte(tok)) == 1 {
+			g, ok = access.Everything, 1
+		}
 	}
-	return ok == 1
+	for _, t := range a.cfg.Scoped {
+		if subtle.ConstantTimeCompare([]byte(t.Secret), []byte(tok)) == 1 {
+			g, ok = t.Grant, 1
+		}
+	}
+	return g, ok == 1
 }
 
 func bearer(r *http.Request) (string, bool) {

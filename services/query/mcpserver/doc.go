@@ -1,5 +1,5 @@
-// Package mcpserver serves the query engine as Model Context Protocol tools (search,
-// explore_entity_graph, get_corpus_stats) over stdio (graphrag mcp) or the streamable
-// HTTP transport (/mcp on the query service). The tools call the engine's public API
-// only; a failed call is a tool error the model can read, never a protocol error.
+// Package mcpserver exposes the query engine as MCP tools (search, explore_entity_graph,
+// get_corpus_stats; list_corpora and list_documents when given a Catalog) over stdio or
+// streamable HTTP. Over HTTP every tool refuses a corpus the client's bearer token may
+// not read (package access; GrantMiddleware hands the guard's grant to the tools).
 package mcpserver

@@ -48,7 +48,9 @@ type StatsInput struct {
 }
 
 // New returns an MCP server whose tools answer from e: search, explore_entity_graph and
-// get_corpus_stats; version is reported to clients. Input and output JSON Schemas are
+// get_corpus_stats, and list_corpora and list_documents with WithCatalog; version is
+// reported to clients. Every tool refuses a corpus the client's token may not read
+// (served over HTTP behind the guard and GrantMiddleware). Input and output JSON Schemas are
 // derived from the Go types. Every failure of a call (bad arguments, unknown corpus or
 // entity, a backend error) is a tool error result (IsError) with a message meant for the
 // model, never a protocol error. log (nil: slog.Default) records failed and panicking
@@ -56,7 +58,7 @@ type StatsInput struct {
 //
 // It panics if a schema cannot be derived from the types, which is a programming error
 // caught by the tests.
-func New(e *engine.Engine, version string, log *slog.Logger) *mcp.Server {
+func New(e *engine.Engine, version string, log *slog.Logger, opts ...Option) *mcp.Server {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -68,16 +70,24 @@ func New(e *engine.Engine, version string, log *slog.Logger) *mcp.Server {
 		Capabilities: &mcp.ServerCapabilities{},
 	})
 	t := &tools{e: e, log: log}
+	for _, o := range opts {
+		o.apply(t)
+	}
 	t.addSearch(s)
 	t.addExplore(s)
 	t.addStats(s)
+	if t.catalog != nil {
+		t.addListCorpora(s)
+		t.addListDocuments(s)
+	}
 	return s
 }
 
 // tools are the tool handlers, on the engine's public API.
 type tools struct {
-	e   *engine.Engine
-	log *slog.Logger
+	e       *engine.Engine
+	log     *slog.Logger
+	catalog Catalog // nil: no listing tools
 }
 
 // readOnly annotates every tool: none changes anything, outside the corpus or in it.
@@ -176,6 +186,9 @@ func ServeStdio(ctx context.Context, s *mcp.Server) error {
 }
 
 func (t *tools) search(ctx context.Context, req *mcp.CallToolRequest, in SearchInput) (*mcp.CallToolResult, *engine.Response, error) {
+	if err := t.check(ctx, req, in.Corpus); err != nil {
+		return nil, nil, err
+	}
 	var onDelta func(string) error
 	if req != nil && req.Params != nil && req.Session != nil {
 		if token := req.Params.GetProgressToken(); token != nil {
@@ -209,7 +222,10 @@ func progress(ctx context.Context, ss *mcp.ServerSession, token any) func(string
 	}
 }
 
-func (t *tools) explore(ctx context.Context, _ *mcp.CallToolRequest, in ExploreInput) (*mcp.CallToolResult, engine.Neighborhood, error) {
+func (t *tools) explore(ctx context.Context, req *mcp.CallToolRequest, in ExploreInput) (*mcp.CallToolResult, engine.Neighborhood, error) {
+	if err := t.check(ctx, req, in.Corpus); err != nil {
+		return nil, engine.Neighborhood{}, err
+	}
 	depth := in.Depth
 	if depth == 0 {
 		depth = 2
@@ -221,7 +237,10 @@ func (t *tools) explore(ctx context.Context, _ *mcp.CallToolRequest, in ExploreI
 	return nil, nb, nil
 }
 
-func (t *tools) stats(ctx context.Context, _ *mcp.CallToolRequest, in StatsInput) (*mcp.CallToolResult, engine.Stats, error) {
+func (t *tools) stats(ctx context.Context, req *mcp.CallToolRequest, in StatsInput) (*mcp.CallToolResult, engine.Stats, error) {
+	if err := t.check(ctx, req, in.Corpus); err != nil {
+		return nil, engine.Stats{}, err
+	}
 	st, err := t.e.Stats(ctx, in.Corpus)
 	if err != nil {
 		return nil, engine.Stats{}, t.toolError(ToolStats, err)

@@ -72,7 +72,7 @@ func New(p *platform.Platform, cfg Config, log *slog.Logger) (*Stack, error) {
 		return nil, err
 	}
 	if st.Query, err = query.New(cfg.Query, query.Deps{Graph: p.Graph, Vectors: p.Vectors, Embedder: p.Embedder, OfflineEmbedder: p.OfflineEmbedder,
-		LLM: p.LLM, Logger: log, Version: platform.Version}); err != nil {
+		LLM: p.LLM, Logger: log, Version: platform.Version, Bus: p.Bus}); err != nil {
 		return nil, err
 	}
 	st.Engine = st.Query.Engine()

@@ -26,12 +26,12 @@ func run(ctx context.Context, args []string) error {
 	cfg := query.DefaultConfig()
 	return platform.Main(ctx, args, os.Stderr, platform.Spec{
 		Name:   "query",
-		Needs:  platform.Needs{Graph: graphdrivers.All(), Vectors: vectordrivers.All()},
+		Needs:  platform.Needs{Bus: true, Graph: graphdrivers.All(), Vectors: vectordrivers.All()}, // the bus: listings, status, uploads
 		Flags:  cfg.RegisterFlags,
 		Config: &cfg,
 		Build: func(_ context.Context, p *platform.Platform, mux *http.ServeMux, log *slog.Logger) ([]service.Component, error) {
 			svc, err := query.New(cfg, query.Deps{Graph: p.Graph, Vectors: p.Vectors, Embedder: p.Embedder, OfflineEmbedder: p.OfflineEmbedder,
-				LLM: p.LLM, Logger: log, Version: platform.Version})
+				LLM: p.LLM, Logger: log, Version: platform.Version, Bus: p.Bus})
 			if err != nil {
 				return nil, err
 			}

@@ -1,0 +1,115 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/graphrag/graphrag/pkg/bus"
+	"github.com/graphrag/graphrag/pkg/schema"
+	"github.com/graphrag/graphrag/pkg/vectorstore"
+)
+
+// record is what the catalog needs of the chunker's record of a document.
+type record struct {
+	id, title, contentHash string
+	chunks                 int
+	firstChunk             string // to read the title from when the record lacks it
+	updated                time.Time
+	deleted                bool
+}
+
+// documentRecord reads the chunker's record of a document under key; ok is false when
+// there is none. It is the one place that knows the record's format: today
+// {"content_hash", "chunk_ids"} (services/extractor), the document id being the prefix
+// of its chunk ids ("<id>:<position>:<hash>") and the time the entry's; the fields a
+// richer record carries (id, title, updated_at, deleted) are used when present.
+func documentRecord(ctx context.Context, b *bus.Bus, key string) (record, bool, error) {
+	e, err := b.ReadKV(ctx, schema.StateBucket, key)
+	if errors.Is(err, bus.ErrNotFound) {
+		return record{}, false, nil
+	}
+	if err != nil {
+		return record{}, false, fmt.Errorf("reading document record %s: %w", key, err)
+	}
+	var r struct {
+		ID          string    `json:"id"`
+		Title       string    `json:"title"`
+		ContentHash string    `json:"content_hash"`
+		ChunkIDs    []string  `json:"chunk_ids"`
+		UpdatedAt   time.Time `json:"updated_at"`
+		Deleted     bool      `json:"deleted"`
+	}
+	if err := json.Unmarshal(e.Value, &r); err != nil {
+		return record{}, false, fmt.Errorf("decoding document record %s: %w", key, err)
+	}
+	out := record{id: r.ID, title: r.Title, contentHash: r.ContentHash, chunks: len(r.ChunkIDs), updated: r.UpdatedAt.UTC(), deleted: r.Deleted}
+	if out.updated.IsZero() {
+		out.updated = e.Created.UTC()
+	}
+	if len(r.ChunkIDs) > 0 {
+		out.firstChunk = r.ChunkIDs[0]
+		if out.id == "" {
+			out.id = documentOfChunk(r.ChunkIDs[0])
+		}
+	}
+	return out, true, nil
+}
+
+// documentOfChunk is the document id a chunk id begins with: chunk ids are
+// "<document id>:<position>:<content hash>" (chunking.Split).
+func documentOfChunk(chunkID string) string {
+	s := chunkID
+	for range 2 {
+		i := strings.LastIndexByte(s, ':')
+		if i < 0 {
+			return chunkID
+		}
+		s = s[:i]
+	}
+	return s
+}
+
+// titleReader reads the title of documents whose record lacks it from their first
+// chunk's record in the chunk collection (schema.ChunkTitle), one read per page.
+type titleReader struct {
+	c       *Catalog
+	corpus  string
+	byChunk map[string][]*Document
+}
+
+func (t *titleReader) want(d *Document, firstChunk string) {
+	if d.Title != "" || firstChunk == "" {
+		return
+	}
+	if t.byChunk == nil {
+		t.byChunk = map[string][]*Document{}
+	}
+	t.byChunk[firstChunk] = append(t.byChunk[firstChunk], d)
+}
+
+func (t *titleReader) read(ctx context.Context) error {
+	if len(t.byChunk) == 0 {
+		return nil
+	}
+	ids := make([]string, 0, len(t.byChunk))
+	for id := range t.byChunk {
+		ids = append(ids, id)
+	}
+	recs, err := t.c.vectors.Get(ctx, schema.Collection(t.corpus, schema.Chunks), ids)
+	if errors.Is(err, vectorstore.ErrNotFound) {
+		return nil // the chunks are gone with their collection: no title to read
+	}
+	if err != nil {
+		return fmt.Errorf("reading document titles of %s: %w", t.corpus, err)
+	}
+	for _, r := range recs {
+		for _, d := range t.byChunk[r.ID] {
+			d.Title = r.Attrs[schema.ChunkTitle]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,321 @@
+package httpapi
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/graphrag/graphrag/services/query/access"
+	"github.com/graphrag/graphrag/services/query/engine"
+)
+
+// The chat-compatible routes speak OpenAI's chat completions wire format, so that chat
+// front-ends and SDKs use a corpus as a model: the model name is the corpus (with
+// ":local" or ":global" to choose the mode), the last user message is the question,
+// and the answer ends with the list of the sources it cites.
+
+func (a *API) addChatRoutes() {
+	a.mux.HandleFunc("POST /v1/chat/completions", a.guard(a.chatCompletions))
+	a.mux.HandleFunc("GET /v1/models", a.guard(a.models))
+}
+
+type chatRequest struct {
+	Model    string        `json:"model"`
+	Messages []chatMessage `json:"messages"`
+	Stream   bool          `json:"stream"`
+	N        *int          `json:"n"`
+	// Other OpenAI parameters (temperature, max_tokens, ...) are accepted and ignored:
+	// the corpus's configuration decides how answers are generated.
+}
+
+type chatMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// text is a message's text: a string, or the text parts of an array of parts.
+func (m chatMessage) text() (string, error) {
+	var s string
+	if err := json.Unmarshal(m.Content, &s); err == nil {
+		return s, nil
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(m.Content, &parts); err != nil {
+		return "", fmt.Errorf("content is neither a string nor an array of parts")
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		if p.Type == "text" {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String(), nil
+}
+
+type chatCompletion struct {
+	ID      string       `json:"id"`
+	Object  string       `json:"object"`
+	Created int64        `json:"created"`
+	Model   string       `json:"model"`
+	Choices []chatChoice `json:"choices"`
+	// Citations are the sources the answer cites (not in OpenAI's format; clients
+	// ignore it), the same as the answer's sources list.
+	Citations []engine.Citation `json:"citations,omitempty"`
+}
+
+type chatChoice struct {
+	Index        int       `json:"index"`
+	Message      *chatOut  `json:"message,omitempty"`
+	Delta        *chatOut  `json:"delta,omitempty"`
+	FinishReason *string   `json:"finish_reason"`
+	Logprobs     *struct{} `json:"logprobs"`
+}
+
+type chatOut struct {
+	Role    string `json:"role,omitempty"`
+	Content string `json:"content"`
+}
+
+// openAIError is the error shape OpenAI's clients read.
+type openAIError struct {
+	Error openAIErrorBody `json:"error"`
+}
+
+type openAIErrorBody struct {
+	Message string  `json:"message"`
+	Type    string  `json:"type"`
+	Code    *string `json:"code"`
+}
+
+// chatFail answers an error in OpenAI's shape with the status fail would use.
+func (a *API) chatFail(w http.ResponseWriter, r *http.Request, err error) {
+	rec := &statusRecorder{header: http.Header{}}
+	a.fail(rec, r, err) // decides the status (and logs a server error)
+	typ := "server_error"
+	switch {
+	case rec.status == http.StatusForbidden:
+		typ = "permission_error"
+	case rec.status == http.StatusNotFound:
+		typ = "not_found_error"
+	case rec.status < 500:
+		typ = "invalid_request_error"
+	}
+	writeJSON(w, rec.status, openAIError{Error: openAIErrorBody{Message: err.Error(), Type: typ}})
+}
+
+// statusRecorder keeps the status a handler writes and drops the body.
+type statusRecorder struct {
+	header http.Header
+	status int
+}
+
+func (s *statusRecorder) Header() http.Header         { return s.header }
+func (s *statusRecorder) WriteHeader(code int)        { s.status = code }
+func (s *statusRecorder) Write(b []byte) (int, error) { return len(b), nil }
+
+// chatQuery turns a chat request into a question to the engine.
+func chatQuery(c chatRequest) (engine.Request, error) {
+	corpus, mode, _ := strings.Cut(c.Model, ":")
+	if mode == "" {
+		mode = engine.ModeAuto
+	}
+	if c.N != nil && *c.N != 1 {
+		return engine.Request{}, engine.BadRequestf("n: only 1 choice is generated")
+	}
+	var q string
+	for i, m := range slices.Backward(c.Messages) {
+		if m.Role != "user" {
+			continue
+		}
+		t, err := m.text()
+		if err != nil {
+			return engine.Request{}, engine.BadRequestf("messages[%d]: %v", i, err)
+		}
+		q = t
+		break
+	}
+	req := engine.Request{Corpus: corpus, Query: q, Mode: mode, Stream: c.Stream}
+	if q == "" {
+		return req, engine.BadRequestf("messages: no user message with text (the last user message is the question)")
+	}
+	if err := req.Validate(); err != nil {
+		return req, engine.BadRequestf("model %q: %v", c.Model, err)
+	}
+	return req, nil
+}
+
+func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
+	var c chatRequest
+	if err := json.NewDecoder(r.Body).Decode(&c); err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			a.chatFail(w, r, err)
+			return
+		}
+		a.chatFail(w, r, engine.BadRequestf("body: %v", err))
+		return
+	}
+	req, err := chatQuery(c)
+	if err != nil {
+		a.chatFail(w, r, err)
+		return
+	}
+	if err := access.Check(r.Context(), req.Corpus, access.Read, "read"); err != nil {
+		a.chatFail(w, r, err)
+		return
+	}
+	base := chatCompletion{ID: "chatcmpl-" + randomID(), Created: time.Now().Unix(), Model: c.Model}
+	if c.Stream {
+		a.chatStream(w, r, req, base)
+		return
+	}
+	resp, err := a.e.Query(r.Context(), req, nil)
+	if err != nil {
+		a.chatFail(w, r, err)
+		return
+	}
+	base.Object = "chat.completion"
+	base.Citations = resp.Citations
+	base.Choices = []chatChoice{{Message: &chatOut{Role: "assistant", Content: resp.Answer + sources(resp)}, FinishReason: new("stop")}}
+	writeJSON(w, http.StatusOK, base)
+}
+
+// chatStream answers with server-sent events in OpenAI's chunk format: a first chunk
+// with the role, the answer's text as it is generated, its sources list, a last chunk
+// with the finish reason, then "data: [DONE]". A failure after the first chunk is an
+// error event, as OpenAI sends.
+func (a *API) chatStream(w http.ResponseWriter, r *http.Request, req engine.Request, base chatCompletion) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		a.chatFail(w, r, errors.New("streaming is not supported by this connection"))
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	base.Object = "chat.completion.chunk"
+	var mu sync.Mutex
+	send := func(v any) error {
+		b, _ := json.Marshal(v)
+		mu.Lock()
+		defer mu.Unlock()
+		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+			return err
+		}
+		fl.Flush()
+		return nil
+	}
+	chunk := func(delta chatOut, finish *string) chatCompletion {
+		c := base
+		c.Choices = []chatChoice{{Delta: &delta, FinishReason: finish}}
+		return c
+	}
+	if err := send(chunk(chatOut{Role: "assistant"}, nil)); err != nil {
+		return
+	}
+	resp, err := a.e.Query(r.Context(), req, func(d string) error { return send(chunk(chatOut{Content: d}, nil)) })
+	if err != nil {
+		_ = send(openAIError{Error: openAIErrorBody{Message: err.Error(), Type: "server_error"}})
+		return
+	}
+	if s := sources(resp); s != "" {
+		_ = send(chunk(chatOut{Content: s}, nil))
+	}
+	last := chunk(chatOut{}, new("stop"))
+	last.Citations = resp.Citations
+	_ = send(last)
+	mu.Lock()
+	defer mu.Unlock()
+	_, _ = fmt.Fprint(w, "data: [DONE]\n\n")
+	fl.Flush()
+}
+
+// sources lists the answer's citations in marker order: "[n] title (document id)" for
+// a passage, "[n] title (community report id)" for a report.
+func sources(resp *engine.Response) string {
+	if len(resp.Citations) == 0 {
+		return ""
+	}
+	titles := map[string]string{}
+	for _, c := range resp.Context.Chunks {
+		titles[c.ID] = c.Title
+	}
+	for _, c := range resp.Context.Communities {
+		titles[c.ID] = c.Title
+	}
+	cites := slices.Clone(resp.Citations)
+	slices.SortStableFunc(cites, func(a, b engine.Citation) int {
+		x, errA := strconv.Atoi(a.Marker)
+		y, errB := strconv.Atoi(b.Marker)
+		if errA != nil || errB != nil {
+			return strings.Compare(a.Marker, b.Marker)
+		}
+		return x - y
+	})
+	var b strings.Builder
+	b.WriteString("\n\nSources:")
+	for _, c := range cites {
+		switch {
+		case c.ChunkID != "":
+			fmt.Fprintf(&b, "\n[%s] %s (document %s)", c.Marker, orID(titles[c.ChunkID], c.DocumentID), c.DocumentID)
+		case c.Community != "":
+			fmt.Fprintf(&b, "\n[%s] %s (community report %s)", c.Marker, orID(titles[c.Community], c.Community), c.Community)
+		}
+	}
+	return b.String()
+}
+
+func orID(title, id string) string {
+	if title == "" {
+		return id
+	}
+	return title
+}
+
+func randomID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// modelList is the body of GET /v1/models: the corpora the token may read.
+type modelList struct {
+	Object string  `json:"object"`
+	Data   []model `json:"data"`
+}
+
+type model struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Created int64  `json:"created"` // 0: the platform does not record when a corpus began
+	OwnedBy string `json:"owned_by"`
+}
+
+func (a *API) models(w http.ResponseWriter, r *http.Request) {
+	if a.catalog == nil {
+		a.chatFail(w, r, &unavailable{"listing corpora"})
+		return
+	}
+	names, err := a.catalog.Names(r.Context())
+	if err != nil {
+		a.chatFail(w, r, err)
+		return
+	}
+	out := modelList{Object: "list", Data: []model{}}
+	for _, n := range names {
+		if access.Visible(r.Context(), n) {
+			out.Data = append(out.Data, model{ID: n, Object: "model", OwnedBy: "graphrag"})
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}

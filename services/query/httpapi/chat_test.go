@@ -1,0 +1,111 @@
+package httpapi
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+func openAIClient(srvURL, token string) *openai.Client {
+	cfg := openai.DefaultConfig(token)
+	cfg.BaseURL = srvURL + "/v1"
+	return openai.NewClientWithConfig(cfg)
+}
+
+// TestChatCompletionsGoOpenAI uses a corpus as a model through go-openai, a real
+// OpenAI client: the answer, its sources list, streamed and not.
+func TestChatCompletionsGoOpenAI(t *testing.T) {
+	srv := newTestAPI(t, DefaultConfig(), newFakes().options()...)
+	c := openAIClient(srv.URL, "unused")
+	req := openai.ChatCompletionRequest{Model: "demo", Messages: []openai.ChatCompletionMessage{
+		{Role: openai.ChatMessageRoleSystem, Content: "You are helpful."},
+		{Role: openai.ChatMessageRoleUser, Content: "Who designed the Analytical Engine?"},
+	}}
+	resp, err := c.CreateChatCompletion(t.Context(), req)
+	if err != nil {
+		t.Fatalf("chat completion: %v", err)
+	}
+	if len(resp.Choices) != 1 || resp.Choices[0].FinishReason != openai.FinishReasonStop || resp.Object != "chat.completion" || resp.Model != "demo" {
+		t.Fatalf("response %+v", resp)
+	}
+	answer := resp.Choices[0].Message.Content
+	if !strings.Contains(answer, "Babbage") || !strings.Contains(answer, "\n\nSources:\n[1] ") || !strings.Contains(answer, "(document d2)") {
+		t.Errorf("answer %q: want the answer naming Babbage, then its sources with the cited document", answer)
+	}
+
+	req.Stream = true
+	st, err := c.CreateChatCompletionStream(t.Context(), req)
+	if err != nil {
+		t.Fatalf("streaming: %v", err)
+	}
+	defer st.Close()
+	var streamed strings.Builder
+	var finish openai.FinishReason
+	chunks := 0
+	for {
+		ch, err := st.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("receiving: %v", err)
+		}
+		chunks++
+		if ch.Object != "chat.completion.chunk" || ch.ID != "" && !strings.HasPrefix(ch.ID, "chatcmpl-") {
+			t.Errorf("chunk %+v", ch)
+		}
+		streamed.WriteString(ch.Choices[0].Delta.Content)
+		if ch.Choices[0].FinishReason != "" {
+			finish = ch.Choices[0].FinishReason
+		}
+	}
+	if streamed.String() != answer || finish != openai.FinishReasonStop || chunks < 3 {
+		t.Errorf("stream of %d chunks gave %q (finish %q), want the same answer %q", chunks, streamed.String(), finish, answer)
+	}
+
+	global := req
+	global.Stream, global.Model = false, "demo:global"
+	if resp, err := c.CreateChatCompletion(t.Context(), global); err != nil || resp.Choices[0].Message.Content == "" {
+		t.Errorf("global mode: %+v, %v", resp, err)
+	}
+
+	for name, tc := range map[string]struct {
+		req  openai.ChatCompletionRequest
+		want int
+	}{
+		"unknown corpus": {openai.ChatCompletionRequest{Model: "nope", Messages: req.Messages}, 404},
+		"bad model":      {openai.ChatCompletionRequest{Model: "Not A Corpus", Messages: req.Messages}, 400},
+		"bad mode":       {openai.ChatCompletionRequest{Model: "demo:deep", Messages: req.Messages}, 400},
+		"no user text":   {openai.ChatCompletionRequest{Model: "demo", Messages: req.Messages[:1]}, 400},
+		"two choices":    {openai.ChatCompletionRequest{Model: "demo", Messages: req.Messages, N: 2}, 400},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := c.CreateChatCompletion(t.Context(), tc.req)
+			var apiErr *openai.APIError
+			if !errors.As(err, &apiErr) || apiErr.HTTPStatusCode != tc.want || apiErr.Message == "" {
+				t.Errorf("error %v, want an API error %d with a message", err, tc.want)
+			}
+		})
+	}
+
+	models, err := c.ListModels(t.Context())
+	if err != nil || len(models.Models) != 2 || models.Models[0].ID != "demo" {
+		t.Errorf("models %+v, %v", models, err)
+	}
+}
+
+// TestChatCompletionsParts: content given as an array of parts is read.
+func TestChatCompletionsParts(t *testing.T) {
+	srv := newTestAPI(t, DefaultConfig())
+	resp, body := call(t, srv, http.MethodPost, "/v1/chat/completions", "",
+		`{"model":"demo","messages":[{"role":"user","content":[{"type":"text","text":"Who designed the Analytical Engine?"}]}],"temperature":0.2}`)
+	var cc chatCompletion
+	decodeOK(t, resp, body, &cc)
+	if len(cc.Choices) != 1 || !strings.Contains(cc.Choices[0].Message.Content, "Babbage") || len(cc.Citations) == 0 {
+		t.Errorf("completion %+v", cc)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -247,6 +249,13 @@ type ConsumerState struct {
 	NumRedelivered uint64
 	// Delivered counts deliveries, redeliveries included (the consumer sequence).
 	Delivered uint64
+	// DeliveredSeq is the highest stream sequence delivered so far: every
+	// later message of the consumer's subjects is pending.
+	DeliveredSeq uint64
+	// AckFloorSeq is the stream sequence up to which every message of the
+	// consumer's subjects is acknowledged (or terminated); later ones may
+	// be acknowledged too.
+	AckFloorSeq uint64
 }
 
 // ConsumerInfo reports the state of a durable consumer; ErrNotFound if the
@@ -265,7 +274,66 @@ func (b *Bus) ConsumerInfo(ctx context.Context, stream, durable string) (Consume
 		NumAckPending:  uint64(info.NumAckPending),
 		NumRedelivered: uint64(info.NumRedelivered),
 		Delivered:      info.Delivered.Consumer,
+		DeliveredSeq:   info.Delivered.Stream,
+		AckFloorSeq:    info.AckFloor.Stream,
 	}, nil
+}
+
+// Consumers lists the names of the durable consumers of a stream whose name
+// begins with prefix, sorted.
+func (b *Bus) Consumers(ctx context.Context, stream, prefix string) ([]string, error) {
+	s, err := b.js.Stream(ctx, stream)
+	if err != nil {
+		return nil, fmt.Errorf("looking up stream %s: %w", stream, translate(err))
+	}
+	l := s.ConsumerNames(ctx)
+	var out []string
+	for name := range l.Name() {
+		if strings.HasPrefix(name, prefix) {
+			out = append(out, name)
+		}
+	}
+	if err := l.Err(); err != nil {
+		return nil, fmt.Errorf("listing consumers of %s: %w", stream, translate(err))
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// DeleteConsumer removes a durable consumer; one that does not exist is not
+// an error.
+func (b *Bus) DeleteConsumer(ctx context.Context, stream, durable string) error {
+	err := b.js.DeleteConsumer(ctx, stream, durable)
+	if err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return fmt.Errorf("deleting consumer %s/%s: %w", stream, durable, translate(err))
+	}
+	return nil
+}
+
+// CountAfter counts the messages of stream on subject (wildcards allowed)
+// whose sequence is greater than seq. It asks the server through a
+// short-lived consumer, which computes the count without delivering
+// anything.
+func (b *Bus) CountAfter(ctx context.Context, stream, subject string, seq uint64) (uint64, error) {
+	s, err := b.js.Stream(ctx, stream)
+	if err != nil {
+		return 0, fmt.Errorf("looking up stream %s: %w", stream, translate(err))
+	}
+	cons, err := s.CreateConsumer(ctx, jetstream.ConsumerConfig{
+		FilterSubject:     subject,
+		DeliverPolicy:     jetstream.DeliverByStartSequencePolicy,
+		OptStartSeq:       seq + 1,
+		AckPolicy:         jetstream.AckNonePolicy,
+		MemoryStorage:     true,
+		InactiveThreshold: time.Minute, // removed by the server if we die before deleting it
+	})
+	if err != nil {
+		return 0, fmt.Errorf("counting %s after %d in %s: %w", subject, seq, stream, translate(err))
+	}
+	info := cons.CachedInfo()
+	// A failed delete only leaves the consumer for InactiveThreshold.
+	_ = s.DeleteConsumer(context.WithoutCancel(ctx), info.Name)
+	return info.NumPending, nil
 }
 
 // SubjectCounts returns how many messages the stream holds per subject

@@ -88,7 +88,7 @@ func NewKVCache(kv bus.KV) *KVCache { return &KVCache{kv: kv} }
 
 // Get reads key; a missing or deleted key is a miss, not an error.
 func (k *KVCache) Get(ctx context.Context, key string) ([]byte, bool, error) {
-	v, err := k.kv.Get(ctx, key)
+	v, err := k.kv.Get(ctx, cacheScope(ctx)+key)
 	if errors.Is(err, bus.ErrNotFound) {
 		return nil, false, nil
 	}
@@ -100,10 +100,43 @@ func (k *KVCache) Get(ctx context.Context, key string) ([]byte, bool, error) {
 
 // Put writes key.
 func (k *KVCache) Put(ctx context.Context, key string, val []byte) error {
-	if err := k.kv.Put(ctx, key, val); err != nil {
+	if err := k.kv.Put(ctx, cacheScope(ctx)+key, val); err != nil {
 		return fmt.Errorf("writing llm cache: %w", err)
 	}
 	return nil
+}
+
+type scopeKey struct{}
+
+// WithCacheScope makes the KVCache file the answers of calls made with the returned
+// context under scope, a prefix of whole key tokens ending in '.' (schema.CacheScope:
+// one document's content), so that ForgetScope can delete them when the content must
+// go. An answer cached under one scope is not found under another.
+func WithCacheScope(ctx context.Context, scope string) context.Context {
+	return context.WithValue(ctx, scopeKey{}, scope)
+}
+
+func cacheScope(ctx context.Context) string {
+	s, _ := ctx.Value(scopeKey{}).(string)
+	return s
+}
+
+// ForgetScope deletes every KVCache entry filed under scope (or under any scope it is
+// a prefix of) and returns how many it deleted.
+func ForgetScope(ctx context.Context, kv bus.KV, scope string) (int, error) {
+	if scope == "" {
+		return 0, fmt.Errorf("forgetting llm cache entries: %w: empty scope", bus.ErrInvalidSpec)
+	}
+	keys, err := kv.Keys(ctx, scope)
+	if err != nil {
+		return 0, fmt.Errorf("listing llm cache entries of %s: %w", scope, err)
+	}
+	for i, key := range keys {
+		if err := kv.Delete(ctx, key); err != nil {
+			return i, fmt.Errorf("deleting llm cache entry %s: %w", key, err)
+		}
+	}
+	return len(keys), nil
 }
 
 func (c *Client) cacheGet(ctx context.Context, key string) ([]byte, bool) {

@@ -92,6 +92,10 @@ type DocumentRecord struct {
 	// Seq is the stream sequence (in GRAPHRAG_DOCUMENTS) of the event that owns
 	// the document: the last publication or deletion processed.
 	Seq uint64 `json:"seq"`
+	// Seen is the highest sequence of an event of the document that a chunker has
+	// started on. An event below it is superseded before it claims the document:
+	// in a burst of versions, only the latest ones do any work.
+	Seen uint64 `json:"seen,omitempty"`
 	// Deleted is set when that event was a deletion (or a corpus drop).
 	Deleted bool   `json:"deleted,omitempty"`
 	State   string `json:"state,omitempty"`
@@ -114,6 +118,10 @@ type DocumentRecord struct {
 	// existed (its "chunk_ids"); decoding moves them into Chunks.IDs.
 	LegacyChunkIDs []string `json:"chunk_ids,omitempty"`
 }
+
+// Known reports whether an event has taken the document over (a record holding
+// only Seen has not).
+func (r DocumentRecord) Known() bool { return r.Seq != 0 || r.Chunks.Len() > 0 }
 
 // Version is the token of the current version ("" when deleted or legacy).
 func (r DocumentRecord) Version() string { return r.Chunks.Version }

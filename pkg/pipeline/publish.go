@@ -101,7 +101,7 @@ func PublishDeletion(ctx context.Context, b *bus.Bus, corpus, docID, reason stri
 			return Deletion{}, fmt.Errorf("deleting document %s: %w", docID, err)
 		case rev != 0 && rec.Deleted:
 			known = KnownDeleted
-		case rev != 0:
+		case rev != 0 && rec.Known():
 			known = KnownIndexed
 		}
 	}

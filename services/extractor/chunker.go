@@ -82,7 +82,7 @@ func (s *Service) indexDocument(ctx context.Context, corpus string, m *bus.Messa
 		if err != nil {
 			return err
 		}
-		if dropped || rec.Seq > seq {
+		if dropped || rec.Seq > seq || rec.Seen > seq {
 			return s.dropStale(ctx, corpus, m, d, rec)
 		}
 		if rev != 0 && rec.Seq == seq && rec.State == pipeline.StateIndexed {
@@ -93,6 +93,15 @@ func (s *Service) indexDocument(ctx context.Context, corpus string, m *bus.Messa
 				return err
 			}
 		}
+		if rec.Seen < seq {
+			// Say that this event is being worked on before chunking and writing it, so
+			// that older events of the document still on their way skip.
+			rec.ID, rec.Seen = d.ID, seq
+			if _, err := pipeline.StoreDocument(ctx, s.state, corpus, rec, rev); err != nil && !errors.Is(err, bus.ErrConflict) {
+				return err
+			}
+			continue
+		}
 		adopt := rev != 0 && rec.Seq < seq && !rec.Deleted && rec.State == pipeline.StateIndexed && rec.Fingerprint == v.fp
 		if !adopt {
 			if err := v.split(s.cfg); err != nil {
@@ -102,7 +111,7 @@ func (s *Service) indexDocument(ctx context.Context, corpus string, m *bus.Messa
 				break // our own claim (a redelivery): write what it names
 			}
 		}
-		next := pipeline.DocumentRecord{ID: d.ID, Seq: seq, State: pipeline.StateWriting, Chunks: v.set,
+		next := pipeline.DocumentRecord{ID: d.ID, Seq: seq, Seen: seq, State: pipeline.StateWriting, Chunks: v.set,
 			Retire: rec.Superseded(v.set), Fingerprint: v.fp, Title: d.Title, ContentHash: d.ContentHash}
 		if adopt {
 			// Same content, same chunking: the current chunks are this version's too.
@@ -184,28 +193,36 @@ func (s *Service) documentText(ctx context.Context, d *events.Document) (string,
 	return string(b), nil
 }
 
-// writeVersion writes the chunks of a claimed version in batches. After each batch it
-// reads the record again: if another event took the document over meanwhile, it
-// removes what it wrote and reports done (the new owner retires the rest).
+// writeVersion writes the chunks of a claimed version in batches. Before each batch
+// and after the last it reads the record again: if another event took the document
+// over meanwhile, it removes what it wrote and reports done (the new owner retires the
+// rest). The check after a write is what makes a late write harmless; the check
+// before one saves the work (the store may have kept us waiting).
 func (s *Service) writeVersion(ctx context.Context, corpus string, v *version) (done bool, err error) {
 	coll := schema.Collection(corpus, schema.Chunks)
 	if err := s.deps.Vectors.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: s.dim, Lexical: true}); err != nil {
 		return false, fmt.Errorf("ensuring chunk collection: %w", err)
 	}
 	subject := offlinextract.Subject(v.doc.Title, v.text)
-	for lo := 0; lo < len(v.chunks); lo += chunkBatch {
-		batch := v.chunks[lo:min(len(v.chunks), lo+chunkBatch)]
-		if err := s.writeChunks(ctx, corpus, coll, v, subject, batch); err != nil {
-			return false, err
-		}
+	for lo := 0; ; lo += chunkBatch {
 		cur, _, err := pipeline.LoadDocument(ctx, s.state, corpus, v.doc.ID)
 		if err != nil {
 			return false, err
 		}
-		if cur.Version() != v.set.Version {
+		if cur.Version() != v.set.Version || cur.Seen > cur.Seq {
 			s.log.DebugContext(ctx, "version superseded while written", "corpus", corpus, "document", v.doc.ID,
-				"version", v.set.Version, "by", cur.Seq)
+				"version", v.set.Version, "by", max(cur.Seq, cur.Seen))
+			if lo == 0 {
+				return true, nil // nothing written yet
+			}
 			return true, s.removeChunks(ctx, corpus, v.doc.ID, []pipeline.ChunkSet{v.set}, cur.Chunks)
+		}
+		if lo >= len(v.chunks) {
+			break
+		}
+		batch := v.chunks[lo:min(len(v.chunks), lo+chunkBatch)]
+		if err := s.writeChunks(ctx, corpus, coll, v, subject, batch); err != nil {
+			return false, err
 		}
 	}
 	s.chunks.Add(ctx, int64(len(v.chunks)))
@@ -235,9 +252,10 @@ func (s *Service) dropStale(ctx context.Context, corpus string, m *bus.Message, 
 }
 
 // finish completes the event at seq once its own writes are done: it retires the chunk
-// sets the record lists, drops the document's cache entries if it is deleted, and marks
-// the record indexed (or deleted). A later owner of the record inherits the list, so
-// finish stops as soon as seq no longer owns it.
+// sets the record lists, one at a time, taking each off the list as soon as it is
+// retired (a later owner inherits only what is left), drops the document's cache
+// entries if it is deleted, and marks the record indexed (or deleted). It stops as soon
+// as seq no longer owns the record.
 func (s *Service) finish(ctx context.Context, corpus, docID string, seq uint64) error {
 	for {
 		rec, rev, err := pipeline.LoadDocument(ctx, s.state, corpus, docID)
@@ -254,39 +272,44 @@ func (s *Service) finish(ctx context.Context, corpus, docID string, seq uint64) 
 		if rec.State == final && len(rec.Retire) == 0 {
 			return nil
 		}
-		if err := s.retire(ctx, corpus, docID, rec.Retire, rec.Chunks, seq); err != nil {
-			return err
-		}
-		if rec.Deleted {
-			if err := s.forgetCache(ctx, schema.CacheScope(corpus, docID)); err != nil {
+		if len(rec.Retire) > 0 {
+			if err := s.retire(ctx, corpus, docID, rec.Retire[0], rec.Chunks, seq); err != nil {
 				return err
 			}
+			rec.Retire = rec.Retire[1:]
 		}
-		rec.Retire, rec.State = nil, final
-		_, err = pipeline.StoreDocument(ctx, s.state, corpus, rec, rev)
-		if errors.Is(err, bus.ErrConflict) {
-			continue
+		if len(rec.Retire) == 0 {
+			if rec.Deleted {
+				if err := s.forgetCache(ctx, schema.CacheScope(corpus, docID)); err != nil {
+					return err
+				}
+			}
+			rec.State = final
 		}
-		return err
+		if _, err = pipeline.StoreDocument(ctx, s.state, corpus, rec, rev); err != nil && !errors.Is(err, bus.ErrConflict) {
+			return err
+		}
 	}
 }
 
-// retire removes the chunks of superseded versions from the chunk collection and
+// retire removes the chunks of a superseded version from the chunk collection and
 // publishes a removal for each, so that the grapher removes their contributions. The
 // chunks of keep (the current version) are never touched.
-func (s *Service) retire(ctx context.Context, corpus, docID string, sets []pipeline.ChunkSet, keep pipeline.ChunkSet, seq uint64) error {
-	if err := s.removeChunks(ctx, corpus, docID, sets, keep); err != nil {
+func (s *Service) retire(ctx context.Context, corpus, docID string, set, keep pipeline.ChunkSet, seq uint64) error {
+	if err := s.removeChunks(ctx, corpus, docID, []pipeline.ChunkSet{set}, keep); err != nil {
 		return err
 	}
-	for _, set := range sets {
-		for _, id := range set.ChunkIDs(docID) {
-			tomb := &events.Extraction{Schema: events.SchemaExtraction, Corpus: corpus, ChunkID: id, DocumentID: docID,
-				Method: events.MethodRemoved, Skipped: "removed: the document was replaced or deleted", DocumentVersion: set.Version}
-			// The retiring event's sequence keeps a removal of an unversioned chunk id
-			// that was written again from being taken for a duplicate.
-			if err := s.publish(ctx, events.KindExtractions, corpus, tomb, tomb.MsgID()+":"+strconv.FormatUint(seq, 10)); err != nil {
-				return err
-			}
+	for _, id := range set.ChunkIDs(docID) {
+		tomb := &events.Extraction{Schema: events.SchemaExtraction, Corpus: corpus, ChunkID: id, DocumentID: docID,
+			Method: events.MethodRemoved, Skipped: "removed: the document was replaced or deleted", DocumentVersion: set.Version}
+		msgID := tomb.MsgID()
+		if set.Version == "" {
+			// An unversioned chunk id can be written again after its removal: the
+			// retiring event's sequence keeps the next removal from being a duplicate.
+			msgID += ":" + strconv.FormatUint(seq, 10)
+		}
+		if err := s.publish(ctx, events.KindExtractions, corpus, tomb, msgID); err != nil {
+			return err
 		}
 	}
 	return nil

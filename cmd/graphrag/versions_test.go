@@ -1,0 +1,48 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// Per-document order (issue #17, ADR 0022): after any burst of versions of one id,
+// exactly the version the stream accepted last is indexed, and nothing of the others is
+// left in any store. Each test compares the whole corpus (chunks and their vectors and
+// postings, entities, relationships with weights and mention counts, communities,
+// entity records) with a fresh pipeline that was given only the winning versions.
+
+// TestVersionBurst publishes 1,000 versions in an asynchronous burst without message
+// ids, on one id and spread over 50 ids at once, to one and to three chunker replicas
+// (separate service instances on one NATS server).
+func TestVersionBurst(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the pipeline on 1,000 versions, four times")
+	}
+	for _, ids := range []int{1, 50} {
+		for _, replicas := range []int{1, 3} {
+			t.Run(fmt.Sprintf("ids=%d/replicas=%d", ids, replicas), func(t *testing.T) {
+				const corpus, versions = "burst", 1000
+				evs := make([]lifecycleEvent, versions)
+				for n := range evs {
+					doc := n % ids
+					evs[n] = lifecycleEvent{ID: "doc-" + strconv.Itoa(doc), Title: "Survey " + strconv.Itoa(doc), Text: versionText(doc, n)}
+				}
+				h := newLifecycleHarness(t, replicas)
+				start := time.Now()
+				h.publishBurst(corpus, evs)
+				st := h.waitDone(corpus, 5*time.Minute)
+				t.Logf("%d versions of %d ids drained in %s by %d replicas: %s", versions, ids, time.Since(start).Round(time.Millisecond),
+					replicas, crashStatusLine(st))
+				h.checkRecords(corpus, evs)
+				got, want := h.dump(corpus), reference(t, corpus, evs)
+				if d := diffDumps(got, want); d != "" {
+					t.Fatalf("the corpus after the burst differs from the winning versions alone:\n%s", d)
+				}
+				t.Logf("%d chunks, %d entities, %d relationships, %d communities", len(got.Chunks), len(got.Entities),
+					len(got.Relationships), len(got.Communities))
+			})
+		}
+	}
+}

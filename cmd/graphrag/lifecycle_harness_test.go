@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -41,11 +42,16 @@ type lifecycleHarness struct {
 	graph      graphstore.Store
 	vectors    vectorstore.Store
 	extractors []*extractor.Service
-	stages     []interface{ Stop(context.Context) error }
-	cfg        extractor.Config
+	// stoppedExtractor marks the instances stopped before the end of the test.
+	stoppedExtractor map[int]bool
+	stages           []interface{ Stop(context.Context) error }
+	cfg              extractor.Config
 }
 
-var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
+var (
+	quietLog       = slog.New(slog.NewTextHandler(io.Discard, nil))
+	lifecycleSeeds = flag.Int("lifecycle.seeds", 8, "seeds TestLifecycleProperty runs")
+)
 
 // newLifecycleHarness starts the stages with replicas extractor instances on the
 // embedded stores.
@@ -73,7 +79,7 @@ func newLifecycleHarnessOn(t *testing.T, replicas int, g graphstore.Store, v vec
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Shutdown)
-	h := &lifecycleHarness{t: t, srv: srv, graph: g, vectors: v}
+	h := &lifecycleHarness{t: t, srv: srv, graph: g, vectors: v, stoppedExtractor: map[int]bool{}}
 	h.b = h.newBus()
 	if err := pipeline.Provision(t.Context(), h.b, pipeline.DefaultTopology()); err != nil {
 		t.Fatal(err)

@@ -46,3 +46,42 @@ func TestVersionBurst(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionsWithDeletions interleaves deletions with the versions of 20 ids in one
+// burst (three replicas): ids whose last event is a deletion must be gone from every
+// store, the others indexed at their last version; deleting an id never published and
+// deleting twice are no-ops.
+func TestVersionsWithDeletions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the pipeline twice")
+	}
+	const corpus, ids = "churn", 20
+	var evs []lifecycleEvent
+	for n := range 400 {
+		doc := n % ids
+		id := "doc-" + strconv.Itoa(doc)
+		switch {
+		case n%7 == 3 || (n >= 380 && doc%3 == 0):
+			evs = append(evs, lifecycleEvent{ID: id}) // a deletion; the last event of every third id
+		default:
+			evs = append(evs, lifecycleEvent{ID: id, Title: "Survey " + strconv.Itoa(doc), Text: versionText(doc, n)})
+		}
+	}
+	evs = append(evs, lifecycleEvent{ID: "never-published"}, lifecycleEvent{ID: "doc-0"})
+	h := newLifecycleHarness(t, 3)
+	h.publishBurst(corpus, evs)
+	h.waitDone(corpus, 5*time.Minute)
+	h.checkRecords(corpus, evs)
+	got, want := h.dump(corpus), reference(t, corpus, evs)
+	if d := diffDumps(got, want); d != "" {
+		t.Fatalf("the corpus differs from the winning events alone:\n%s", d)
+	}
+	for _, c := range got.Chunks {
+		if doc := c.Attrs["document_id"]; doc == "doc-0" || doc == "doc-3" {
+			t.Errorf("chunk %s of deleted document %s is left", c.ID, doc)
+		}
+	}
+	if len(got.Chunks) == 0 {
+		t.Fatal("nothing indexed: the test checks nothing")
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/platform"
+	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/service"
 )
 
@@ -97,6 +98,14 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return nil
 }
 
+// unchanged reports whether the document is indexed with this title and text, so that
+// publishing it again costs the pipeline only a record update. It is published anyway:
+// a deletion may be on its way.
+func unchanged(ctx context.Context, kv bus.KV, corpus, id, title, text string) bool {
+	rec, _, err := pipeline.LoadDocument(ctx, kv, corpus, id)
+	return err == nil && rec.Known() && !rec.Deleted && rec.Title == title && rec.ContentHash == events.Hash(text)
+}
+
 type skipped struct {
 	Path string
 	Err  error
@@ -155,6 +164,10 @@ func collect(paths []string) ([]fileRef, []skipped) {
 func publishPaths(ctx context.Context, b *bus.Bus, corpus string, paths []string, progress io.Writer) (publishSummary, error) {
 	files, skips := collect(paths)
 	sum := publishSummary{Skipped: skips}
+	kv, err := b.KV(ctx, schema.StateBucket)
+	if err != nil {
+		return sum, err
+	}
 	bar := progressbar.NewOptions(len(files), progressbar.OptionSetWriter(progress), progressbar.OptionSetDescription("publishing"),
 		progressbar.OptionShowCount(), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
 	defer func() { _ = bar.Finish() }()
@@ -168,13 +181,15 @@ func publishPaths(ctx context.Context, b *bus.Bus, corpus string, paths []string
 			_ = bar.Add(1)
 			continue
 		}
-		ack, err := pipeline.PublishDocument(ctx, b, events.Document{Corpus: corpus, ID: documentID(f.rel), Title: title,
+		id := documentID(f.rel)
+		same := unchanged(ctx, kv, corpus, id, title, text)
+		_, err = pipeline.PublishDocument(ctx, b, events.Document{Corpus: corpus, ID: id, Title: title,
 			Source: f.path, ContentType: ctype, Text: text})
 		switch {
 		case err != nil:
 			sum.Failed++
 			sum.Skipped = append(sum.Skipped, skipped{f.path, err})
-		case ack.Duplicate:
+		case same:
 			sum.Duplicate++
 		default:
 			sum.Published++

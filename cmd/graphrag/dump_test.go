@@ -23,6 +23,9 @@ import (
 // id carries differs when the same text is published again. Floats are rounded, since
 // sums of weights merged in another order differ in their last bits.
 type corpusDump struct {
+	// Stats are the graph store's counts: its Chunks count contributions, so one left
+	// behind (even an empty one) shows.
+	Stats         graphstore.Stats
 	Entities      []dumpEntity
 	Relationships []dumpRelationship
 	Communities   []dumpCommunity
@@ -62,6 +65,11 @@ type dumpChunk struct {
 func dumpCorpus(ctx context.Context, t testing.TB, g graphstore.Store, v vectorstore.Store, corpus string) corpusDump {
 	t.Helper()
 	var d corpusDump
+	stats, err := g.Stats(ctx, corpus)
+	if err != nil {
+		t.Fatalf("dump: stats: %v", err)
+	}
+	d.Stats = stats
 	snap, err := g.Snapshot(ctx, corpus)
 	if err != nil {
 		t.Fatalf("dump: snapshot: %v", err)
@@ -165,6 +173,9 @@ func diffDumps(a, b corpusDump) string {
 		if len(out) < 4000 {
 			out += fmt.Sprintf(format, args...) + "\n"
 		}
+	}
+	if a.Stats != b.Stats {
+		add("graph stats: %+v and %+v", a.Stats, b.Stats)
 	}
 	if len(a.Entities) != len(b.Entities) {
 		add("entities: %d and %d", len(a.Entities), len(b.Entities))

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/graphrag/graphrag/pkg/events"
+	"github.com/graphrag/graphrag/pkg/pipeline"
 )
 
 // Per-document order (issue #17, ADR 0022): after any burst of versions of one id,
@@ -84,4 +89,79 @@ func TestVersionsWithDeletions(t *testing.T) {
 	if len(got.Chunks) == 0 {
 		t.Fatal("nothing indexed: the test checks nothing")
 	}
+}
+
+// TestConcurrentDeleteAndRepublish: two clients, each on its own connection, publish a
+// deletion and a new version of the same id at the same moment, 40 times; the stream
+// orders each pair, and after each round the event it accepted last has won: the
+// document is indexed at that version or deleted, with nothing of the other left.
+func TestConcurrentDeleteAndRepublish(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the pipeline")
+	}
+	const corpus, id = "race", "contested"
+	h := newLifecycleHarness(t, 3)
+	deleter, publisher := h.newBus(), h.newBus()
+	var all []lifecycleEvent
+	outcomes := map[bool]int{}
+	for round := range 40 {
+		pub := lifecycleEvent{ID: id, Title: "Contested", Text: versionText(7, round)}
+		del := lifecycleEvent{ID: id}
+		start := make(chan struct{})
+		errs := make(chan error, 2)
+		go func() {
+			<-start
+			d, err := pipeline.PublishDeletion(context.Background(), deleter, corpus, id, "")
+			del.Seq = d.Seq
+			errs <- err
+		}()
+		go func() {
+			<-start
+			ack, err := pipeline.PublishDocument(context.Background(), publisher, events.Document{Corpus: corpus, ID: id, Title: pub.Title, Text: pub.Text})
+			pub.Seq = ack.Sequence
+			errs <- err
+		}()
+		close(start)
+		for range 2 {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		all = append(all, pub, del)
+		h.waitDone(corpus, time.Minute)
+		h.checkRecords(corpus, all)
+		got := h.dump(corpus)
+		deletedLast := del.Seq > pub.Seq
+		outcomes[deletedLast]++
+		if deletedLast && len(got.Chunks) != 0 {
+			t.Fatalf("round %d: the deletion came last (%d > %d) and %d chunks are indexed", round, del.Seq, pub.Seq, len(got.Chunks))
+		}
+		if !deletedLast {
+			for _, c := range got.Chunks {
+				if !ofVersion(c.Text, 7, round) {
+					t.Fatalf("round %d: the version came last and chunk %s is of another version", round, c.ID)
+				}
+			}
+			if len(got.Chunks) == 0 {
+				t.Fatalf("round %d: the version came last (%d > %d) and nothing is indexed", round, pub.Seq, del.Seq)
+			}
+		}
+	}
+	t.Logf("the deletion came last in %d rounds, the version in %d", outcomes[true], outcomes[false])
+	if d := diffDumps(h.dump(corpus), reference(t, corpus, all)); d != "" {
+		t.Fatalf("the corpus differs from the winning events alone:\n%s", d)
+	}
+}
+
+// ofVersion reports whether a chunk's text comes from versionText(doc, n).
+func ofVersion(text string, doc, n int) bool {
+	if strings.Contains(text, fmt.Sprintf("survey %d of document %d", n, doc)) {
+		return true
+	}
+	for k := range 6 {
+		if strings.Contains(text, madeUpName(doc, n, k)) {
+			return true
+		}
+	}
+	return false
 }

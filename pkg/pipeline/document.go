@@ -207,7 +207,8 @@ func StoreCorpus(ctx context.Context, kv bus.KV, corpus string, r CorpusRecord, 
 }
 
 // ListDocuments returns the records of every document of a corpus the chunker
-// has seen, deleted ones included, in key order.
+// has seen, in key order: deleted ones (Deleted), ones being written or retired
+// (State), and ones whose first event is being worked on (Known() false).
 func ListDocuments(ctx context.Context, kv bus.KV, corpus string) ([]DocumentRecord, error) {
 	keys, err := kv.Keys(ctx, schema.DocumentPrefix(corpus))
 	if err != nil {

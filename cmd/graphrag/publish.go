@@ -102,6 +102,9 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) er
 // publishing it again costs the pipeline only a record update. It is published anyway:
 // a deletion may be on its way.
 func unchanged(ctx context.Context, kv bus.KV, corpus, id, title, text string) bool {
+	if kv == nil {
+		return false
+	}
 	rec, _, err := pipeline.LoadDocument(ctx, kv, corpus, id)
 	return err == nil && rec.Known() && !rec.Deleted && rec.Title == title && rec.ContentHash == events.Hash(text)
 }
@@ -164,8 +167,10 @@ func collect(paths []string) ([]fileRef, []skipped) {
 func publishPaths(ctx context.Context, b *bus.Bus, corpus string, paths []string, progress io.Writer) (publishSummary, error) {
 	files, skips := collect(paths)
 	sum := publishSummary{Skipped: skips}
+	// The records say which documents are unchanged; a platform that has not
+	// provisioned its buckets yet has none.
 	kv, err := b.KV(ctx, schema.StateBucket)
-	if err != nil {
+	if err != nil && !errors.Is(err, bus.ErrNotFound) {
 		return sum, err
 	}
 	bar := progressbar.NewOptions(len(files), progressbar.OptionSetWriter(progress), progressbar.OptionSetDescription("publishing"),

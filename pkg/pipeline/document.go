@@ -92,10 +92,6 @@ type DocumentRecord struct {
 	// Seq is the stream sequence (in GRAPHRAG_DOCUMENTS) of the event that owns
 	// the document: the last publication or deletion processed.
 	Seq uint64 `json:"seq"`
-	// Seen is the highest sequence of an event of the document that a chunker has
-	// started on. An event below it is superseded before it claims the document:
-	// in a burst of versions, only the latest ones do any work.
-	Seen uint64 `json:"seen,omitempty"`
 	// Deleted is set when that event was a deletion (or a corpus drop).
 	Deleted bool   `json:"deleted,omitempty"`
 	State   string `json:"state,omitempty"`
@@ -119,8 +115,7 @@ type DocumentRecord struct {
 	LegacyChunkIDs []string `json:"chunk_ids,omitempty"`
 }
 
-// Known reports whether an event has taken the document over (a record holding
-// only Seen has not).
+// Known reports whether an event has taken the document over.
 func (r DocumentRecord) Known() bool { return r.Seq != 0 || r.Chunks.Len() > 0 }
 
 // Version is the token of the current version ("" when deleted or legacy).
@@ -207,8 +202,8 @@ func StoreCorpus(ctx context.Context, kv bus.KV, corpus string, r CorpusRecord, 
 }
 
 // ListDocuments returns the records of every document of a corpus the chunker
-// has seen, in key order: deleted ones (Deleted), ones being written or retired
-// (State), and ones whose first event is being worked on (Known() false).
+// has seen, in key order, deleted ones (Deleted) and ones being written or retired
+// (State) included.
 func ListDocuments(ctx context.Context, kv bus.KV, corpus string) ([]DocumentRecord, error) {
 	keys, err := kv.Keys(ctx, schema.DocumentPrefix(corpus))
 	if err != nil {

@@ -68,50 +68,68 @@ type version struct {
 }
 
 // indexDocument makes the version published at m.StreamSeq current, unless a later
-// event owns the document already.
+// event owns the document already. A new version costs five reads and writes of its
+// record: the claim (read, compare-and-set), the corpus's drop, the check after the
+// last batch, the final compare-and-set.
 func (s *Service) indexDocument(ctx context.Context, corpus string, m *bus.Message, d *events.Document) error {
 	seq := m.StreamSeq
 	ctx = llm.WithCacheScope(ctx, schema.CacheScope(corpus, d.ID))
+	v, claimed, err := s.claim(ctx, corpus, m, d)
+	if err != nil || !claimed {
+		return err
+	}
+	// A drop published after this version but handled before our claim listed the
+	// documents without us (or removed the record we found missing): apply it now.
+	if dropped, err := s.droppedSince(ctx, corpus, seq); err != nil || dropped {
+		if err != nil {
+			return err
+		}
+		return s.applyDrop(ctx, corpus, d.ID)
+	}
+	if v == nil {
+		s.log.DebugContext(ctx, "document unchanged", "corpus", corpus, "document", d.ID, "seq", seq)
+		return nil
+	}
+	rec, rev, done, err := s.writeVersion(ctx, corpus, v)
+	if err != nil || done {
+		return err
+	}
+	return s.finishFrom(ctx, corpus, d.ID, seq, rec, rev)
+}
+
+// claim makes the event at m.StreamSeq the owner of the document's record, unless a
+// later one owns it (then it handles the event as superseded and returns false). It
+// returns the version to write, or nil when the event adopted the current chunks (the
+// same content and chunking) or finds its own version already indexed.
+func (s *Service) claim(ctx context.Context, corpus string, m *bus.Message, d *events.Document) (*version, bool, error) {
+	seq := m.StreamSeq
 	var v *version
 	for {
 		rec, rev, err := pipeline.LoadDocument(ctx, s.state, corpus, d.ID)
 		if err != nil {
-			return err
+			return nil, false, err
 		}
-		dropped, err := s.droppedSince(ctx, corpus, seq)
-		if err != nil {
-			return err
-		}
-		if dropped || rec.Seq > seq || rec.Seen > seq {
-			return s.dropStale(ctx, corpus, m, d, rec)
+		if rec.Seq > seq {
+			return nil, false, s.dropStale(ctx, corpus, m, d, rec)
 		}
 		if rev != 0 && rec.Seq == seq && rec.State == pipeline.StateIndexed {
-			return s.finish(ctx, corpus, d.ID, seq) // a redelivery of a finished version
+			return nil, false, s.finishFrom(ctx, corpus, d.ID, seq, rec, rev) // a redelivery of a finished version
 		}
 		if v == nil {
 			if v, err = s.prepare(ctx, d, seq); err != nil {
-				return err
+				return nil, false, err
 			}
-		}
-		if rec.Seen < seq {
-			// Say that this event is being worked on before chunking and writing it, so
-			// that older events of the document still on their way skip.
-			rec.ID, rec.Seen = d.ID, seq
-			if _, err := pipeline.StoreDocument(ctx, s.state, corpus, rec, rev); err != nil && !errors.Is(err, bus.ErrConflict) {
-				return err
-			}
-			continue
 		}
 		adopt := rev != 0 && rec.Seq < seq && !rec.Deleted && rec.State == pipeline.StateIndexed && rec.Fingerprint == v.fp
 		if !adopt {
 			if err := v.split(s.cfg); err != nil {
-				return err
+				return nil, false, err
 			}
 			if rev != 0 && rec.Seq == seq && rec.Chunks.Equal(v.set) {
-				break // our own claim (a redelivery): write what it names
+				return v, true, nil // our own claim (a redelivery): write what it names
 			}
 		}
-		next := pipeline.DocumentRecord{ID: d.ID, Seq: seq, Seen: seq, State: pipeline.StateWriting, Chunks: v.set,
+		next := pipeline.DocumentRecord{ID: d.ID, Seq: seq, State: pipeline.StateWriting, Chunks: v.set,
 			Retire: rec.Superseded(v.set), Fingerprint: v.fp, Title: d.Title, ContentHash: d.ContentHash}
 		if adopt {
 			// Same content, same chunking: the current chunks are this version's too.
@@ -122,26 +140,13 @@ func (s *Service) indexDocument(ctx context.Context, corpus string, m *bus.Messa
 			continue // another handler wrote the record: decide again on what it wrote
 		}
 		if err != nil {
-			return err
+			return nil, false, err
 		}
 		if adopt {
-			s.log.DebugContext(ctx, "document unchanged", "corpus", corpus, "document", d.ID, "seq", seq)
-			return nil
+			return nil, true, nil
 		}
-		break
+		return v, true, nil
 	}
-	// A drop published after this version but handled before our claim listed the
-	// documents without us: apply it to us now.
-	if dropped, err := s.droppedSince(ctx, corpus, seq); err != nil || dropped {
-		if err != nil {
-			return err
-		}
-		return s.applyDrop(ctx, corpus, d.ID)
-	}
-	if done, err := s.writeVersion(ctx, corpus, v); err != nil || done {
-		return err
-	}
-	return s.finish(ctx, corpus, d.ID, seq)
 }
 
 // prepare reads the text of a document event and fingerprints it; split chunks it.
@@ -193,40 +198,35 @@ func (s *Service) documentText(ctx context.Context, d *events.Document) (string,
 	return string(b), nil
 }
 
-// writeVersion writes the chunks of a claimed version in batches. Before each batch
-// and after the last it reads the record again: if another event took the document
-// over meanwhile, it removes what it wrote and reports done (the new owner retires the
-// rest). The check after a write is what makes a late write harmless; the check
-// before one saves the work (the store may have kept us waiting).
-func (s *Service) writeVersion(ctx context.Context, corpus string, v *version) (done bool, err error) {
+// writeVersion writes the chunks of a claimed version in batches, reading the record
+// after each: if another event took the document over meanwhile, it removes what it
+// wrote and reports done (the new owner retires the rest). The read after a write is
+// what makes a late write harmless. It returns the record it read last.
+func (s *Service) writeVersion(ctx context.Context, corpus string, v *version) (pipeline.DocumentRecord, uint64, bool, error) {
 	coll := schema.Collection(corpus, schema.Chunks)
 	if err := s.deps.Vectors.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: s.dim, Lexical: true}); err != nil {
-		return false, fmt.Errorf("ensuring chunk collection: %w", err)
+		return pipeline.DocumentRecord{}, 0, false, fmt.Errorf("ensuring chunk collection: %w", err)
 	}
 	subject := offlinextract.Subject(v.doc.Title, v.text)
 	for lo := 0; ; lo += chunkBatch {
-		cur, _, err := pipeline.LoadDocument(ctx, s.state, corpus, v.doc.ID)
-		if err != nil {
-			return false, err
-		}
-		if cur.Version() != v.set.Version || cur.Seen > cur.Seq {
-			s.log.DebugContext(ctx, "version superseded while written", "corpus", corpus, "document", v.doc.ID,
-				"version", v.set.Version, "by", max(cur.Seq, cur.Seen))
-			if lo == 0 {
-				return true, nil // nothing written yet
-			}
-			return true, s.removeChunks(ctx, corpus, v.doc.ID, []pipeline.ChunkSet{v.set}, cur.Chunks)
-		}
-		if lo >= len(v.chunks) {
-			break
-		}
 		batch := v.chunks[lo:min(len(v.chunks), lo+chunkBatch)]
 		if err := s.writeChunks(ctx, corpus, coll, v, subject, batch); err != nil {
-			return false, err
+			return pipeline.DocumentRecord{}, 0, false, err
+		}
+		cur, rev, err := pipeline.LoadDocument(ctx, s.state, corpus, v.doc.ID)
+		if err != nil {
+			return cur, 0, false, err
+		}
+		if cur.Version() != v.set.Version {
+			s.log.DebugContext(ctx, "version superseded while written", "corpus", corpus, "document", v.doc.ID,
+				"version", v.set.Version, "by", cur.Seq)
+			return cur, rev, true, s.removeChunks(ctx, corpus, v.doc.ID, []pipeline.ChunkSet{v.set}, cur.Chunks)
+		}
+		if lo+chunkBatch >= len(v.chunks) {
+			s.chunks.Add(ctx, int64(len(v.chunks)))
+			return cur, rev, false, nil
 		}
 	}
-	s.chunks.Add(ctx, int64(len(v.chunks)))
-	return false, nil
 }
 
 // dropStale handles an event that a later one has superseded. Its first delivery has
@@ -257,11 +257,16 @@ func (s *Service) dropStale(ctx context.Context, corpus string, m *bus.Message, 
 // entries if it is deleted, and marks the record indexed (or deleted). It stops as soon
 // as seq no longer owns the record.
 func (s *Service) finish(ctx context.Context, corpus, docID string, seq uint64) error {
+	rec, rev, err := pipeline.LoadDocument(ctx, s.state, corpus, docID)
+	if err != nil {
+		return err
+	}
+	return s.finishFrom(ctx, corpus, docID, seq, rec, rev)
+}
+
+// finishFrom is finish starting from a record just read at revision rev.
+func (s *Service) finishFrom(ctx context.Context, corpus, docID string, seq uint64, rec pipeline.DocumentRecord, rev uint64) error {
 	for {
-		rec, rev, err := pipeline.LoadDocument(ctx, s.state, corpus, docID)
-		if err != nil {
-			return err
-		}
 		if rev == 0 || rec.Seq != seq {
 			return nil
 		}
@@ -286,7 +291,11 @@ func (s *Service) finish(ctx context.Context, corpus, docID string, seq uint64) 
 			}
 			rec.State = final
 		}
-		if _, err = pipeline.StoreDocument(ctx, s.state, corpus, rec, rev); err != nil && !errors.Is(err, bus.ErrConflict) {
+		if _, err := pipeline.StoreDocument(ctx, s.state, corpus, rec, rev); err != nil && !errors.Is(err, bus.ErrConflict) {
+			return err
+		}
+		var err error
+		if rec, rev, err = pipeline.LoadDocument(ctx, s.state, corpus, docID); err != nil {
 			return err
 		}
 	}
@@ -353,6 +362,9 @@ const chunkBatch = 128
 // collection and then publishes their events, so that a chunk event never precedes its
 // record. A redelivered version writes the same records and message ids again.
 func (s *Service) writeChunks(ctx context.Context, corpus, coll string, v *version, subject offlinextract.DocumentSubject, batch []chunking.Chunk) error {
+	if len(batch) == 0 {
+		return nil
+	}
 	d := v.doc
 	texts := make([]string, len(batch))
 	skips := make([]string, len(batch))

@@ -25,8 +25,8 @@ func (s *Service) deleteDocument(ctx context.Context, corpus string, seq uint64,
 		if err != nil {
 			return err
 		}
-		if rev != 0 && (rec.Seq > seq || rec.Seen > seq) {
-			return nil // a later publication or deletion owns the document, or will
+		if rev != 0 && rec.Seq > seq {
+			return nil // a later publication or deletion owns the document
 		}
 		if rev != 0 && rec.Seq == seq {
 			break // our own claim (a redelivery, or a drop going over it again)
@@ -37,7 +37,7 @@ func (s *Service) deleteDocument(ctx context.Context, corpus string, seq uint64,
 				return err // the drop after this deletion deletes the document anyway
 			}
 		}
-		next := pipeline.DocumentRecord{ID: docID, Seq: seq, Seen: seq, Deleted: true, State: pipeline.StateDeleting,
+		next := pipeline.DocumentRecord{ID: docID, Seq: seq, Deleted: true, State: pipeline.StateDeleting,
 			Retire: rec.Superseded(pipeline.ChunkSet{})}
 		if len(next.Retire) == 0 {
 			next.State = pipeline.StateDeleted

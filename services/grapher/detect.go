@@ -134,13 +134,14 @@ func (s *Service) publishUnreported(ctx context.Context, corpus string, comms []
 }
 
 // deleteStaleReports removes reports whose community is gone. It enumerates the
-// collection only when it holds more records than there are communities.
+// collection whenever it holds any report: fewer reports than communities does not
+// mean none is stale (new communities may not have theirs yet).
 func (s *Service) deleteStaleReports(ctx context.Context, coll string, current []string) error {
 	n, err := s.deps.Vectors.Count(ctx, coll)
 	if err != nil {
 		return fmt.Errorf("counting community reports: %w", err)
 	}
-	if n <= len(current) {
+	if n == 0 {
 		return nil
 	}
 	keep := map[string]bool{}

@@ -88,11 +88,15 @@ func newLifecycleHarnessOn(t *testing.T, replicas int, g graphstore.Store, v vec
 	h.cfg.ChunkTokens, h.cfg.ChunkOverlap = 60, 10
 	h.cfg.Chunker.AckWait, h.cfg.Extract.AckWait = 5*time.Second, 5*time.Second
 	h.cfg.Chunker.Backoff = []time.Duration{50 * time.Millisecond}
+	// More chunker workers than the default 4: a replica holds more of a burst at once,
+	// so more of it is overtaken before it is written (and the tests run faster).
+	h.cfg.Chunker.Workers = 16
 	for range replicas {
 		h.addExtractor()
 	}
 	gcfg := grapher.DefaultConfig()
-	gcfg.Debounce, gcfg.Lease = 200*time.Millisecond, false
+	// Detection after a second of quiet: fewer runs on half-indexed bursts.
+	gcfg.Debounce, gcfg.Lease = time.Second, false
 	gr, err := grapher.New(gcfg, grapher.Deps{Bus: h.newBus(), Graph: g, Vectors: v, Embedder: hashembed.New(64), Logger: quietLog})
 	if err != nil {
 		t.Fatal(err)

@@ -17,7 +17,11 @@ func TestLifecycleProperty(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the pipeline twice per seed")
 	}
-	for seed := range uint64(*lifecycleSeeds) {
+	seeds := *lifecycleSeeds
+	if raceEnabled {
+		seeds = min(seeds, 4) // a minute under the race detector for 8
+	}
+	for seed := range uint64(seeds) {
 		t.Run("seed="+strconv.FormatUint(seed, 10), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 0x5eed))
 			const corpus = "prop"

@@ -164,10 +164,27 @@ func (b *Bus) EnsureStream(ctx context.Context, spec StreamSpec) error {
 		Replicas:          replicas,
 		Discard:           jetstream.DiscardOld,
 	}
+	// An unchanged stream is not updated: every replica ensures the streams at start,
+	// and nats-server (v2.15.2) races, in its file store, an update of a stream with
+	// the creation of a consumer on it (seen by the race detector in
+	// TestExtractorScalesHorizontally once consumers were created at start).
+	if cur, err := b.js.Stream(ctx, spec.Name); err == nil && sameStream(cur.CachedInfo().Config, cfg) {
+		return nil
+	}
 	if _, err := b.js.CreateOrUpdateStream(ctx, cfg); err != nil {
 		return fmt.Errorf("ensuring stream %s: %w", spec.Name, err)
 	}
 	return nil
+}
+
+// sameStream reports whether the stream configured as have already is what want asks
+// for (a zero Duplicates window in want means the server default).
+func sameStream(have, want jetstream.StreamConfig) bool {
+	return slices.Equal(have.Subjects, want.Subjects) && have.Retention == want.Retention && have.Storage == want.Storage &&
+		have.MaxAge == want.MaxAge && have.MaxBytes == want.MaxBytes && have.MaxMsgSize == want.MaxMsgSize &&
+		have.MaxMsgs == want.MaxMsgs && have.MaxMsgsPerSubject == want.MaxMsgsPerSubject &&
+		have.Replicas == want.Replicas && have.Discard == want.Discard &&
+		(want.Duplicates == 0 || have.Duplicates == want.Duplicates)
 }
 
 // EnsureKV creates or updates a file-backed key-value bucket whose entries

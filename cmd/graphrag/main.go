@@ -1,5 +1,5 @@
 // Command graphrag is the operator CLI of the GraphRAG platform: run the whole platform in
-// one process, publish documents, watch indexing, ask questions, serve MCP over stdio,
+// one process, publish and delete documents, watch indexing, ask questions, serve MCP over stdio,
 // evaluate retrieval and run benchmarks. It holds no business logic: every command calls
 // the packages the services use; eval and bench live in internal/eval and internal/bench,
 // and internal/stack wires the four services on one platform for up, eval and the tests.
@@ -28,6 +28,7 @@ func commands() []command {
 	return []command{
 		{"up", "run the whole platform in one process on embedded defaults (NATS, stores, the four services, the query API)", runUp},
 		{"publish", "publish files or directories (Markdown, text, HTML, PDF) to a corpus", runPublish},
+		{"delete", "delete documents from a corpus (or drop the corpus) in every store", runDelete},
 		{"status", "show a corpus's indexing progress per stage", runStatus},
 		{"query", "ask a question through the query API", runQuery},
 		{"mcp", "serve the MCP tools over stdio on the configured stores", runMCP},

@@ -19,6 +19,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/platform"
+	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/service"
 )
 
@@ -98,6 +99,17 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return nil
 }
 
+// unchanged reports whether the document is indexed with this title and text, so that
+// publishing it again costs the pipeline only a record update. It is published anyway:
+// a deletion may be on its way.
+func unchanged(ctx context.Context, kv bus.KV, corpus, id, title, text string) bool {
+	if kv == nil {
+		return false
+	}
+	rec, _, err := pipeline.LoadDocument(ctx, kv, corpus, id)
+	return err == nil && rec.Known() && !rec.Deleted && rec.Title == title && rec.ContentHash == events.Hash(text)
+}
+
 type skipped struct {
 	Path string
 	Err  error
@@ -156,6 +168,12 @@ func collect(paths []string) ([]fileRef, []skipped) {
 func publishPaths(ctx context.Context, b *bus.Bus, corpus string, paths []string, progress io.Writer) (publishSummary, error) {
 	files, skips := collect(paths)
 	sum := publishSummary{Skipped: skips}
+	// The records say which documents are unchanged; a platform that has not
+	// provisioned its buckets yet has none.
+	kv, err := b.KV(ctx, schema.StateBucket)
+	if err != nil && !errors.Is(err, bus.ErrNotFound) {
+		return sum, err
+	}
 	bar := progressbar.NewOptions(len(files), progressbar.OptionSetWriter(progress), progressbar.OptionSetDescription("publishing"),
 		progressbar.OptionShowCount(), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
 	defer func() { _ = bar.Finish() }()
@@ -169,13 +187,15 @@ func publishPaths(ctx context.Context, b *bus.Bus, corpus string, paths []string
 			_ = bar.Add(1)
 			continue
 		}
-		ack, err := pipeline.PublishDocument(ctx, b, events.Document{Corpus: corpus, ID: docread.ID(f.rel), Title: doc.Title,
+		id := docread.ID(f.rel)
+		same := unchanged(ctx, kv, corpus, id, doc.Title, doc.Text)
+		_, err = pipeline.PublishDocument(ctx, b, events.Document{Corpus: corpus, ID: id, Title: doc.Title,
 			Source: f.path, ContentType: doc.ContentType, Text: doc.Text})
 		switch {
 		case err != nil:
 			sum.Failed++
 			sum.Skipped = append(sum.Skipped, skipped{f.path, err})
-		case ack.Duplicate:
+		case same:
 			sum.Duplicate++
 		default:
 			sum.Published++

@@ -134,7 +134,7 @@ func TestExtractorScalesHorizontally(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if ci, err := b.ConsumerInfo(ctx, pipeline.StreamName(events.KindChunks), pipeline.Durable(pipeline.StageExtractor, corpus)); err == nil {
+	if ci, err := b.ConsumerInfo(ctx, pipeline.StreamName(events.KindChunks), pipeline.Durable(pipeline.StageExtractor)); err == nil {
 		// Deliveries beyond the chunk count are redeliveries: what the victim held unacked.
 		t.Logf("extractor consumer: %d deliveries for %d chunks", ci.Delivered, scalingStage(t, final, pipeline.StageExtractor).Total)
 	}

@@ -38,15 +38,14 @@ type optionFunc func(*config)
 func (f optionFunc) apply(c *config) { f(c) }
 
 type queue struct {
-	stream, consumerPrefix string
-	validCorpus            func(string) error
+	stream, consumer string
 }
 
 type config struct {
 	knownEnv   map[string]map[string]bool // image repository -> accepted env names
 	envPrefix  string
 	singletons map[string]bool
-	queues     map[string]queue // scaled Deployment -> the stream and consumer prefix it drains
+	queues     map[string]queue // scaled Deployment -> the stream and consumer it drains
 }
 
 // WithKnownEnv declares the environment variables the binary in imageRepo (an image name
@@ -75,11 +74,10 @@ func WithSingleton(deployment string) Option {
 	return optionFunc(func(c *config) { c.singletons[deployment] = true })
 }
 
-// WithQueue says that deployment drains stream through durable consumers named
-// consumerPrefix + corpus, where validCorpus accepts the corpus (nil: any non-empty name);
-// ScaledObjects of that Deployment must measure exactly that.
-func WithQueue(deployment, stream, consumerPrefix string, validCorpus func(string) error) Option {
-	return optionFunc(func(c *config) { c.queues[deployment] = queue{stream, consumerPrefix, validCorpus} })
+// WithQueue says that deployment drains stream through the durable consumer named
+// consumer (one for every corpus); ScaledObjects of that Deployment must measure exactly that.
+func WithQueue(deployment, stream, consumer string) Option {
+	return optionFunc(func(c *config) { c.queues[deployment] = queue{stream, consumer} })
 }
 
 // set is the decoded output of one rendering.
@@ -493,8 +491,7 @@ func checkAutoscalers(c *config, s *set, add addFunc) {
 		}
 		claim(id, so.Namespace, ref.Name)
 		mn, mx := so.Spec.MinReplicaCount, so.Spec.MaxReplicaCount
-		// At least one replica: only a running replica discovers a new corpus and creates
-		// its consumer, which is what the lag is read from.
+		// At least one replica: documents are chunked as they arrive.
 		if mn == nil || *mn < 1 || mx == nil || *mx < *mn {
 			add(id, "replica-bounds", "need 1 <= minReplicaCount <= maxReplicaCount")
 		}
@@ -518,9 +515,8 @@ func checkAutoscalers(c *config, s *set, add addFunc) {
 					if t.Metadata["stream"] != q.stream {
 						add(tid, "trigger-stream", "stream %q, %s drains %s", t.Metadata["stream"], ref.Name, q.stream)
 					}
-					corpus, ok := strings.CutPrefix(t.Metadata["consumer"], q.consumerPrefix)
-					if !ok || corpus == "" || (q.validCorpus != nil && q.validCorpus(corpus) != nil) {
-						add(tid, "trigger-consumer", "consumer %q is not %s<corpus>", t.Metadata["consumer"], q.consumerPrefix)
+					if t.Metadata["consumer"] != q.consumer {
+						add(tid, "trigger-consumer", "consumer %q, %s drains %s", t.Metadata["consumer"], ref.Name, q.consumer)
 					}
 				}
 			case "prometheus":

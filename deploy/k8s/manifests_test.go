@@ -71,8 +71,8 @@ func serviceFlagSets() map[string]func() (*flag.FlagSet, *service.CommonFlags, *
 func checkOptions() []Option {
 	opts := []Option{
 		WithSingleton("graphrag-grapher"),
-		WithQueue("graphrag-extractor", pipeline.StreamName(events.KindChunks), pipeline.Durable(pipeline.StageExtractor, ""), events.ValidateCorpus),
-		WithQueue("graphrag-summarizer", pipeline.StreamName(events.KindCommunities), pipeline.Durable(pipeline.StageSummarizer, ""), events.ValidateCorpus),
+		WithQueue("graphrag-extractor", pipeline.StreamName(events.KindChunks), pipeline.Durable(pipeline.StageExtractor)),
+		WithQueue("graphrag-summarizer", pipeline.StreamName(events.KindCommunities), pipeline.Durable(pipeline.StageSummarizer)),
 	}
 	for repo, mk := range serviceFlagSets() {
 		fs, _, _ := mk()
@@ -293,7 +293,7 @@ func TestCheckFindsViolations(t *testing.T) {
 			}},
 		{"trigger on bad consumer", "ScaledObject", "graphrag-summarizer", "trigger-consumer",
 			func(m map[string]any) {
-				obj(m, "spec")["triggers"].([]any)[0].(map[string]any)["metadata"].(map[string]any)["consumer"] = "summarizer"
+				obj(m, "spec")["triggers"].([]any)[0].(map[string]any)["metadata"].(map[string]any)["consumer"] = "summarizer_docs"
 			}},
 		{"scale to zero", "ScaledObject", "graphrag-summarizer", "replica-bounds",
 			func(m map[string]any) { obj(m, "spec")["minReplicaCount"] = 0 }},

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -162,10 +164,27 @@ func (b *Bus) EnsureStream(ctx context.Context, spec StreamSpec) error {
 		Replicas:          replicas,
 		Discard:           jetstream.DiscardOld,
 	}
+	// An unchanged stream is not updated: every replica ensures the streams at start,
+	// and nats-server (v2.15.2) races, in its file store, an update of a stream with
+	// the creation of a consumer on it (seen by the race detector in
+	// TestExtractorScalesHorizontally once consumers were created at start).
+	if cur, err := b.js.Stream(ctx, spec.Name); err == nil && sameStream(cur.CachedInfo().Config, cfg) {
+		return nil
+	}
 	if _, err := b.js.CreateOrUpdateStream(ctx, cfg); err != nil {
 		return fmt.Errorf("ensuring stream %s: %w", spec.Name, err)
 	}
 	return nil
+}
+
+// sameStream reports whether the stream configured as have already is what want asks
+// for (a zero Duplicates window in want means the server default).
+func sameStream(have, want jetstream.StreamConfig) bool {
+	return slices.Equal(have.Subjects, want.Subjects) && have.Retention == want.Retention && have.Storage == want.Storage &&
+		have.MaxAge == want.MaxAge && have.MaxBytes == want.MaxBytes && have.MaxMsgSize == want.MaxMsgSize &&
+		have.MaxMsgs == want.MaxMsgs && have.MaxMsgsPerSubject == want.MaxMsgsPerSubject &&
+		have.Replicas == want.Replicas && have.Discard == want.Discard &&
+		(want.Duplicates == 0 || have.Duplicates == want.Duplicates)
 }
 
 // EnsureKV creates or updates a file-backed key-value bucket whose entries
@@ -275,6 +294,63 @@ func (b *Bus) ConsumerInfo(ctx context.Context, stream, durable string) (Consume
 		DeliveredSeq:   info.Delivered.Stream,
 		AckFloorSeq:    info.AckFloor.Stream,
 	}, nil
+}
+
+// Consumers lists the names of the durable consumers of a stream whose name
+// begins with prefix, sorted.
+func (b *Bus) Consumers(ctx context.Context, stream, prefix string) ([]string, error) {
+	s, err := b.js.Stream(ctx, stream)
+	if err != nil {
+		return nil, fmt.Errorf("looking up stream %s: %w", stream, translate(err))
+	}
+	l := s.ConsumerNames(ctx)
+	var out []string
+	for name := range l.Name() {
+		if strings.HasPrefix(name, prefix) {
+			out = append(out, name)
+		}
+	}
+	if err := l.Err(); err != nil {
+		return nil, fmt.Errorf("listing consumers of %s: %w", stream, translate(err))
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// DeleteConsumer removes a durable consumer; one that does not exist is not
+// an error.
+func (b *Bus) DeleteConsumer(ctx context.Context, stream, durable string) error {
+	err := b.js.DeleteConsumer(ctx, stream, durable)
+	if err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return fmt.Errorf("deleting consumer %s/%s: %w", stream, durable, translate(err))
+	}
+	return nil
+}
+
+// CountAfter counts the messages of stream on subject (wildcards allowed)
+// whose sequence is greater than seq. It asks the server through a
+// short-lived consumer, which computes the count without delivering
+// anything.
+func (b *Bus) CountAfter(ctx context.Context, stream, subject string, seq uint64) (uint64, error) {
+	s, err := b.js.Stream(ctx, stream)
+	if err != nil {
+		return 0, fmt.Errorf("looking up stream %s: %w", stream, translate(err))
+	}
+	cons, err := s.CreateConsumer(ctx, jetstream.ConsumerConfig{
+		FilterSubject:     subject,
+		DeliverPolicy:     jetstream.DeliverByStartSequencePolicy,
+		OptStartSeq:       seq + 1,
+		AckPolicy:         jetstream.AckNonePolicy,
+		MemoryStorage:     true,
+		InactiveThreshold: time.Minute, // removed by the server if we die before deleting it
+	})
+	if err != nil {
+		return 0, fmt.Errorf("counting %s after %d in %s: %w", subject, seq, stream, translate(err))
+	}
+	info := cons.CachedInfo()
+	// A failed delete only leaves the consumer for InactiveThreshold.
+	_ = s.DeleteConsumer(context.WithoutCancel(ctx), info.Name)
+	return info.NumPending, nil
 }
 
 // SubjectCounts returns how many messages the stream holds per subject

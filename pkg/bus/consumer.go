@@ -68,6 +68,11 @@ type ConsumerSpec struct {
 	Durable string
 	// FilterSubject limits the consumer to matching subjects (empty: all).
 	FilterSubject string
+	// StartSeq, when not 0, makes a consumer created now start at this
+	// stream sequence instead of the first message. It is used only when
+	// the durable does not exist yet: an existing consumer keeps its
+	// position (a server cannot move it).
+	StartSeq uint64
 	// AckWait is how long the server waits for an ack before redelivering
 	// (default 30s). Running handlers are kept alive with InProgress every
 	// AckWait/3, so it bounds how long a crashed replica holds a message,
@@ -86,10 +91,23 @@ type ConsumerSpec struct {
 	Backoff []time.Duration
 	// Workers is how many handlers run at once in this process (default 1).
 	Workers int
-	// DeadLetterSubject receives messages the bus gives up on (required;
-	// a stream must capture it or dead-lettering fails and the message is
-	// retried instead).
+	// DeadLetterSubject receives messages the bus gives up on (required
+	// unless DeadLetterFor is set; a stream must capture it or
+	// dead-lettering fails and the message is retried instead).
 	DeadLetterSubject string
+	// DeadLetterFor, when set, names the dead-letter subject of each
+	// message from its subject instead, so that one consumer over many
+	// subjects keeps their dead letters apart. It must never return the
+	// subject it is given or one the consumer reads.
+	DeadLetterFor func(subject string) string
+}
+
+// deadLetterSubject is where m goes when the bus gives up on it.
+func (s ConsumerSpec) deadLetterSubject(subject string) string {
+	if s.DeadLetterFor != nil {
+		return s.DeadLetterFor(subject)
+	}
+	return s.DeadLetterSubject
 }
 
 func (s ConsumerSpec) withDefaults() (ConsumerSpec, error) {
@@ -98,9 +116,9 @@ func (s ConsumerSpec) withDefaults() (ConsumerSpec, error) {
 		return s, fmt.Errorf("%w: stream and durable are required", ErrInvalidSpec)
 	case strings.ContainsAny(s.Durable, ".*> \t"):
 		return s, fmt.Errorf("%w: durable %q must not contain '.', '*', '>' or spaces", ErrInvalidSpec, s.Durable)
-	case s.DeadLetterSubject == "":
+	case s.DeadLetterSubject == "" && s.DeadLetterFor == nil:
 		return s, fmt.Errorf("%w: dead-letter subject is required", ErrInvalidSpec)
-	case s.DeadLetterSubject == s.FilterSubject:
+	case s.DeadLetterFor == nil && s.DeadLetterSubject == s.FilterSubject:
 		return s, fmt.Errorf("%w: dead-letter subject equals the filter subject", ErrInvalidSpec)
 	case s.AckWait < 0 || s.MaxDeliver < 0 || s.MaxAckPending < 0 || s.Workers < 0:
 		return s, fmt.Errorf("%w: negative limit", ErrInvalidSpec)
@@ -202,7 +220,7 @@ func (b *Bus) Consume(ctx context.Context, spec ConsumerSpec, h Handler) (*Consu
 // open creates or updates the server consumer and starts pulling from it.
 func (c *Consumer) open(ctx context.Context) (jetstream.MessagesContext, error) {
 	s := c.spec
-	cons, err := c.b.js.CreateOrUpdateConsumer(ctx, s.Stream, jetstream.ConsumerConfig{
+	cfg := jetstream.ConsumerConfig{
 		Durable:       s.Durable,
 		FilterSubject: s.FilterSubject,
 		AckPolicy:     jetstream.AckExplicitPolicy,
@@ -210,7 +228,21 @@ func (c *Consumer) open(ctx context.Context) (jetstream.MessagesContext, error) 
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 		MaxDeliver:    -1, // the bus enforces MaxDeliver, see ConsumerSpec
 		MaxAckPending: s.MaxAckPending,
-	})
+	}
+	existing, err := c.b.js.Consumer(ctx, s.Stream, s.Durable)
+	switch {
+	case err == nil:
+		// Deliver policy and start cannot change on an existing consumer.
+		ec := existing.CachedInfo().Config
+		cfg.DeliverPolicy, cfg.OptStartSeq = ec.DeliverPolicy, ec.OptStartSeq
+	case errors.Is(err, jetstream.ErrConsumerNotFound):
+		if s.StartSeq > 0 {
+			cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, s.StartSeq
+		}
+	default:
+		return nil, fmt.Errorf("looking up consumer %s/%s: %w", s.Stream, s.Durable, translate(err))
+	}
+	cons, err := c.b.js.CreateOrUpdateConsumer(ctx, s.Stream, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("ensuring consumer %s/%s: %w", s.Stream, s.Durable, translate(err))
 	}
@@ -486,7 +518,16 @@ func (c *Consumer) keepAlive(jm jetstream.Msg) func() {
 // dead-letter subject, then terminates it. If the publish fails the message
 // is naked instead, so it is never lost.
 func (c *Consumer) deadLetter(ctx context.Context, jm jetstream.Msg, m *Message, reason error) {
-	dl := nats.NewMsg(c.spec.DeadLetterSubject)
+	dlSubject := c.spec.deadLetterSubject(m.Subject)
+	if dlSubject == "" || dlSubject == m.Subject {
+		// A dead letter on the subject it came from would be consumed again.
+		c.log.Error("no dead-letter subject for message; it will be retried", "seq", m.StreamSeq, "subject", m.Subject)
+		if err := jm.NakWithDelay(c.spec.backoff(m.Deliveries)); err != nil {
+			c.log.Warn("nak failed; message is redelivered after AckWait", "seq", m.StreamSeq, "err", err)
+		}
+		return
+	}
+	dl := nats.NewMsg(dlSubject)
 	dl.Data = m.Data
 	for k, vs := range m.Header {
 		// Control headers of the original (msg id, expectations, TTL)
@@ -510,7 +551,7 @@ func (c *Consumer) deadLetter(ctx context.Context, jm jetstream.Msg, m *Message,
 	// both give up on a message from collapsing into one DLQ entry.
 	id := m.Stream + "." + strconv.FormatUint(m.StreamSeq, 10) + "." + m.Consumer
 	if _, err := c.b.js.PublishMsg(ctx, dl, jetstream.WithMsgID(id)); err != nil {
-		c.log.Error("dead-letter publish failed; message will be retried", "seq", m.StreamSeq, "dlq", c.spec.DeadLetterSubject, "err", err)
+		c.log.Error("dead-letter publish failed; message will be retried", "seq", m.StreamSeq, "dlq", dlSubject, "err", err)
 		if err := jm.NakWithDelay(c.spec.backoff(m.Deliveries)); err != nil {
 			c.log.Warn("nak failed; message is redelivered after AckWait", "seq", m.StreamSeq, "err", err)
 		}

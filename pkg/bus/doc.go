@@ -8,8 +8,10 @@
 // It knows nothing about what a message means.
 //
 // Services store small records through KV, a key-value bucket interface with
-// this package's errors (ErrNotFound for a missing key), so that no package
-// but this one and pipeline imports the JetStream client.
+// this package's errors (ErrNotFound for a missing key, ErrConflict for a
+// compare-and-set that lost), so that no package but this one and pipeline
+// imports the JetStream client. One consumer may read many subjects
+// (ConsumerSpec.DeadLetterFor keeps their dead letters apart).
 //
 // Delivery semantics: at least once. A handler may see a message again
 // (after a crash, an ack lost in transit, or AckWait expiring), so handlers

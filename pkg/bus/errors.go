@@ -19,6 +19,11 @@ var (
 	// key prefix that cannot work (missing name, no dead-letter subject,
 	// ...).
 	ErrInvalidSpec = errors.New("invalid spec")
+
+	// ErrConflict is returned by a compare-and-set on a key-value bucket
+	// (KV.Create, KV.Update, KV.DeleteRevision) when the key is not in the
+	// state the caller read: another writer came first. Re-read and retry.
+	ErrConflict = errors.New("conflict")
 )
 
 // PermanentError wraps a handler error that must not be retried.

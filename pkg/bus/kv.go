@@ -28,6 +28,27 @@ type KV interface {
 	// The prefix is empty (every key) or ends with '.', so that the server
 	// filters by whole tokens.
 	Keys(ctx context.Context, prefix string) ([]string, error)
+
+	// Entry returns the value of key with its revision, the number that
+	// Update and DeleteRevision compare against; ErrNotFound like Get.
+	Entry(ctx context.Context, key string) (Entry, error)
+	// Create stores value under key only if the key has no value (never
+	// written, deleted or expired) and returns the new revision; a key
+	// with a value gives an error wrapping ErrConflict.
+	Create(ctx context.Context, key string, value []byte) (uint64, error)
+	// Update stores value under key only if the key's revision is still
+	// rev and returns the new revision; any other state (a later write, a
+	// deletion) gives an error wrapping ErrConflict.
+	Update(ctx context.Context, key string, value []byte, rev uint64) (uint64, error)
+	// DeleteRevision removes key only if its revision is still rev, else
+	// an error wrapping ErrConflict.
+	DeleteRevision(ctx context.Context, key string, rev uint64) error
+}
+
+// Entry is a value with its revision. Revisions of one key only grow.
+type Entry struct {
+	Value    []byte
+	Revision uint64
 }
 
 // jsKV is a KV over a JetStream key-value bucket.
@@ -55,6 +76,46 @@ func (b jsKV) Delete(ctx context.Context, key string) error {
 		return fmt.Errorf("deleting %s from bucket %s: %w", key, b.kv.Bucket(), translate(err))
 	}
 	return nil
+}
+
+func (b jsKV) Entry(ctx context.Context, key string) (Entry, error) {
+	e, err := b.kv.Get(ctx, key)
+	if err != nil {
+		return Entry{}, fmt.Errorf("reading %s from bucket %s: %w", key, b.kv.Bucket(), translate(err))
+	}
+	return Entry{Value: e.Value(), Revision: e.Revision()}, nil
+}
+
+func (b jsKV) Create(ctx context.Context, key string, value []byte) (uint64, error) {
+	rev, err := b.kv.Create(ctx, key, value)
+	if err != nil {
+		return 0, fmt.Errorf("creating %s in bucket %s: %w", key, b.kv.Bucket(), translateCAS(err))
+	}
+	return rev, nil
+}
+
+func (b jsKV) Update(ctx context.Context, key string, value []byte, rev uint64) (uint64, error) {
+	next, err := b.kv.Update(ctx, key, value, rev)
+	if err != nil {
+		return 0, fmt.Errorf("updating %s at revision %d in bucket %s: %w", key, rev, b.kv.Bucket(), translateCAS(err))
+	}
+	return next, nil
+}
+
+func (b jsKV) DeleteRevision(ctx context.Context, key string, rev uint64) error {
+	if err := b.kv.Delete(ctx, key, jetstream.LastRevision(rev)); err != nil {
+		return fmt.Errorf("deleting %s at revision %d from bucket %s: %w", key, rev, b.kv.Bucket(), translateCAS(err))
+	}
+	return nil
+}
+
+// translateCAS maps the JetStream errors of a failed compare-and-set to
+// ErrConflict (keeping the original in the chain).
+func translateCAS(err error) error {
+	if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		return fmt.Errorf("%w: %w", ErrConflict, err)
+	}
+	return translate(err)
 }
 
 func (b jsKV) Keys(ctx context.Context, prefix string) ([]string, error) {

@@ -102,7 +102,7 @@ func (f *fixture) chunk(ctx context.Context, corpus string, m *bus.Message) erro
 func (f *fixture) runChunker(t *testing.T, corpus string) {
 	t.Helper()
 	cfg := pipeline.DefaultStageConfig()
-	cfg.Discovery, cfg.MaxDeliver, cfg.Backoff = 20*time.Millisecond, 1, []time.Duration{10 * time.Millisecond}
+	cfg.MaxDeliver, cfg.Backoff = 1, []time.Duration{10 * time.Millisecond}
 	r := pipeline.NewRunner(f.b, pipeline.StageChunker, events.KindDocuments, cfg, f.chunk, nil)
 	if err := r.Start(t.Context()); err != nil {
 		t.Fatal(err)

@@ -327,8 +327,10 @@ func (c *Catalog) pendingVersions(ctx context.Context, corpus string) (map[strin
 
 // chunkerFloor is the stream sequence up to which the chunker has handled every
 // document event of the corpus, and whether any event of the corpus waits above it.
-// It is the one place that knows how the chunker consumes (one durable consumer per
-// stage and corpus, pipeline.Durable).
+// It is the one place that knows how the chunker consumes: one durable consumer for
+// every corpus (pipeline.Durable), whose floor is the lowest over all corpora, so an
+// event below it is handled and one above it may be (document reconciles that with the
+// record).
 func (c *Catalog) chunkerFloor(ctx context.Context, corpus string) (uint64, bool, error) {
 	stream := pipeline.StreamName(events.KindDocuments)
 	counts, err := c.bus.SubjectCounts(ctx, stream, events.Subject(events.KindDocuments, corpus))
@@ -341,7 +343,7 @@ func (c *Catalog) chunkerFloor(ctx context.Context, corpus string) (uint64, bool
 	if counts[events.Subject(events.KindDocuments, corpus)] == 0 {
 		return 0, false, nil
 	}
-	ci, err := c.bus.ConsumerInfo(ctx, stream, pipeline.Durable(pipeline.StageChunker, corpus))
+	ci, err := c.bus.ConsumerInfo(ctx, stream, pipeline.Durable(pipeline.StageChunker))
 	if errors.Is(err, bus.ErrNotFound) {
 		return 0, true, nil // the chunker has not started on the corpus: everything waits
 	}

@@ -2,13 +2,13 @@ package catalog
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/graphrag/graphrag/pkg/bus"
+	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
@@ -22,11 +22,9 @@ type record struct {
 	deleted                bool
 }
 
-// documentRecord reads the chunker's record of a document under key; ok is false when
-// there is none. It is the one place that knows the record's format: today
-// {"content_hash", "chunk_ids"} (services/extractor), the document id being the prefix
-// of its chunk ids ("<id>:<position>:<hash>") and the time the entry's; the fields a
-// richer record carries (id, title, updated_at, deleted) are used when present.
+// documentRecord reads the chunker's record of a document under key
+// (pipeline.DocumentRecord); ok is false when there is none. The document id is the
+// prefix of its chunk ids for a record written before records named it.
 func documentRecord(ctx context.Context, b *bus.Bus, key string) (record, bool, error) {
 	e, err := b.ReadKV(ctx, schema.StateBucket, key)
 	if errors.Is(err, bus.ErrNotFound) {
@@ -35,26 +33,19 @@ func documentRecord(ctx context.Context, b *bus.Bus, key string) (record, bool, 
 	if err != nil {
 		return record{}, false, fmt.Errorf("reading document record %s: %w", key, err)
 	}
-	var r struct {
-		ID          string    `json:"id"`
-		Title       string    `json:"title"`
-		ContentHash string    `json:"content_hash"`
-		ChunkIDs    []string  `json:"chunk_ids"`
-		UpdatedAt   time.Time `json:"updated_at"`
-		Deleted     bool      `json:"deleted"`
+	r, err := pipeline.DecodeDocument(e.Value)
+	if err != nil {
+		return record{}, false, fmt.Errorf("%s: %w", key, err)
 	}
-	if err := json.Unmarshal(e.Value, &r); err != nil {
-		return record{}, false, fmt.Errorf("decoding document record %s: %w", key, err)
-	}
-	out := record{id: r.ID, title: r.Title, contentHash: r.ContentHash, chunks: len(r.ChunkIDs), updated: r.UpdatedAt.UTC(), deleted: r.Deleted}
+	out := record{id: r.ID, title: r.Title, contentHash: r.ContentHash, chunks: r.Chunks.Len(), updated: r.UpdatedAt.UTC(), deleted: r.Deleted}
 	if out.updated.IsZero() {
 		out.updated = e.Created.UTC()
 	}
-	if len(r.ChunkIDs) > 0 {
-		out.firstChunk = r.ChunkIDs[0]
-		if out.id == "" {
-			out.id = documentOfChunk(r.ChunkIDs[0])
-		}
+	if len(r.Chunks.IDs) > 0 && out.id == "" {
+		out.id = documentOfChunk(r.Chunks.IDs[0])
+	}
+	if ids := r.Chunks.ChunkIDs(out.id); len(ids) > 0 {
+		out.firstChunk = ids[0]
 	}
 	return out, true, nil
 }

@@ -201,6 +201,10 @@ type Chunk struct {
 	Tokens         int      `json:"tokens"`
 	// Skip is set when the chunk is not worth extracting (low information); it says why.
 	Skip string `json:"skip,omitempty"`
+	// DocumentVersion names the version of the document the chunk belongs to (the
+	// chunker's token, also the suffix of ID). A stage that finds another version
+	// current drops the chunk. Empty in events written before versions existed.
+	DocumentVersion string `json:"document_version,omitempty"`
 }
 
 // SchemaName implements Event.
@@ -231,6 +235,11 @@ func (c *Chunk) Validate() error {
 	}
 	for i, a := range c.SubjectAliases {
 		if err := validateText("subject_aliases["+strconv.Itoa(i)+"]", a, MaxTitleBytes, true); err != nil {
+			return err
+		}
+	}
+	if c.DocumentVersion != "" {
+		if err := validateID("document_version", c.DocumentVersion); err != nil {
 			return err
 		}
 	}
@@ -268,7 +277,14 @@ type Extraction struct {
 	Entities      []ExtractedEntity       `json:"entities"`
 	Relationships []ExtractedRelationship `json:"relationships"`
 	Skipped       string                  `json:"skipped,omitempty"`
+	// DocumentVersion is the chunk's DocumentVersion: the grapher merges the
+	// extraction only while that version is the document's current one.
+	DocumentVersion string `json:"document_version,omitempty"`
 }
+
+// MethodRemoved is the Method of an extraction that retires a chunk: the grapher
+// removes the chunk's contribution from the graph.
+const MethodRemoved = "removed"
 
 // SchemaName implements Event.
 func (*Extraction) SchemaName() string { return SchemaExtraction }
@@ -286,6 +302,11 @@ func (x *Extraction) Validate() error {
 	}
 	if x.Method == "" {
 		return fieldErr("method", "is required")
+	}
+	if x.DocumentVersion != "" {
+		if err := validateID("document_version", x.DocumentVersion); err != nil {
+			return err
+		}
 	}
 	if len(x.Entities) > maxEntities {
 		return fieldErr("entities", "has %d items, limit %d", len(x.Entities), maxEntities)

@@ -147,3 +147,36 @@ func TestMsgIDsAreContentDerived(t *testing.T) {
 		t.Fatalf("document msg ids not content derived: %s %s %s", a.MsgID(), b.MsgID(), c.MsgID())
 	}
 }
+
+func TestDecodeDocumentEvent(t *testing.T) {
+	for _, tc := range []struct {
+		name, json string
+		want       string // schema name of the decoded event; "" = invalid
+	}{
+		{"document", `{"schema":"graphrag.document.v1","corpus":"demo","id":"a","text":"t"}`, SchemaDocument},
+		{"deletion", `{"schema":"graphrag.document.deleted.v1","corpus":"demo","id":"a"}`, SchemaDocumentDeleted},
+		{"drop", `{"schema":"graphrag.corpus.dropped.v1","corpus":"demo"}`, SchemaCorpusDropped},
+		{"deletion without id", `{"schema":"graphrag.document.deleted.v1","corpus":"demo"}`, ""},
+		{"unknown schema", `{"schema":"graphrag.document.purged.v1","corpus":"demo","id":"a"}`, ""},
+		{"not JSON", `{"schema":`, ""},
+		{"not UTF-8", "{\"schema\":\"graphrag.document.deleted.v1\",\"corpus\":\"demo\",\"id\":\"\xff\"}", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := DecodeDocumentEvent([]byte(tc.json))
+			switch {
+			case tc.want == "" && !errors.Is(err, ErrInvalid):
+				t.Fatalf("err = %v, want ErrInvalid", err)
+			case tc.want != "" && (err != nil || e.SchemaName() != tc.want):
+				t.Fatalf("decoded %v, %v; want %s", e, err, tc.want)
+			}
+		})
+	}
+	d := &DocumentDeleted{Schema: SchemaDocumentDeleted, Corpus: "demo", ID: "a"}
+	if d.MsgID() != "" {
+		t.Error("a deletion without an event id has a message id")
+	}
+	d.EventID = "e1"
+	if d.MsgID() != "deleted:demo:a:e1" {
+		t.Errorf("MsgID = %q", d.MsgID())
+	}
+}

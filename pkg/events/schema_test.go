@@ -4,15 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// TestDocumentJSONSchemaAgrees checks that the published JSON Schema and the Go validator
-// accept and refuse the same documents, so outside publishers can trust the schema file.
-func TestDocumentJSONSchemaAgrees(t *testing.T) {
-	raw, err := os.ReadFile("../../docs/schema/document.v1.json")
+// compileSchema compiles one of the JSON Schemas published in docs/schema.
+func compileSchema(t *testing.T, name string) *jsonschema.Schema {
+	t.Helper()
+	raw, err := os.ReadFile("../../docs/schema/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,13 +22,34 @@ func TestDocumentJSONSchemaAgrees(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := jsonschema.NewCompiler()
-	if err := c.AddResource("document.v1.json", doc); err != nil {
+	if err := c.AddResource(name, doc); err != nil {
 		t.Fatal(err)
 	}
-	sch, err := c.Compile("document.v1.json")
+	sch, err := c.Compile(name)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return sch
+}
+
+// agree checks that the schema and decode accept and refuse the same instance.
+func agree(t *testing.T, sch *jsonschema.Schema, instance string, decode func([]byte) error) {
+	t.Helper()
+	var inst any
+	if err := json.Unmarshal([]byte(instance), &inst); err != nil {
+		t.Fatal(err)
+	}
+	schemaOK := sch.Validate(inst) == nil
+	goOK := decode([]byte(instance)) == nil
+	if schemaOK != goOK {
+		t.Fatalf("JSON Schema says valid=%v, Go validator says valid=%v", schemaOK, goOK)
+	}
+}
+
+// TestDocumentJSONSchemaAgrees checks that the published JSON Schema and the Go validator
+// accept and refuse the same documents, so outside publishers can trust the schema file.
+func TestDocumentJSONSchemaAgrees(t *testing.T) {
+	sch := compileSchema(t, "document.v1.json")
 	for _, tc := range []struct {
 		name string
 		json string
@@ -46,15 +68,44 @@ func TestDocumentJSONSchemaAgrees(t *testing.T) {
 		{"object too big", `{"schema":"graphrag.document.v1","corpus":"demo","id":"a","object":{"bucket":"b","name":"n","size":67108865}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var inst any
-			if err := json.Unmarshal([]byte(tc.json), &inst); err != nil {
-				t.Fatal(err)
-			}
-			schemaOK := sch.Validate(inst) == nil
-			goOK := Decode([]byte(tc.json), &Document{}) == nil
-			if schemaOK != goOK {
-				t.Fatalf("JSON Schema says valid=%v, Go validator says valid=%v", schemaOK, goOK)
-			}
+			agree(t, sch, tc.json, func(b []byte) error { return Decode(b, &Document{}) })
+		})
+	}
+}
+
+// TestLifecycleJSONSchemasAgree does the same for the deletion and corpus-drop events.
+func TestLifecycleJSONSchemasAgree(t *testing.T) {
+	del := compileSchema(t, "document.deleted.v1.json")
+	for _, tc := range []struct{ name, json string }{
+		{"minimal", `{"schema":"graphrag.document.deleted.v1","corpus":"demo","id":"a.md"}`},
+		{"full", `{"schema":"graphrag.document.deleted.v1","corpus":"demo","id":"a/b.md","event_id":"01J9","reason":"GDPR request 42"}`},
+		{"no schema", `{"corpus":"demo","id":"a"}`},
+		{"document schema", `{"schema":"graphrag.document.v1","corpus":"demo","id":"a"}`},
+		{"wrong version", `{"schema":"graphrag.document.deleted.v2","corpus":"demo","id":"a"}`},
+		{"bad corpus", `{"schema":"graphrag.document.deleted.v1","corpus":"Demo","id":"a"}`},
+		{"no id", `{"schema":"graphrag.document.deleted.v1","corpus":"demo"}`},
+		{"bad id", `{"schema":"graphrag.document.deleted.v1","corpus":"demo","id":"a b"}`},
+		{"long id", `{"schema":"graphrag.document.deleted.v1","corpus":"demo","id":"` + strings.Repeat("a", 201) + `"}`},
+		{"bad event id", `{"schema":"graphrag.document.deleted.v1","corpus":"demo","id":"a","event_id":"-x"}`},
+		{"long reason", `{"schema":"graphrag.document.deleted.v1","corpus":"demo","id":"a","reason":"` + strings.Repeat("r", 1025) + `"}`},
+		{"text ignored", `{"schema":"graphrag.document.deleted.v1","corpus":"demo","id":"a","text":"x"}`},
+	} {
+		t.Run("deleted/"+tc.name, func(t *testing.T) {
+			agree(t, del, tc.json, func(b []byte) error { return Decode(b, &DocumentDeleted{}) })
+		})
+	}
+	drop := compileSchema(t, "corpus.dropped.v1.json")
+	for _, tc := range []struct{ name, json string }{
+		{"minimal", `{"schema":"graphrag.corpus.dropped.v1","corpus":"demo"}`},
+		{"full", `{"schema":"graphrag.corpus.dropped.v1","corpus":"demo","event_id":"e1","reason":"end of project"}`},
+		{"no corpus", `{"schema":"graphrag.corpus.dropped.v1"}`},
+		{"bad corpus", `{"schema":"graphrag.corpus.dropped.v1","corpus":"de mo"}`},
+		{"wrong schema", `{"schema":"graphrag.document.deleted.v1","corpus":"demo"}`},
+		{"empty event id", `{"schema":"graphrag.corpus.dropped.v1","corpus":"demo","event_id":""}`},
+		{"bad event id", `{"schema":"graphrag.corpus.dropped.v1","corpus":"demo","event_id":"a b"}`},
+	} {
+		t.Run("dropped/"+tc.name, func(t *testing.T) {
+			agree(t, drop, tc.json, func(b []byte) error { return Decode(b, &CorpusDropped{}) })
 		})
 	}
 }

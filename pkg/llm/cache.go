@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/graphrag/graphrag/pkg/bus"
@@ -103,7 +104,57 @@ func (k *KVCache) Put(ctx context.Context, key string, val []byte) error {
 	if err := k.kv.Put(ctx, key, val); err != nil {
 		return fmt.Errorf("writing llm cache: %w", err)
 	}
+	// A marker under the scope says whose content the entry came from.
+	if scope := cacheScope(ctx); scope != "" {
+		if err := k.kv.Put(ctx, scope+key, nil); err != nil {
+			return fmt.Errorf("writing llm cache marker: %w", err)
+		}
+	}
 	return nil
+}
+
+type scopeKey struct{}
+
+// WithCacheScope says whose content the calls made with the returned context carry:
+// scope is a prefix of whole key tokens ending in '.' (schema.CacheScope, one
+// document). The KVCache still files answers under their content-derived keys, shared
+// by everyone who asks the same, and also leaves a marker under the scope, so that
+// ForgetScope can find and delete the answers made from that content when it must go.
+func WithCacheScope(ctx context.Context, scope string) context.Context {
+	return context.WithValue(ctx, scopeKey{}, scope)
+}
+
+func cacheScope(ctx context.Context) string {
+	s, _ := ctx.Value(scopeKey{}).(string)
+	return s
+}
+
+// ForgetScope deletes every KVCache entry a call under scope (or under any scope it is
+// a prefix of) stored, and the markers, and returns how many entries it deleted. An
+// entry another scope also made is deleted too: it holds the same content.
+func ForgetScope(ctx context.Context, kv bus.KV, scope string) (int, error) {
+	if scope == "" || !strings.HasSuffix(scope, ".") {
+		return 0, fmt.Errorf("forgetting llm cache entries: %w: scope %q", bus.ErrInvalidSpec, scope)
+	}
+	markers, err := kv.Keys(ctx, scope)
+	if err != nil {
+		return 0, fmt.Errorf("listing llm cache entries of %s: %w", scope, err)
+	}
+	for i, m := range markers {
+		// Cache keys are "<kind>.<hex>" (chat., embed.): the marker's last two tokens.
+		parts := strings.Split(m, ".")
+		if len(parts) < 2 {
+			continue
+		}
+		entry := parts[len(parts)-2] + "." + parts[len(parts)-1]
+		if err := kv.Delete(ctx, entry); err != nil {
+			return i, fmt.Errorf("deleting llm cache entry %s: %w", entry, err)
+		}
+		if err := kv.Delete(ctx, m); err != nil {
+			return i, fmt.Errorf("deleting llm cache marker %s: %w", m, err)
+		}
+	}
+	return len(markers), nil
 }
 
 func (c *Client) cacheGet(ctx context.Context, key string) ([]byte, bool) {

@@ -18,9 +18,9 @@ import (
 // that can never succeed (it is dead-lettered at once), any other error to retry later.
 type Handler func(ctx context.Context, corpus string, m *bus.Message) error
 
-// StageConfig tunes the consumers of a stage.
+// StageConfig tunes the consumer of a stage.
 type StageConfig struct {
-	// Workers is how many messages one replica handles at once, per corpus.
+	// Workers is how many messages one replica handles at once.
 	Workers int
 	// MaxAckPending bounds unacknowledged messages across all replicas (back-pressure).
 	MaxAckPending int
@@ -31,8 +31,6 @@ type StageConfig struct {
 	AckWait time.Duration
 	// Backoff are the redelivery delays after failures, by attempt.
 	Backoff []time.Duration
-	// Discovery is how often new corpora are looked for.
-	Discovery time.Duration
 }
 
 // DefaultStageConfig suits an LLM-bound stage on a small machine.
@@ -43,12 +41,14 @@ func DefaultStageConfig() StageConfig {
 		MaxDeliver:    5,
 		AckWait:       60 * time.Second,
 		Backoff:       []time.Duration{time.Second, 5 * time.Second, 30 * time.Second, 2 * time.Minute},
-		Discovery:     time.Second,
 	}
 }
 
-// Runner consumes one stage's input for every corpus: it discovers corpora from the
-// input stream's subjects and keeps one shared durable consumer per corpus.
+// Runner consumes one stage's input for every corpus through the stage's one durable
+// consumer over graphrag.<kind>.*, shared by all replicas of the stage. A corpus needs
+// no registration and no consumer of its own, so their number has no ceiling; the
+// corpus of a message is the last token of its subject, and a message whose token is
+// not a valid corpus name is dead-lettered at once on graphrag.dlq.<stage>._unroutable.
 type Runner struct {
 	bus     *bus.Bus
 	stage   string
@@ -57,11 +57,10 @@ type Runner struct {
 	handler Handler
 	log     *slog.Logger
 
-	mu        sync.Mutex
-	consumers map[string]*bus.Consumer
-	cancel    context.CancelFunc
-	done      chan struct{}
-	stopped   bool
+	mu       sync.Mutex
+	consumer *bus.Consumer
+	seen     map[string]bool
+	stopped  bool
 }
 
 // NewRunner prepares a runner; Start begins consuming.
@@ -70,105 +69,75 @@ func NewRunner(b *bus.Bus, stage string, input events.Kind, cfg StageConfig, h H
 		log = slog.Default()
 	}
 	return &Runner{bus: b, stage: stage, input: input, cfg: cfg, handler: h, log: log.With("stage", stage),
-		consumers: map[string]*bus.Consumer{}}
+		seen: map[string]bool{}}
 }
 
-// Start discovers the corpora present now, starts their consumers, and keeps looking for
-// new ones until Stop.
+// Start creates (or binds to) the stage's durable consumer and starts handling its
+// messages. The first replica to start after an upgrade from per-corpus consumers
+// takes over where they left off (see migrateStart).
 func (r *Runner) Start(ctx context.Context) error {
-	if err := r.discover(ctx); err != nil {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped || r.consumer != nil {
+		return nil
+	}
+	start, err := r.migrateStart(ctx)
+	if err != nil {
 		return err
 	}
-	loopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	r.mu.Lock()
-	r.cancel, r.done = cancel, make(chan struct{})
-	r.mu.Unlock()
-	go func() {
-		defer close(r.done)
-		t := time.NewTicker(r.cfg.Discovery)
-		defer t.Stop()
-		for {
-			select {
-			case <-loopCtx.Done():
-				return
-			case <-t.C:
-				if err := r.discover(loopCtx); err != nil && loopCtx.Err() == nil {
-					r.log.Warn("discovering corpora", "err", err)
-				}
-			}
-		}
-	}()
+	spec := bus.ConsumerSpec{
+		Stream:        StreamName(r.input),
+		Durable:       Durable(r.stage),
+		FilterSubject: events.AllSubjects(r.input),
+		StartSeq:      start,
+		AckWait:       r.cfg.AckWait,
+		MaxDeliver:    r.cfg.MaxDeliver,
+		MaxAckPending: r.cfg.MaxAckPending,
+		Backoff:       r.cfg.Backoff,
+		Workers:       r.cfg.Workers,
+		DeadLetterFor: func(subject string) string { return deadLetterSubject(r.stage, subject) },
+	}
+	c, err := r.bus.Consume(ctx, spec, r.handle)
+	if err != nil {
+		return fmt.Errorf("starting the %s consumer: %w", r.stage, err)
+	}
+	r.consumer = c
+	r.log.Info("consuming", "durable", spec.Durable, "subjects", spec.FilterSubject)
+	if err := r.dropLegacy(ctx); err != nil {
+		r.log.Warn("removing per-corpus consumers of an earlier version", "err", err)
+	}
 	return nil
 }
 
-// Corpora lists the corpora this runner consumes.
+func (r *Runner) handle(ctx context.Context, m *bus.Message) error {
+	corpus, err := events.CorpusFromSubject(m.Subject)
+	if err != nil {
+		// Never consumable by name and never valid: dead-letter it once, with the reason.
+		return bus.Permanent(fmt.Errorf("%s: %w", m.Subject, err))
+	}
+	r.mu.Lock()
+	if !r.seen[corpus] {
+		r.seen[corpus] = true
+		r.log.Debug("first message of corpus", "corpus", corpus)
+	}
+	r.mu.Unlock()
+	return r.handler(ctx, corpus, m)
+}
+
+// Corpora lists the corpora this runner has handled messages of, sorted.
 func (r *Runner) Corpora() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]string, 0, len(r.consumers))
-	for c := range r.consumers {
+	out := make([]string, 0, len(r.seen))
+	for c := range r.seen {
 		out = append(out, c)
 	}
 	sort.Strings(out)
 	return out
 }
 
-func (r *Runner) discover(ctx context.Context) error {
-	counts, err := r.bus.SubjectCounts(ctx, StreamName(r.input), events.AllSubjects(r.input))
-	if err != nil {
-		return fmt.Errorf("listing %s subjects: %w", r.input, err)
-	}
-	for subject := range counts {
-		corpus, err := events.CorpusFromSubject(subject)
-		if err != nil {
-			// A subject with a bad corpus token cannot be consumed by name: dead-letter its
-			// messages once. Never crash on outside input.
-			r.deadLetterUnroutable(ctx, subject, err)
-			continue
-		}
-		if err := r.ensure(ctx, corpus); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// Ensure starts the consumer of a corpus now instead of at the next discovery.
-func (r *Runner) Ensure(ctx context.Context, corpus string) error { return r.ensure(ctx, corpus) }
-
-func (r *Runner) ensure(ctx context.Context, corpus string) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.stopped {
-		return nil
-	}
-	if _, ok := r.consumers[corpus]; ok {
-		return nil
-	}
-	spec := bus.ConsumerSpec{
-		Stream:            StreamName(r.input),
-		Durable:           Durable(r.stage, corpus),
-		FilterSubject:     events.Subject(r.input, corpus),
-		AckWait:           r.cfg.AckWait,
-		MaxDeliver:        r.cfg.MaxDeliver,
-		MaxAckPending:     r.cfg.MaxAckPending,
-		Backoff:           r.cfg.Backoff,
-		Workers:           r.cfg.Workers,
-		DeadLetterSubject: events.DeadLetterSubject(r.stage, corpus),
-	}
-	c, err := r.bus.Consume(ctx, spec, func(ctx context.Context, m *bus.Message) error {
-		return r.handler(ctx, corpus, m)
-	})
-	if err != nil {
-		return fmt.Errorf("starting %s consumer for corpus %s: %w", r.stage, corpus, err)
-	}
-	r.consumers[corpus] = c
-	r.log.Info("consuming corpus", "corpus", corpus, "durable", spec.Durable)
-	return nil
-}
-
-// Stop stops discovery, then every consumer: no new message is pulled, in-flight ones
-// finish (or ctx expires). Safe to call twice.
+// Stop stops the consumer: no new message is pulled, in-flight ones finish (or ctx
+// expires). Safe to call twice.
 func (r *Runner) Stop(ctx context.Context) error {
 	r.mu.Lock()
 	if r.stopped {
@@ -176,35 +145,94 @@ func (r *Runner) Stop(ctx context.Context) error {
 		return nil
 	}
 	r.stopped = true
-	cancel, done := r.cancel, r.done
-	consumers := r.consumers
+	c := r.consumer
 	r.mu.Unlock()
-	if cancel != nil {
-		cancel()
-		<-done
+	if c == nil {
+		return nil
 	}
-	var wg sync.WaitGroup
-	errs := make([]error, 0, len(consumers))
-	var emu sync.Mutex
-	for corpus, c := range consumers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := c.Stop(ctx); err != nil {
-				emu.Lock()
-				errs = append(errs, fmt.Errorf("stopping %s consumer of %s: %w", r.stage, corpus, err))
-				emu.Unlock()
-			}
-		}()
+	if err := c.Stop(ctx); err != nil {
+		return fmt.Errorf("stopping the %s consumer: %w", r.stage, err)
 	}
-	wg.Wait()
+	return nil
+}
+
+// legacyPrefix begins the names of the per-corpus consumers (<stage>_<corpus>) that
+// earlier versions created.
+func (r *Runner) legacyPrefix() string { return r.stage + "_" }
+
+// migrateStart returns where a new shared consumer starts: 0 (the beginning) unless
+// per-corpus consumers of an earlier version exist, in which case it starts after
+// the lowest of their acknowledgement floors, so that nothing they had not finished
+// is lost and little they had finished is handled again (handlers are idempotent).
+// A corpus with messages and no consumer (one the old ceiling kept waiting) starts
+// from the beginning.
+func (r *Runner) migrateStart(ctx context.Context) (uint64, error) {
+	stream := StreamName(r.input)
+	if _, err := r.bus.ConsumerInfo(ctx, stream, Durable(r.stage)); err == nil {
+		return 0, nil // exists: it keeps its position
+	} else if !errors.Is(err, bus.ErrNotFound) {
+		return 0, fmt.Errorf("looking up the %s consumer: %w", r.stage, err)
+	}
+	legacy, err := r.bus.Consumers(ctx, stream, r.legacyPrefix())
+	if err != nil || len(legacy) == 0 {
+		return 0, err
+	}
+	floors := map[string]uint64{}
+	for _, name := range legacy {
+		ci, err := r.bus.ConsumerInfo(ctx, stream, name)
+		if err != nil {
+			return 0, err
+		}
+		floors[events.Subject(r.input, name[len(r.legacyPrefix()):])] = ci.AckFloorSeq
+	}
+	counts, err := r.bus.SubjectCounts(ctx, stream, events.AllSubjects(r.input))
+	if err != nil {
+		return 0, err
+	}
+	start := uint64(0)
+	for subject := range counts {
+		if _, err := events.CorpusFromSubject(subject); err != nil {
+			continue // never consumed before either; the shared consumer dead-letters later ones
+		}
+		floor, ok := floors[subject]
+		if !ok {
+			return 0, nil
+		}
+		if start == 0 || floor+1 < start {
+			start = floor + 1
+		}
+	}
+	r.log.Info("taking over from per-corpus consumers", "consumers", len(legacy), "start_seq", start)
+	return start, nil
+}
+
+// dropLegacy deletes the per-corpus consumers of an earlier version once the shared
+// one exists.
+func (r *Runner) dropLegacy(ctx context.Context) error {
+	legacy, err := r.bus.Consumers(ctx, StreamName(r.input), r.legacyPrefix())
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, name := range legacy {
+		errs = append(errs, r.bus.DeleteConsumer(ctx, StreamName(r.input), name))
+	}
 	return errors.Join(errs...)
+}
+
+func lastToken(subject string) string {
+	for i := len(subject) - 1; i >= 0; i-- {
+		if subject[i] == '.' {
+			return subject[i+1:]
+		}
+	}
+	return subject
 }
 
 // RegisterFlags adds the stage's consumer flags, named <prefix>-workers and so on, with
 // the current values as defaults.
 func (c *StageConfig) RegisterFlags(fs *flag.FlagSet, prefix string) {
-	fs.IntVar(&c.Workers, prefix+"-workers", c.Workers, "messages handled at once per replica and corpus")
+	fs.IntVar(&c.Workers, prefix+"-workers", c.Workers, "messages handled at once per replica")
 	fs.IntVar(&c.MaxAckPending, prefix+"-max-ack-pending", c.MaxAckPending, "unacknowledged messages allowed across replicas (back-pressure)")
 	fs.IntVar(&c.MaxDeliver, prefix+"-max-deliver", c.MaxDeliver, "deliveries before a message is dead-lettered")
 	fs.DurationVar(&c.AckWait, prefix+"-ack-wait", c.AckWait, "redelivery timeout of an unacknowledged message (extended while handled)")

@@ -131,14 +131,8 @@ func GetStatus(ctx context.Context, b *bus.Bus, corpus string) (Status, error) {
 			return st, fmt.Errorf("counting %s: %w", s.Input, err)
 		}
 		ss.Total = counts[events.Subject(s.Input, corpus)]
-		ci, err := b.ConsumerInfo(ctx, StreamName(s.Input), Durable(s.Name, corpus))
-		switch {
-		case errors.Is(err, bus.ErrNotFound):
-			ss.Pending = ss.Total // nobody has started on this corpus yet
-		case err != nil:
-			return st, fmt.Errorf("reading %s consumer: %w", s.Name, err)
-		default:
-			ss.Pending, ss.InFlight = ci.NumPending, ci.NumAckPending
+		if ss.Pending, ss.InFlight, err = stageProgress(ctx, b, s.Name, s.Input, corpus, ss.Total); err != nil {
+			return st, err
 		}
 		if ss.Pending+ss.InFlight <= ss.Total {
 			ss.Done = ss.Total - ss.Pending - ss.InFlight

@@ -93,5 +93,6 @@ func Provision(ctx context.Context, b *bus.Bus, t Topology) error {
 	return nil
 }
 
-// Durable is the consumer name of a stage for a corpus.
-func Durable(stage, corpus string) string { return stage + "_" + corpus }
+// Durable is the name of a stage's durable consumer, shared by every replica of the
+// stage and every corpus.
+func Durable(stage string) string { return stage }

@@ -97,12 +97,30 @@ const (
 // StateBucket (pipeline.GraphState).
 func GraphStateKey(corpus string) string { return "grapher." + corpus }
 
-// DocumentKey is where the extractor records the chunks of the current
-// version of a document in StateBucket. The document id is hashed: ids may
+// DocumentKey is where the chunker records the current version of a document
+// in StateBucket (pipeline.DocumentRecord). The document id is hashed: ids may
 // hold characters that keys may not.
 func DocumentKey(corpus, documentID string) string {
-	return "doc." + corpus + "." + events.Hash(documentID)[:32]
+	return DocumentPrefix(corpus) + events.Hash(documentID)[:32]
 }
+
+// DocumentPrefix begins the DocumentKey of every document of a corpus.
+func DocumentPrefix(corpus string) string { return "doc." + corpus + "." }
+
+// CorpusKey is where the chunker records the last drop of a corpus in
+// StateBucket (pipeline.CorpusRecord).
+func CorpusKey(corpus string) string { return "corpus." + corpus }
+
+// CacheScope names the LLM cache entries (in LLMCacheBucket) made from the
+// content of one document: the chunker and the extractor call the model under
+// it, and deleting the document deletes the entries (llm.ForgetScope). It is a
+// prefix of whole key tokens.
+func CacheScope(corpus, documentID string) string {
+	return CorpusCacheScope(corpus) + events.Hash(documentID)[:32] + "."
+}
+
+// CorpusCacheScope begins the CacheScope of every document of a corpus.
+func CorpusCacheScope(corpus string) string { return "doc." + corpus + "." }
 
 // TypeCountsPrefix begins the keys of TypeCountsKey.
 const TypeCountsPrefix = "types."

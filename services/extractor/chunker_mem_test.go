@@ -151,6 +151,9 @@ func BenchmarkChunkDocument20MB(b *testing.B) {
 		b.Fatal(err)
 	}
 	s.dim = 384 // Start would probe it, and start consumers the benchmark does not want
+	if err := s.openBuckets(ctx); err != nil {
+		b.Fatal(err)
+	}
 	ref, err := bs.PutObject(ctx, schema.DocumentBucket, "demo/big", bytes.NewReader([]byte(text)))
 	if err != nil {
 		b.Fatal(err)

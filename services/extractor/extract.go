@@ -18,6 +18,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/normalize"
 	"github.com/graphrag/graphrag/pkg/offlinextract"
 	"github.com/graphrag/graphrag/pkg/pipeline"
+	"github.com/graphrag/graphrag/pkg/schema"
 )
 
 func (s *Service) handleChunk(ctx context.Context, corpus string, m *bus.Message) error {
@@ -28,8 +29,12 @@ func (s *Service) handleChunk(ctx context.Context, corpus string, m *bus.Message
 	if c.Corpus != corpus {
 		return bus.Permanent(&events.FieldError{Field: "corpus", Problem: fmt.Sprintf("%q does not match subject corpus %q", c.Corpus, corpus)})
 	}
+	if current, err := pipeline.IsCurrent(ctx, s.state, corpus, c.DocumentID, c.DocumentVersion); err != nil || !current {
+		return err // a chunk of a superseded version: the grapher would drop its extraction
+	}
+	ctx = llm.WithCacheScope(ctx, schema.CacheScope(corpus, c.DocumentID))
 	x := &events.Extraction{Schema: events.SchemaExtraction, Corpus: corpus, ChunkID: c.ID, DocumentID: c.DocumentID,
-		Method: s.Method(), Entities: []events.ExtractedEntity{}, Relationships: []events.ExtractedRelationship{}}
+		Method: s.Method(), Entities: []events.ExtractedEntity{}, Relationships: []events.ExtractedRelationship{}, DocumentVersion: c.DocumentVersion}
 	// The document's subject is the chunk's title entity. Events written before the
 	// chunker named it carry only the title.
 	subject := offlinextract.DocumentSubject{Name: c.Subject, Aliases: c.SubjectAliases}

@@ -20,7 +20,6 @@ import (
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/llm/llmtest"
 	"github.com/graphrag/graphrag/pkg/pipeline"
-	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore/embedded"
 )
 
@@ -99,11 +98,9 @@ func newFixture(t *testing.T, reply func(openai.ChatCompletionRequest) string) f
 	if err != nil {
 		t.Fatal(err)
 	}
-	kv, err := b.EnsureKV(t.Context(), schema.StateBucket, 0)
-	if err != nil {
+	if err := s.openBuckets(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	s.tax = newTaxonomyCache(kv, time.Minute)
 	f.svc = s
 	return f
 }

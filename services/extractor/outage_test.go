@@ -49,7 +49,7 @@ func startLLMExtractor(t *testing.T, srv *llmtest.Server, timeout time.Duration)
 	t.Cleanup(func() { _ = c.Close() })
 	cfg := DefaultConfig()
 	for _, st := range []*pipeline.StageConfig{&cfg.Chunker, &cfg.Extract} {
-		st.MaxDeliver, st.Backoff, st.Discovery, st.Workers = 2, []time.Duration{10 * time.Millisecond}, 20*time.Millisecond, 2
+		st.MaxDeliver, st.Backoff, st.Workers = 2, []time.Duration{10 * time.Millisecond}, 2
 	}
 	s, err := New(cfg, Deps{Bus: b, Vectors: vs, Embedder: hashembed.New(64), LLM: c, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {

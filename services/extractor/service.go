@@ -75,6 +75,9 @@ type Service struct {
 	tax     *taxonomyCache
 	dim     int
 	pauses  *pauses
+	// state holds the document and corpus records (schema.StateBucket), cache the
+	// model answers the deletion of a document forgets (schema.LLMCacheBucket).
+	state, cache bus.KV
 
 	chunks, skipped, extracted metric.Int64Counter
 }
@@ -127,11 +130,9 @@ func New(cfg Config, deps Deps) (*Service, error) {
 
 // Start provisions the pipeline and starts consuming.
 func (s *Service) Start(ctx context.Context) error {
-	kv, err := s.deps.Bus.KV(ctx, schema.StateBucket)
-	if err != nil {
-		return fmt.Errorf("extractor: opening state bucket: %w", err)
+	if err := s.openBuckets(ctx); err != nil {
+		return err
 	}
-	s.tax = newTaxonomyCache(kv, time.Minute)
 	dim, err := llm.ProbeDimension(ctx, s.deps.Embedder)
 	if err != nil {
 		return fmt.Errorf("extractor: %w", err)
@@ -144,6 +145,20 @@ func (s *Service) Start(ctx context.Context) error {
 		return err
 	}
 	s.pauses.report(ctx, s.deps.Bus, pipeline.StageExtractor, s.log)
+	return nil
+}
+
+// openBuckets opens the key-value buckets the stages read and write.
+func (s *Service) openBuckets(ctx context.Context) error {
+	kv, err := s.deps.Bus.KV(ctx, schema.StateBucket)
+	if err != nil {
+		return fmt.Errorf("extractor: opening state bucket: %w", err)
+	}
+	if s.cache, err = s.deps.Bus.KV(ctx, schema.LLMCacheBucket); err != nil {
+		return fmt.Errorf("extractor: opening llm cache bucket: %w", err)
+	}
+	s.state = kv
+	s.tax = newTaxonomyCache(kv, time.Minute)
 	return nil
 }
 

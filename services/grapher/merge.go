@@ -10,6 +10,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/normalize"
+	"github.com/graphrag/graphrag/pkg/pipeline"
 )
 
 func (s *Service) handleExtraction(ctx context.Context, corpus string, m *bus.Message) error {
@@ -20,7 +21,13 @@ func (s *Service) handleExtraction(ctx context.Context, corpus string, m *bus.Me
 	if x.Corpus != corpus {
 		return bus.Permanent(&events.FieldError{Field: "corpus", Problem: fmt.Sprintf("%q does not match subject corpus %q", x.Corpus, corpus)})
 	}
-	if err := s.merger.merge(ctx, corpus, ToChunkExtraction(&x)); err != nil {
+	op := mergeOp{docID: x.DocumentID, version: x.DocumentVersion, remove: x.Method == events.MethodRemoved}
+	if op.remove {
+		op.ce = graphstore.ChunkExtraction{ChunkID: x.ChunkID, DocumentID: x.DocumentID}
+	} else {
+		op.ce = ToChunkExtraction(&x)
+	}
+	if err := s.merger.apply(ctx, corpus, op); err != nil {
 		return fmt.Errorf("merging chunk %s: %w", x.ChunkID, err)
 	}
 	return s.markDirty(ctx, corpus)
@@ -48,13 +55,21 @@ func ToChunkExtraction(x *events.Extraction) graphstore.ChunkExtraction {
 	return ce
 }
 
-// merger group-commits merges: concurrent handlers hand in one chunk each and wait; one
-// goroutine merges up to size chunks of a corpus in one store call. A store whose commit
-// costs an fsync (the embedded one) or a round trip (Neo4j) gets far more throughput.
+// merger group-commits merges and removals: concurrent handlers hand in one chunk each
+// and wait; one goroutine applies up to size chunks of a corpus in one store call each
+// for merges and removals. A store whose commit costs an fsync (the embedded one) or a
+// round trip (Neo4j) gets far more throughput.
+//
+// It is also where the versions of a document meet the graph (ADR 0022): the goroutine
+// merges an extraction only if its document version is still current, and it is the
+// only writer of the graph, so a removal (published by the chunker after the version
+// stopped being current) is applied after any merge of that version that saw it
+// current. An extraction of a superseded version is turned into a removal.
 type merger struct {
-	store GraphStore
-	size  int
-	wait  time.Duration
+	store    GraphStore
+	size     int
+	wait     time.Duration
+	versions *versionCache
 
 	in   chan mergeReq
 	quit chan struct{}
@@ -62,15 +77,22 @@ type merger struct {
 	once sync.Once
 }
 
+// mergeOp is one chunk's change: merge its extraction, or remove its contribution.
+type mergeOp struct {
+	ce             graphstore.ChunkExtraction
+	docID, version string
+	remove         bool
+}
+
 type mergeReq struct {
 	ctx    context.Context
 	corpus string
-	ce     graphstore.ChunkExtraction
+	op     mergeOp
 	done   chan error
 }
 
-func newMerger(store GraphStore, size int, wait time.Duration) *merger {
-	return &merger{store: store, size: size, wait: wait, in: make(chan mergeReq), quit: make(chan struct{})}
+func newMerger(store GraphStore, versions *versionCache, size int, wait time.Duration) *merger {
+	return &merger{store: store, versions: versions, size: size, wait: wait, in: make(chan mergeReq), quit: make(chan struct{})}
 }
 
 func (m *merger) start() {
@@ -84,8 +106,8 @@ func (m *merger) stop() {
 	m.wg.Wait()
 }
 
-func (m *merger) merge(ctx context.Context, corpus string, ce graphstore.ChunkExtraction) error {
-	r := mergeReq{ctx: ctx, corpus: corpus, ce: ce, done: make(chan error, 1)}
+func (m *merger) apply(ctx context.Context, corpus string, op mergeOp) error {
+	r := mergeReq{ctx: ctx, corpus: corpus, op: op, done: make(chan error, 1)}
 	select {
 	case m.in <- r:
 	case <-m.quit:
@@ -134,22 +156,100 @@ func (m *merger) commit(batch []mergeReq) {
 		byCorpus[r.corpus] = append(byCorpus[r.corpus], r)
 	}
 	for corpus, reqs := range byCorpus {
-		// The last version of a chunk in the batch wins, as it would serially.
-		idx := map[string]int{}
-		var ces []graphstore.ChunkExtraction
-		for _, r := range reqs {
-			if i, ok := idx[r.ce.ChunkID]; ok {
-				ces[i] = r.ce
-				continue
-			}
-			idx[r.ce.ChunkID] = len(ces)
-			ces = append(ces, r.ce)
-		}
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(reqs[0].ctx), time.Minute)
-		err := m.store.Merge(ctx, corpus, ces)
+		err := m.commitCorpus(ctx, corpus, reqs)
 		cancel()
 		for _, r := range reqs {
 			r.done <- err
 		}
 	}
+}
+
+// commitCorpus applies one corpus's share of a batch: the last change of a chunk in the
+// batch wins, as it would serially.
+func (m *merger) commitCorpus(ctx context.Context, corpus string, reqs []mergeReq) error {
+	last := map[string]mergeOp{}
+	var order []string
+	for _, r := range reqs {
+		id := r.op.ce.ChunkID
+		if _, ok := last[id]; !ok {
+			order = append(order, id)
+		}
+		last[id] = r.op
+		if r.op.remove {
+			// The chunker removes a version's chunks only once the version is no longer
+			// current: what we knew of the document is out of date.
+			m.versions.forget(corpus, r.op.docID)
+		}
+	}
+	var merges []graphstore.ChunkExtraction
+	var removals []string
+	for _, id := range order {
+		op := last[id]
+		if !op.remove {
+			current, err := m.versions.current(ctx, corpus, op.docID, op.version)
+			if err != nil {
+				return err
+			}
+			op.remove = !current
+		}
+		if op.remove {
+			removals = append(removals, id)
+		} else {
+			merges = append(merges, op.ce)
+		}
+	}
+	if len(merges) > 0 {
+		if err := m.store.Merge(ctx, corpus, merges); err != nil {
+			return err
+		}
+	}
+	if len(removals) > 0 {
+		if err := m.store.RemoveChunks(ctx, corpus, removals); err != nil {
+			return fmt.Errorf("removing %d chunks: %w", len(removals), err)
+		}
+	}
+	return nil
+}
+
+// versionCache remembers the current version of the documents the merger has seen,
+// so that most extractions are checked without a read of the document record. Only
+// the merger's goroutine uses it. An entry is trusted only to accept an extraction of
+// the version it names; anything else reads the record again, and a removal of one of
+// the document's chunks drops the entry (the version it names is then superseded).
+type versionCache struct {
+	kv  bus.KV
+	max int
+	m   map[string]string
+}
+
+func newVersionCache(kv bus.KV, maxEntries int) *versionCache {
+	return &versionCache{kv: kv, max: maxEntries, m: map[string]string{}}
+}
+
+func (c *versionCache) key(corpus, docID string) string { return corpus + "\x00" + docID }
+
+func (c *versionCache) forget(corpus, docID string) { delete(c.m, c.key(corpus, docID)) }
+
+func (c *versionCache) current(ctx context.Context, corpus, docID, version string) (bool, error) {
+	if version == "" {
+		return true, nil // an extraction from before versions existed
+	}
+	k := c.key(corpus, docID)
+	if c.m[k] == version {
+		return true, nil
+	}
+	rec, rev, err := pipeline.LoadDocument(ctx, c.kv, corpus, docID)
+	if err != nil {
+		return false, err
+	}
+	if rev == 0 || rec.Deleted {
+		delete(c.m, k)
+		return false, nil
+	}
+	if len(c.m) >= c.max {
+		clear(c.m)
+	}
+	c.m[k] = rec.Version()
+	return rec.Version() == version, nil
 }

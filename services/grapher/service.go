@@ -90,6 +90,10 @@ type Deps struct {
 	Logger   *slog.Logger
 }
 
+// versionCacheEntries bounds the merger's memory of current document versions
+// (about 100 bytes an entry).
+const versionCacheEntries = 100_000
+
 // Service is the grapher.
 type Service struct {
 	cfg    Config
@@ -167,7 +171,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	}
 	s := &Service{cfg: cfg, deps: deps, log: log.With("service", "grapher"), corpora: map[string]*corpusState{},
 		stop: make(chan struct{}), done: make(chan struct{}), failed: make(chan error, 1)}
-	s.merger = newMerger(deps.Graph, cfg.BatchSize, cfg.BatchWait)
+	s.merger = newMerger(deps.Graph, newVersionCache(nil, versionCacheEntries), cfg.BatchSize, cfg.BatchWait)
 	s.runner = pipeline.NewRunner(deps.Bus, pipeline.StageGrapher, events.KindExtractions, cfg.Stage, s.handleExtraction, s.log)
 	return s, nil
 }
@@ -191,6 +195,7 @@ func (s *Service) Start(ctx context.Context) (err error) {
 		return fmt.Errorf("grapher: opening state bucket: %w", err)
 	}
 	s.kv = kv
+	s.merger.versions.kv = kv
 	dim, err := llm.ProbeDimension(ctx, s.deps.Embedder)
 	if err != nil {
 		return fmt.Errorf("grapher: %w", err)

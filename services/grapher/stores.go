@@ -8,12 +8,14 @@ import (
 )
 
 // GraphStore is what the grapher needs of a graph store: it merges
-// extractions, reads the graph for detection and writes back PageRank,
-// communities and summarized descriptions; it reads the communities back to
-// count those without a report after a restart. A graphstore.Store has these
+// extractions, removes the contributions of retired chunks, reads the graph for
+// detection and writes back PageRank, communities and summarized descriptions; it
+// reads the communities back to count those without a report after a restart. A
+// graphstore.Store has these
 // methods (see it for their contracts).
 type GraphStore interface {
 	Merge(ctx context.Context, corpus string, batch []graphstore.ChunkExtraction) error
+	RemoveChunks(ctx context.Context, corpus string, chunkIDs []string) error
 	Corpora(ctx context.Context) ([]string, error)
 	Snapshot(ctx context.Context, corpus string) (graphstore.Snapshot, error)
 	Entities(ctx context.Context, corpus string, keys []string) ([]graphstore.Entity, error)

@@ -120,7 +120,8 @@ func TestMCPScopes(t *testing.T) {
 }
 
 // TestUploadThroughTheBus: an upload over HTTP is published on the corpus subject and
-// listed as pending; a reader may not upload; the export of the demo corpus is a zip.
+// listed as pending; a reader may not upload; the export of the demo corpus is a zip;
+// deletions of a document and of the corpus are published as events.
 func TestUploadThroughTheBus(t *testing.T) {
 	srv, b := scopedService(t)
 	do := func(method, path, token, ctype, body string) (*http.Response, []byte) {
@@ -184,7 +185,33 @@ func TestUploadThroughTheBus(t *testing.T) {
 	if err := json.Unmarshal(msgs[len(msgs)-1], &ev); err != nil || ev.ID != "big.md" || ev.Object == nil || ev.Object.Size != int64(len(big)) || ev.Text != "" {
 		t.Errorf("the large upload's event: %+v, %v: want a reference to the object store", ev.Object, err)
 	}
-	if resp, body := do(http.MethodDelete, "/v1/corpora/notes/documents/notes/keeper.md", "writer", "", ""); resp.StatusCode != 503 {
-		t.Errorf("delete without a deleter wired: %d %s, want 503", resp.StatusCode, body)
+	// Deletions are events on the corpus subject; deleting nothing is a 404.
+	if resp, body := do(http.MethodDelete, "/v1/corpora/notes/documents/never.md", "writer", "", ""); resp.StatusCode != 404 {
+		t.Errorf("delete of an unknown document: %d %s, want 404", resp.StatusCode, body)
+	}
+	if resp, body := do(http.MethodDelete, "/v1/corpora/notes", "writer", "", ""); resp.StatusCode != 403 {
+		t.Errorf("a writer drops the corpus: %d %s, want 403", resp.StatusCode, body)
+	}
+	resp, body = do(http.MethodDelete, "/v1/corpora/notes/documents/notes/keeper.md", "writer", "", "")
+	var del struct {
+		EventID string `json:"event_id"`
+	}
+	if resp.StatusCode != 202 || json.Unmarshal(body, &del) != nil || del.EventID == "" {
+		t.Fatalf("delete: %d %s, want 202 with the event id", resp.StatusCode, body)
+	}
+	resp, body = do(http.MethodDelete, "/v1/corpora/notes", "boss", "", "")
+	var drop struct {
+		EventID string `json:"event_id"`
+	}
+	if resp.StatusCode != 202 || json.Unmarshal(body, &drop) != nil || drop.EventID == "" {
+		t.Fatalf("drop: %d %s, want 202 with the event id", resp.StatusCode, body)
+	}
+	msgs = bustest.Messages(t, b, pipeline.StreamName(events.KindDocuments), events.Subject(events.KindDocuments, "notes"))
+	var deleted events.DocumentDeleted
+	var dropped events.CorpusDropped
+	if len(msgs) < 2 || json.Unmarshal(msgs[len(msgs)-2], &deleted) != nil || json.Unmarshal(msgs[len(msgs)-1], &dropped) != nil ||
+		deleted.Schema != events.SchemaDocumentDeleted || deleted.ID != "notes/keeper.md" || deleted.EventID != del.EventID ||
+		dropped.Schema != events.SchemaCorpusDropped || dropped.EventID != drop.EventID {
+		t.Errorf("the last events on the corpus subject: %+v, %+v", deleted, dropped)
 	}
 }

@@ -65,12 +65,10 @@ type Deps struct {
 	Logger          *slog.Logger
 	// Version is reported to MCP clients.
 	Version string
-	// Bus serves the corpus and document resources: listings and status (pkg/catalog)
-	// and uploads (pipeline.PublishDocument). Nil: those routes answer 503.
+	// Bus serves the corpus and document resources: listings and status (pkg/catalog),
+	// uploads (pipeline.PublishDocument) and deletions (pipeline.PublishDeletion,
+	// pipeline.DropCorpus). Nil: those routes answer 503.
 	Bus *bus.Bus
-	// Deleter publishes deletions of documents and corpora. Nil: the deletion routes
-	// answer 503.
-	Deleter httpapi.Deleter
 }
 
 // Service is the query service: the engine behind the HTTP API and the MCP tools. It has
@@ -97,11 +95,9 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	var mcpOpts []mcpserver.Option
 	if deps.Bus != nil {
 		cat := catalog.New(deps.Bus, deps.Graph, deps.Vectors)
-		opts = append(opts, httpapi.WithCatalog(cat), httpapi.WithPublisher(publisher{deps.Bus}))
+		opts = append(opts, httpapi.WithCatalog(cat), httpapi.WithPublisher(publisher{deps.Bus}),
+			httpapi.WithDeleter(deleter{deps.Bus, cat}))
 		mcpOpts = append(mcpOpts, mcpserver.WithCatalog(cat))
-	}
-	if deps.Deleter != nil {
-		opts = append(opts, httpapi.WithDeleter(deps.Deleter))
 	}
 	return &Service{
 		engine: e,
@@ -129,6 +125,29 @@ type publisher struct{ b *bus.Bus }
 func (p publisher) PublishDocument(ctx context.Context, d events.Document) error {
 	_, err := pipeline.PublishDocument(ctx, p.b, d)
 	return err
+}
+
+// deleter publishes deletion events as `graphrag delete` does, for documents and
+// corpora the catalog knows (a deletion of nothing is a 404, not an accepted no-op).
+type deleter struct {
+	b   *bus.Bus
+	cat *catalog.Catalog
+}
+
+func (d deleter) DeleteDocument(ctx context.Context, corpus, id string) (string, error) {
+	if _, err := d.cat.Document(ctx, corpus, id); err != nil {
+		return "", err
+	}
+	del, err := pipeline.PublishDeletion(ctx, d.b, corpus, id, "deleted through the HTTP API")
+	return del.EventID, err
+}
+
+func (d deleter) DropCorpus(ctx context.Context, corpus string) (string, error) {
+	if _, err := d.cat.Corpus(ctx, corpus); err != nil {
+		return "", err
+	}
+	drop, err := pipeline.DropCorpus(ctx, d.b, corpus, "dropped through the HTTP API")
+	return drop.EventID, err
 }
 
 // exporter writes exports as zip archives.

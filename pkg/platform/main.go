@@ -83,6 +83,6 @@ func Main(ctx context.Context, args []string, stderr io.Writer, spec Spec) error
 		return err
 	}
 	// The HTTP server starts first (liveness answers during start-up) and stops last.
-	all := append([]service.Component{service.HTTPServer(common.HTTPAddr, mux)}, comps...)
+	all := append([]service.Component{service.HTTPServerWithLimits(common.HTTPAddr, mux, common.HTTPLimits())}, comps...)
 	return service.Run(ctx, log, common.ShutdownTimeout, all...)
 }

@@ -155,7 +155,7 @@ func HTTPServerWithLimits(addr string, handler http.Handler, limits HTTPLimits) 
 	return &HTTPServerComponent{
 		srv: &http.Server{
 			Addr:              addr,
-			Handler:           bodyDeadline(handler, limits.BodyTimeout),
+			Handler:           bodyDeadline(instrument(handler), limits.BodyTimeout),
 			ReadHeaderTimeout: limits.ReadHeaderTimeout,
 			IdleTimeout:       limits.IdleTimeout,
 		},

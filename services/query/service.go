@@ -76,8 +76,9 @@ func (s *Service) Engine() *engine.Engine { return s.engine }
 
 // Mount adds the service's routes to mux: the HTTP API (/v1/..., /openapi.json) and the
 // MCP tools over streamable HTTP (/mcp), behind the same authentication, rate limit and
-// deadline.
+// deadline; the transport's own plain-text errors are answered in the API's JSON error
+// shape.
 func (s *Service) Mount(mux *http.ServeMux) {
 	s.api.Mount(mux)
-	mux.Handle("/mcp", s.api.Guard(s.mcp))
+	mux.Handle("/mcp", s.api.Guard(httpapi.JSONErrors(s.mcp)))
 }

@@ -1,6 +1,7 @@
 package query_test
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -98,5 +99,43 @@ func TestServiceBadTokenFile(t *testing.T) {
 	cfg.API.TokensFile = filepath.Join(t.TempDir(), "absent")
 	if _, err := newService(t, cfg); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("error %v, want one wrapping os.ErrNotExist", err)
+	}
+}
+
+// The MCP endpoint fails as the API does, with a JSON error, also where the transport
+// itself refuses a request (issue 12, item 6: errors outside /v1 were plain text).
+func TestServiceMCPErrorsAreJSON(t *testing.T) {
+	svc, err := newService(t, query.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	svc.Mount(mux)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	for _, tc := range []struct{ method, accept, body string }{
+		{http.MethodGet, "text/event-stream", ""},                                        // no standalone stream when stateless
+		{http.MethodPost, "text/html", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`}, // must accept JSON and event streams
+		{http.MethodDelete, "", ""},
+	} {
+		req, err := http.NewRequestWithContext(t.Context(), tc.method, srv.URL+"/mcp", strings.NewReader(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if tc.accept != "" {
+			req.Header.Set("Accept", tc.accept)
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		var e struct{ Error string }
+		if resp.StatusCode < 400 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") ||
+			json.Unmarshal(body, &e) != nil || e.Error == "" {
+			t.Errorf("%s /mcp (Accept %q): status %d, %s %q: want a JSON error", tc.method, tc.accept, resp.StatusCode, resp.Header.Get("Content-Type"), body)
+		}
 	}
 }

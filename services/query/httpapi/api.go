@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/graphrag/graphrag/pkg/service"
 	"github.com/graphrag/graphrag/services/query/engine"
 )
 
@@ -106,37 +106,33 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
-	status := http.StatusInternalServerError
-	var mbe *http.MaxBytesError
-	switch {
-	case errors.Is(err, engine.ErrBadRequest):
-		status = http.StatusBadRequest
-	case errors.Is(err, engine.ErrUnknownCorpus), errors.Is(err, engine.ErrNotFound):
-		status = http.StatusNotFound
-	case errors.As(err, &mbe):
-		status = http.StatusRequestEntityTooLarge
-	case errors.Is(err, context.DeadlineExceeded):
-		status = http.StatusGatewayTimeout
+	status, msg := failure(r.Context(), err)
+	if status >= http.StatusInternalServerError {
+		a.log.ErrorContext(r.Context(), "request failed", "path", r.URL.Path, "status", status, "err", err)
 	}
-	if status == http.StatusInternalServerError {
-		a.log.ErrorContext(r.Context(), "request failed", "path", r.URL.Path, "err", err)
-	}
-	writeJSON(w, status, apiError{Error: err.Error()})
+	writeJSON(w, status, apiError{Error: msg})
 }
 
 func decodeBody(r *http.Request, v any) error {
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		if isReadError(err) {
 			return err
 		}
-		return engine.BadRequestf("body: %v", err)
+		return bodyError(err)
 	}
 	if dec.More() {
 		return engine.BadRequestf("body: trailing data after the JSON object")
 	}
 	return nil
+}
+
+// isReadError tells a body that could not be read (too large, too slow) from one that
+// does not decode.
+func isReadError(err error) bool {
+	_, tooLarge := errors.AsType[*http.MaxBytesError](err)
+	return tooLarge || errors.Is(err, service.ErrBodyTimeout)
 }
 
 func (a *API) query(w http.ResponseWriter, r *http.Request) {

@@ -105,10 +105,11 @@ type Service struct {
 	mu      sync.Mutex
 	corpora map[string]*corpusState
 
-	started atomic.Bool // Start succeeded
-	stop    chan struct{}
-	done    chan struct{}
-	once    sync.Once
+	started      atomic.Bool // Start succeeded
+	cancelDetect context.CancelFunc
+	stop         chan struct{}
+	done         chan struct{}
+	once         sync.Once
 }
 
 type corpusState struct {
@@ -206,12 +207,18 @@ func (s *Service) Start(ctx context.Context) (err error) {
 		return err
 	}
 	s.started.Store(true)
-	go s.schedule(context.WithoutCancel(ctx))
+	// Detection outlives Start's context (cancelled when shutdown begins) but not Stop,
+	// which cancels it: a corpus whose detection is cut stays dirty, and the next
+	// grapher detects it again, as after a crash.
+	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.cancelDetect = cancel
+	go s.schedule(dctx)
 	return nil
 }
 
-// Stop stops consuming, lets in-flight merges commit, waits for a running detection
-// and releases the lease, so a successor need not wait for it to expire.
+// Stop stops consuming, lets in-flight merges commit, cancels a running detection and
+// waits for it to return, and releases the lease, so a successor need not wait for it
+// to expire.
 func (s *Service) Stop(ctx context.Context) error {
 	var err error
 	s.once.Do(func() {
@@ -222,6 +229,7 @@ func (s *Service) Stop(ctx context.Context) error {
 		err = s.runner.Stop(ctx)
 		s.merger.stop()
 		close(s.stop)
+		s.cancelDetect()
 		select {
 		case <-s.done:
 		case <-ctx.Done():
@@ -274,6 +282,9 @@ func (s *Service) schedule(ctx context.Context) {
 			default:
 			}
 			if err := s.Detect(ctx, corpus); err != nil {
+				if ctx.Err() != nil {
+					return // cancelled by Stop: the corpus stays dirty
+				}
 				s.log.Error("community detection failed; will retry", "corpus", corpus, "err", err)
 			}
 		}

@@ -146,7 +146,9 @@ func (m *merger) commit(batch []mergeReq) {
 			ces = append(ces, r.ce)
 		}
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(reqs[0].ctx), time.Minute)
+		start := time.Now()
 		err := m.store.Merge(ctx, corpus, ces)
+		recordMerge(ctx, len(ces), time.Since(start))
 		cancel()
 		for _, r := range reqs {
 			r.done <- err

@@ -107,6 +107,7 @@ type Service struct {
 
 	started      atomic.Bool // Start succeeded
 	cancelDetect context.CancelFunc
+	unobserve    func() // ends the lease gauge's reports
 	stop         chan struct{}
 	done         chan struct{}
 	once         sync.Once
@@ -163,6 +164,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	s := &Service{cfg: cfg, deps: deps, log: log.With("service", "grapher"), corpora: map[string]*corpusState{},
 		stop: make(chan struct{}), done: make(chan struct{}), failed: make(chan error, 1)}
 	s.merger = newMerger(deps.Graph, cfg.BatchSize, cfg.BatchWait)
+	countersAtZero(context.Background())
 	s.runner = pipeline.NewRunner(deps.Bus, pipeline.StageGrapher, events.KindExtractions, cfg.Stage, s.handleExtraction, s.log)
 	return s, nil
 }
@@ -171,6 +173,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 // progress of every corpus (a crash between a merge and a detection run leaves the
 // corpus dirty, and detection resumes), then starts consuming and scheduling.
 func (s *Service) Start(ctx context.Context) (err error) {
+	s.unobserve = observeLease(s.active)
 	if s.cfg.Lease {
 		if err := s.acquireLease(ctx); err != nil {
 			return err
@@ -222,6 +225,9 @@ func (s *Service) Start(ctx context.Context) (err error) {
 func (s *Service) Stop(ctx context.Context) error {
 	var err error
 	s.once.Do(func() {
+		if s.unobserve != nil {
+			defer s.unobserve()
+		}
 		if !s.started.Load() {
 			close(s.stop)
 			return // Start failed or never ran: it released what it had taken
@@ -240,6 +246,23 @@ func (s *Service) Stop(ctx context.Context) error {
 		}
 	})
 	return err
+}
+
+// active reports whether this grapher is the one merging: started and holding its lease
+// (or running without one).
+func (s *Service) active() bool {
+	if !s.started.Load() {
+		return false
+	}
+	if s.lease == nil {
+		return !s.cfg.Lease
+	}
+	select {
+	case <-s.lease.Lost():
+		return false
+	default:
+		return true
+	}
 }
 
 // Failed reports the loss of the lease: the process must stop merging, since
@@ -281,7 +304,12 @@ func (s *Service) schedule(ctx context.Context) {
 				return
 			default:
 			}
-			if err := s.Detect(ctx, corpus); err != nil {
+			start := time.Now()
+			err := s.Detect(ctx, corpus)
+			if ctx.Err() == nil {
+				recordDetection(ctx, time.Since(start), err)
+			}
+			if err != nil {
 				if ctx.Err() != nil {
 					return // cancelled by Stop: the corpus stays dirty
 				}

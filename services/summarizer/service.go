@@ -67,6 +67,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		log = slog.Default()
 	}
 	s := &Service{cfg: cfg, deps: deps, log: log.With("service", "summarizer")}
+	countersAtZero(context.Background())
 	s.runner = pipeline.NewRunner(deps.Bus, pipeline.StageSummarizer, events.KindCommunities, cfg.Stage, s.handleCommunity, s.log)
 	return s, nil
 }
@@ -160,6 +161,7 @@ func (s *Service) handleCommunity(ctx context.Context, corpus string, m *bus.Mes
 	if _, err := s.deps.Bus.Publish(ctx, events.Subject(events.KindSummaries, corpus), b, bus.WithMsgID(sum.MsgID())); err != nil {
 		return fmt.Errorf("publishing summary: %w", err)
 	}
+	recordReport(ctx, s.deps.LLM != nil, method)
 	return nil
 }
 

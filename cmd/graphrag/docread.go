@@ -75,7 +75,22 @@ func readDocument(path string) (title, text, contentType string, err error) {
 		base = numberPrefix.ReplaceAllString(base, "")
 		title = strings.TrimSpace(strings.NewReplacer("_", " ", "-", " ").Replace(base))
 	}
-	return title, text, contentType, nil
+	return cleanTitle(title), text, contentType, nil
+}
+
+// cleanTitle makes a title the event accepts, whatever the file held (an HTML <title> in
+// another encoding, a heading of any length): valid UTF-8 on one line, within
+// events.MaxTitleBytes, cut at a character.
+func cleanTitle(t string) string {
+	t = strings.Join(strings.Fields(strings.ToValidUTF8(strings.ReplaceAll(t, "\x00", " "), "")), " ")
+	if len(t) <= events.MaxTitleBytes {
+		return t
+	}
+	cut := events.MaxTitleBytes
+	for cut > 0 && !utf8.RuneStart(t[cut]) {
+		cut--
+	}
+	return t[:cut]
 }
 
 var headingRE = regexp.MustCompile(`(?m)^#\s+(.+?)\s*#*\s*$`)
@@ -170,7 +185,14 @@ func collapseBlankLines(s string) string {
 	return strings.TrimSpace(blankLines.ReplaceAllString(s, "\n\n"))
 }
 
-func pdfText(path string) (string, error) {
+func pdfText(path string) (_ string, err error) {
+	// The PDF reader panics on some malformed files: one such file must not end a
+	// publish of a whole directory.
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("reading PDF: malformed file (%v)", r)
+		}
+	}()
 	f, r, err := pdf.Open(path)
 	if err != nil {
 		return "", fmt.Errorf("reading PDF: %w", err)

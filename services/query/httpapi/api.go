@@ -46,11 +46,24 @@ func New(e *engine.Engine, cfg Config, log *slog.Logger) *API {
 	a.mux.HandleFunc("POST /v1/retrieve", a.guard(a.retrieve))
 	a.mux.HandleFunc("GET /v1/corpora/{corpus}/entities/{name}", a.guard(a.entity))
 	a.mux.HandleFunc("GET /v1/corpora/{corpus}/stats", a.guard(a.stats))
-	a.mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {
+	a.mux.HandleFunc("GET /openapi.json", a.public(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(openAPI)
-	})
+	}))
 	return a
+}
+
+// public serves a route that needs no token under the per-address rate limit, so that
+// no route of the API is free to hammer.
+func (a *API) public(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if a.limits != nil && !a.limits.allow(clientAddr(r)) {
+			w.Header().Set("Retry-After", "1")
+			writeJSON(w, http.StatusTooManyRequests, apiError{Error: "rate limit exceeded"})
+			return
+		}
+		h(w, r)
+	}
 }
 
 // Guard wraps another handler (the MCP endpoint) in the same authentication, rate limit

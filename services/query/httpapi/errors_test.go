@@ -234,4 +234,16 @@ func TestHTTPGuardOnEveryRoute(t *testing.T) {
 			apiErrorOf(t, resp, body)
 		}
 	}
+	// The document needs no token but is rate limited by address like the rest.
+	public := DefaultConfig()
+	public.RatePerSecond, public.Burst = 0.001, 1
+	srv := newTestAPI(t, public)
+	if resp, _ := call(t, srv, http.MethodGet, "/openapi.json", "", ""); resp.StatusCode != http.StatusOK {
+		t.Errorf("GET /openapi.json: status %d, want 200", resp.StatusCode)
+	}
+	if resp, body := call(t, srv, http.MethodGet, "/openapi.json", "", ""); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("GET /openapi.json past the rate: status %d, want 429", resp.StatusCode)
+	} else {
+		apiErrorOf(t, resp, body)
+	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 
@@ -88,7 +87,7 @@ func TestEndToEndWithLLM(t *testing.T) {
 	cfg := fastConfig()
 	st := startStack(t, p, cfg)
 	ctx := t.Context()
-	if _, err := publishPaths(ctx, p.Bus, "llm", []string{"../../examples/corpus"}, io.Discard); err != nil {
+	if _, err := publishPaths(ctx, p.Bus, "llm", []string{"../../examples/corpus"}, publishOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	status := waitIndexed(t, p, "llm")
@@ -141,7 +140,7 @@ func TestEndToEndWithLLM(t *testing.T) {
 	// Re-indexing unchanged chunks makes zero LLM calls: every response is in the
 	// JetStream KV cache the replicas share. Republish under a new corpus name.
 	before := p.LLM.Usage()
-	if _, err := publishPaths(ctx, p.Bus, "llm_again", []string{"../../examples/corpus"}, io.Discard); err != nil {
+	if _, err := publishPaths(ctx, p.Bus, "llm_again", []string{"../../examples/corpus"}, publishOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitIndexed(t, p, "llm_again")
@@ -169,7 +168,7 @@ func TestEndToEndWithEmbeddingModelOnly(t *testing.T) {
 	}
 	st := startStack(t, p, fastConfig())
 	ctx := t.Context()
-	if _, err := publishPaths(ctx, p.Bus, "emb", []string{"../../examples/corpus"}, io.Discard); err != nil {
+	if _, err := publishPaths(ctx, p.Bus, "emb", []string{"../../examples/corpus"}, publishOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitIndexed(t, p, "emb")

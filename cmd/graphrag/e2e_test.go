@@ -93,7 +93,7 @@ func TestEndToEndSampleCorpus(t *testing.T) {
 	st := startStack(t, p, fastConfig())
 	ctx := context.Background()
 
-	sum, err := publishPaths(ctx, p.Bus, "demo", []string{"../../examples/corpus"}, io.Discard)
+	sum, err := publishPaths(ctx, p.Bus, "demo", []string{"../../examples/corpus"}, publishOptions{})
 	if err != nil || sum.Published != 14 || len(sum.Skipped) != 0 {
 		t.Fatalf("publish: %+v, %v", sum, err)
 	}
@@ -210,7 +210,7 @@ func TestEndToEndSampleCorpus(t *testing.T) {
 	}
 
 	// Re-publishing the same corpus changes nothing.
-	sum, err = publishPaths(ctx, p.Bus, "demo", []string{"../../examples/corpus"}, io.Discard)
+	sum, err = publishPaths(ctx, p.Bus, "demo", []string{"../../examples/corpus"}, publishOptions{})
 	if err != nil || sum.Duplicate != 14 {
 		t.Fatalf("republish: %+v, %v", sum, err)
 	}

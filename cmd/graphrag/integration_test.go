@@ -8,7 +8,6 @@ package main
 
 import (
 	"context"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,7 +48,7 @@ func indexSample(t *testing.T, p *platform.Platform, corpus string, timeout time
 			paths = append(paths, filepath.Join("../../examples/corpus", n))
 		}
 	}
-	sum, err := publishPaths(t.Context(), p.Bus, corpus, paths, io.Discard)
+	sum, err := publishPaths(t.Context(), p.Bus, corpus, paths, publishOptions{})
 	if err != nil || len(sum.Skipped) > 0 {
 		t.Fatalf("publish: %+v %v", sum, err)
 	}
@@ -192,7 +191,7 @@ func TestIntegrationMilvusRestartDuringIndexing(t *testing.T) {
 	cfg.Extractor.Chunker.MaxDeliver = 6
 	startStack(t, p, cfg)
 	corpus := uniqueCorpus("restart")
-	sum, err := publishPaths(t.Context(), p.Bus, corpus, []string{"../../examples/corpus"}, io.Discard)
+	sum, err := publishPaths(t.Context(), p.Bus, corpus, []string{"../../examples/corpus"}, publishOptions{})
 	if err != nil || sum.Published != 14 {
 		t.Fatalf("publish: %+v %v", sum, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
 
 	"github.com/graphrag/graphrag/pkg/bus"
 	"github.com/graphrag/graphrag/pkg/docread"
@@ -66,6 +67,7 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var nf natsFlags
 	nf.register(fs)
 	corpus := fs.String("corpus", "", "corpus name (required)")
+	idPrefix := fs.String("id-prefix", "", "prefix of every document id; ids are paths relative to each directory given, so two directories with the same file names need different prefixes (e.g. -id-prefix a/)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: graphrag publish -corpus NAME [flags] PATH...")
 		fs.PrintDefaults()
@@ -80,18 +82,30 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fs.Usage()
 		return errors.New("no PATH given")
 	}
+	if *idPrefix != "" && docread.ID(*idPrefix+"x") != *idPrefix+"x" {
+		return fmt.Errorf("-id-prefix %q: use letters, digits and . _ - / : @ + = only, not at the start", *idPrefix)
+	}
+	// A path that does not exist is a mistake to report before anything is published.
+	for _, p := range fs.Args() {
+		if _, err := os.Stat(p); err != nil {
+			return fmt.Errorf("nothing published: %w", err)
+		}
+	}
 	b, closeFn, err := nf.connect(ctx)
 	if err != nil {
 		return err
 	}
 	defer closeFn()
-	sum, err := publishPaths(ctx, b, *corpus, fs.Args(), stderr)
+	sum, err := publishPaths(ctx, b, *corpus, fs.Args(), publishOptions{idPrefix: *idPrefix, progress: stderr})
 	fmt.Fprintf(stdout, "published %d, unchanged %d, skipped %d, failed %d\n", sum.Published, sum.Duplicate, len(sum.Skipped), sum.Failed)
 	for _, s := range sum.Skipped {
 		fmt.Fprintf(stdout, "  skipped %s: %v\n", s.Path, s.Err)
 	}
 	if err != nil {
 		return err
+	}
+	if sum.Collisions > 0 {
+		return fmt.Errorf("%d files were not published: their document id is another file's (use -id-prefix, one per directory)", sum.Collisions)
 	}
 	if sum.Failed > 0 {
 		return fmt.Errorf("%d documents failed to publish", sum.Failed)
@@ -110,6 +124,14 @@ func unchanged(ctx context.Context, kv bus.KV, corpus, id, title, text string) b
 	return err == nil && rec.Known() && !rec.Deleted && rec.Title == title && rec.ContentHash == events.Hash(text)
 }
 
+// publishOptions say how publishPaths names documents and reports progress.
+type publishOptions struct {
+	idPrefix string
+	// progress receives a progress bar when it is a terminal, nothing otherwise (a bar
+	// drawn with carriage returns leaves a stale line in a log).
+	progress io.Writer
+}
+
 type skipped struct {
 	Path string
 	Err  error
@@ -117,7 +139,10 @@ type skipped struct {
 
 type publishSummary struct {
 	Published, Duplicate, Failed int
-	Skipped                      []skipped
+	// Collisions counts files not published because an earlier file of the same run has
+	// their id; each is also in Skipped.
+	Collisions int
+	Skipped    []skipped
 }
 
 type fileRef struct{ path, rel string }
@@ -160,12 +185,15 @@ func collect(paths []string) ([]fileRef, []skipped) {
 			skips = append(skips, skipped{p, err})
 		}
 	}
-	sort.Slice(files, func(i, j int) bool { return files[i].rel < files[j].rel })
+	// Stable: of two files with one id, the one named first on the command line is kept.
+	sort.SliceStable(files, func(i, j int) bool { return files[i].rel < files[j].rel })
 	return files, skips
 }
 
-// publishPaths publishes every readable, supported file, reporting the others.
-func publishPaths(ctx context.Context, b *bus.Bus, corpus string, paths []string, progress io.Writer) (publishSummary, error) {
+// publishPaths publishes every readable, supported file, reporting the others. Two files
+// of one run with the same id are a mistake (the second would replace the first): the
+// second is skipped.
+func publishPaths(ctx context.Context, b *bus.Bus, corpus string, paths []string, opts publishOptions) (publishSummary, error) {
 	files, skips := collect(paths)
 	sum := publishSummary{Skipped: skips}
 	// The records say which documents are unchanged; a platform that has not
@@ -174,20 +202,27 @@ func publishPaths(ctx context.Context, b *bus.Bus, corpus string, paths []string
 	if err != nil && !errors.Is(err, bus.ErrNotFound) {
 		return sum, err
 	}
-	bar := progressbar.NewOptions(len(files), progressbar.OptionSetWriter(progress), progressbar.OptionSetDescription("publishing"),
-		progressbar.OptionShowCount(), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+	bar := newProgress(len(files), opts.progress)
 	defer func() { _ = bar.Finish() }()
+	ids := map[string]string{} // id -> the file that has it
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
 			return sum, err
 		}
+		id := docread.ID(opts.idPrefix + f.rel)
+		if first, ok := ids[id]; ok {
+			sum.Collisions++
+			sum.Skipped = append(sum.Skipped, skipped{f.path, fmt.Errorf("document id %q is already %s's", id, first)})
+			_ = bar.Add(1)
+			continue
+		}
+		ids[id] = f.path
 		doc, err := docread.ReadFile(f.path)
 		if err != nil {
 			sum.Skipped = append(sum.Skipped, skipped{f.path, err})
 			_ = bar.Add(1)
 			continue
 		}
-		id := docread.ID(f.rel)
 		same := unchanged(ctx, kv, corpus, id, doc.Title, doc.Text)
 		_, err = pipeline.PublishDocument(ctx, b, events.Document{Corpus: corpus, ID: id, Title: doc.Title,
 			Source: f.path, ContentType: doc.ContentType, Text: doc.Text})
@@ -203,4 +238,19 @@ func publishPaths(ctx context.Context, b *bus.Bus, corpus string, paths []string
 		_ = bar.Add(1)
 	}
 	return sum, nil
+}
+
+// newProgress is a progress bar on w when w is a terminal, and a silent one otherwise.
+func newProgress(n int, w io.Writer) *progressbar.ProgressBar {
+	if !isTerminal(w) {
+		return progressbar.NewOptions(n, progressbar.OptionSetWriter(io.Discard), progressbar.OptionSetVisibility(false))
+	}
+	return progressbar.NewOptions(n, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription("publishing"),
+		progressbar.OptionShowCount(), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -114,9 +114,7 @@ func printStream(r io.Reader, w io.Writer) error {
 				var resp engine.Response
 				if err := json.Unmarshal(data, &resp); err == nil {
 					fmt.Fprintln(w)
-					for _, c := range resp.Citations {
-						fmt.Fprintf(w, "   [%s] %s%s\n", c.Marker, c.ChunkID, c.Community)
-					}
+					printCitations(w, &resp)
 				}
 			}
 		}

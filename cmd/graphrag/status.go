@@ -35,6 +35,11 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	defer closeFn()
 	var st pipeline.Status
+	// A corpus nothing was ever published to is not "in progress": say so, and fail,
+	// also under -wait, which would otherwise wait for indexing that never starts.
+	if st, err = pipeline.GetStatus(ctx, b, *corpus); err == nil && unknownCorpus(st) {
+		return fmt.Errorf("corpus %s: no document was ever published to it (check the name; a corpus appears with its first document)", *corpus)
+	}
 	if *wait > 0 {
 		wctx, cancel := context.WithTimeout(ctx, *wait)
 		defer cancel()
@@ -50,6 +55,12 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		printStatus(stdout, st)
 	}
 	return err
+}
+
+// unknownCorpus reports whether no document of the corpus is in the stream: a name with a
+// typo, or a corpus not published yet.
+func unknownCorpus(st pipeline.Status) bool {
+	return len(st.Stages) > 0 && st.Stages[0].Total == 0 && st.Graph.Detections == 0
 }
 
 func printStatus(w io.Writer, st pipeline.Status) {

@@ -11,8 +11,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/graphrag/graphrag/cmd/graphrag/internal/stack"
 	"github.com/graphrag/graphrag/pkg/pipeline"
@@ -32,6 +34,8 @@ type upConfig struct {
 
 func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := defaultUpConfig()
+	explicit := slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(strings.TrimLeft(a, "-"), "examples") }) ||
+		os.Getenv(service.EnvVarName(platform.EnvPrefix, "examples")) != ""
 	return platform.Main(ctx, args, stderr, platform.Spec{
 		Name:  "up",
 		Needs: stack.Needs(),
@@ -45,6 +49,13 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		},
 		Config: &cfg,
 		Build: func(_ context.Context, p *platform.Platform, mux *http.ServeMux, log *slog.Logger) ([]service.Component, error) {
+			if cfg.Demo {
+				dir, err := findExamples(cfg.Examples, explicit)
+				if err != nil {
+					return nil, err
+				}
+				cfg.Examples = dir
+			}
 			st, err := stack.New(p, cfg.Config, log)
 			if err != nil {
 				return nil, err
@@ -65,12 +76,64 @@ func defaultUpConfig() upConfig {
 	return upConfig{Config: stack.DefaultConfig(), Examples: "examples", Corpus: "demo"}
 }
 
+// findExamples returns the directory of the sample corpus: dir when it holds one;
+// otherwise, unless dir was given explicitly, the examples/ of the repository the working
+// directory is in, or of the one the binary was built in (bin/graphrag). A demo without
+// its corpus would publish nothing and wait forever for indexing: not finding it is an
+// error, said before anything starts.
+func findExamples(dir string, explicit bool) (string, error) {
+	if hasExamples(dir) {
+		return dir, nil
+	}
+	if !explicit {
+		var tried []string
+		if wd, err := os.Getwd(); err == nil {
+			tried = append(tried, ancestors(wd)...)
+		}
+		if exe, err := os.Executable(); err == nil {
+			tried = append(tried, ancestors(filepath.Dir(exe))...)
+		}
+		for _, d := range tried {
+			if c := filepath.Join(d, "examples"); hasExamples(c) {
+				return c, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("-demo: no sample corpus in %s (want %s and %s): run from the repository, or pass -examples with the path of its examples directory",
+		dir, filepath.Join(dir, "corpus"), filepath.Join(dir, "questions.jsonl"))
+}
+
+func hasExamples(dir string) bool {
+	st, err := os.Stat(filepath.Join(dir, "corpus"))
+	if err != nil || !st.IsDir() {
+		return false
+	}
+	_, err = os.Stat(filepath.Join(dir, "questions.jsonl"))
+	return err == nil
+}
+
+// ancestors are dir and the directories above it.
+func ancestors(dir string) []string {
+	var out []string
+	for {
+		out = append(out, dir)
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return out
+		}
+		dir = parent
+	}
+}
+
 // demo indexes the sample corpus and answers its first local and first global question.
 func demo(ctx context.Context, p *platform.Platform, eng *engine.Engine, dir, corpus, console string, stdout, stderr io.Writer) error {
 	start := time.Now()
-	sum, err := publishPaths(ctx, p.Bus, corpus, []string{filepath.Join(dir, "corpus")}, stderr)
+	sum, err := publishPaths(ctx, p.Bus, corpus, []string{filepath.Join(dir, "corpus")}, publishOptions{progress: stderr})
 	if err != nil {
 		return err
+	}
+	if sum.Published+sum.Duplicate == 0 {
+		return fmt.Errorf("-demo: no document of %s could be published (%d skipped)", filepath.Join(dir, "corpus"), len(sum.Skipped))
 	}
 	fmt.Fprintf(stderr, "published %d documents to corpus %q; indexing...\n", sum.Published, corpus)
 	st, err := pipeline.WaitComplete(ctx, p.Bus, corpus, 500*time.Millisecond, nil)
@@ -142,12 +205,48 @@ func readQuestions(path string) ([]sampleQuestion, error) {
 func printAnswer(w io.Writer, q string, r *engine.Response) {
 	fmt.Fprintf(w, "Q (%s): %s\n", r.Mode, q)
 	fmt.Fprintf(w, "A: %s\n", r.Answer)
+	printCitations(w, r)
+	fmt.Fprintf(w, "   (%.0f ms)\n\n", r.Timings["total"])
+}
+
+// printCitations lists the sources of an answer by marker: the passage's title and
+// opening words with its chunk id, or the community report's title.
+func printCitations(w io.Writer, r *engine.Response) {
+	chunks := map[string]engine.Chunk{}
+	for _, c := range r.Context.Chunks {
+		chunks[c.ID] = c
+	}
+	reports := map[string]engine.Community{}
+	for _, c := range r.Context.Communities {
+		reports[c.ID] = c
+	}
 	for _, c := range r.Citations {
 		if c.ChunkID != "" {
-			fmt.Fprintf(w, "   [%s] %s\n", c.Marker, c.ChunkID)
-		} else {
-			fmt.Fprintf(w, "   [%s] community %s\n", c.Marker, c.Community)
+			ch := chunks[c.ChunkID]
+			title := ch.Title
+			if title == "" {
+				title = c.DocumentID
+			}
+			fmt.Fprintf(w, "   [%s] %s: %s (%s)\n", c.Marker, title, snippet(ch.Text, 100), c.ChunkID)
+			continue
 		}
+		rep := reports[c.Community]
+		fmt.Fprintf(w, "   [%s] %s: %s (community %s)\n", c.Marker, rep.Title, snippet(rep.Summary, 100), c.Community)
 	}
-	fmt.Fprintf(w, "   (%.0f ms)\n\n", r.Timings["total"])
+}
+
+// snippet is the start of s on one line, at most n bytes, cut at a word.
+func snippet(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	if i := strings.LastIndexByte(s[:cut], ' '); i > n/2 {
+		cut = i
+	}
+	return s[:cut] + "…"
 }

@@ -467,6 +467,11 @@ func TestConfigValuesParse(t *testing.T) {
 					if !slices.ContainsFunc(ct.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == common.DataDir }) {
 						t.Errorf("data dir %s is not a mounted volume", common.DataDir)
 					}
+					// The binaries listen on loopback unless told otherwise: the probes
+					// and Services need the address set explicitly.
+					if _, ok := env[service.EnvVarName(platform.EnvPrefix, "http-addr")]; !ok {
+						t.Errorf("GRAPHRAG_HTTP_ADDR is not set: the default %s is loopback only", service.DefaultHTTPAddr)
+					}
 					if common.HTTPAddr != ":8080" {
 						t.Errorf("http addr %q: probes, Services and ServiceMonitors use port 8080", common.HTTPAddr)
 					}

@@ -211,6 +211,11 @@ func (b *Bus) Consume(ctx context.Context, spec ConsumerSpec, h Handler) (*Consu
 		return nil, err
 	}
 	c.iter = iter
+	// The counters exist from the start, at zero, so that an alert on any increase
+	// (dead letters) sees the first one.
+	for _, ctr := range []metric.Int64Counter{b.inst.processed, b.inst.failed, b.inst.deadLettered} {
+		ctr.Add(ctx, 0, c.attrs)
+	}
 	c.handlerCtx, c.cancelHandler = context.WithCancel(context.WithoutCancel(ctx))
 	c.stopAfterCtx = context.AfterFunc(ctx, c.beginStop)
 	go c.run()
@@ -454,7 +459,7 @@ func (c *Consumer) process(jm jetstream.Msg) {
 		// silently; here it is at least logged.
 		if err := jm.DoubleAck(sctx); err != nil {
 			span.RecordError(err)
-			c.log.Warn("ack not confirmed; message may be redelivered", "seq", m.StreamSeq, "err", err)
+			c.log.WarnContext(sctx, "ack not confirmed; message may be redelivered", "seq", m.StreamSeq, "err", err)
 		}
 		c.b.inst.processed.Add(ctx, 1, c.attrs)
 		return
@@ -470,9 +475,9 @@ func (c *Consumer) process(jm jetstream.Msg) {
 		c.deadLetter(sctx, jm, m, herr)
 	default:
 		delay := c.spec.backoff(m.Deliveries)
-		c.log.Debug("handler failed; retrying", "seq", m.StreamSeq, "deliveries", m.Deliveries, "delay", delay, "err", herr)
+		c.log.DebugContext(ctx, "handler failed; retrying", "seq", m.StreamSeq, "deliveries", m.Deliveries, "delay", delay, "err", herr)
 		if err := jm.NakWithDelay(delay); err != nil {
-			c.log.Warn("nak failed; message is redelivered after AckWait", "seq", m.StreamSeq, "err", err)
+			c.log.WarnContext(ctx, "nak failed; message is redelivered after AckWait", "seq", m.StreamSeq, "err", err)
 		}
 	}
 }
@@ -481,7 +486,7 @@ func (c *Consumer) process(jm jetstream.Msg) {
 func (c *Consumer) invoke(ctx context.Context, m *Message) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			c.log.Error("handler panicked", "seq", m.StreamSeq, "panic", r, "stack", string(debug.Stack()))
+			c.log.ErrorContext(ctx, "handler panicked", "seq", m.StreamSeq, "panic", r, "stack", string(debug.Stack()))
 			err = fmt.Errorf("%w: %v", ErrHandlerPanic, r)
 		}
 	}()
@@ -551,17 +556,17 @@ func (c *Consumer) deadLetter(ctx context.Context, jm jetstream.Msg, m *Message,
 	// both give up on a message from collapsing into one DLQ entry.
 	id := m.Stream + "." + strconv.FormatUint(m.StreamSeq, 10) + "." + m.Consumer
 	if _, err := c.b.js.PublishMsg(ctx, dl, jetstream.WithMsgID(id)); err != nil {
-		c.log.Error("dead-letter publish failed; message will be retried", "seq", m.StreamSeq, "dlq", dlSubject, "err", err)
+		c.log.ErrorContext(ctx, "dead-letter publish failed; message will be retried", "seq", m.StreamSeq, "dlq", dlSubject, "err", err)
 		if err := jm.NakWithDelay(c.spec.backoff(m.Deliveries)); err != nil {
-			c.log.Warn("nak failed; message is redelivered after AckWait", "seq", m.StreamSeq, "err", err)
+			c.log.WarnContext(ctx, "nak failed; message is redelivered after AckWait", "seq", m.StreamSeq, "err", err)
 		}
 		return
 	}
 	c.b.inst.deadLettered.Add(ctx, 1, c.attrs)
-	c.log.Warn("message dead-lettered", "seq", m.StreamSeq, "subject", m.Subject, "deliveries", m.Deliveries, "reason", reason)
+	c.log.WarnContext(ctx, "message dead-lettered", "seq", m.StreamSeq, "subject", m.Subject, "deliveries", m.Deliveries, "reason", reason)
 	if err := jm.Term(); err != nil {
 		// The DLQ has it; a redelivery would only write a duplicate there.
-		c.log.Warn("term after dead-letter failed", "seq", m.StreamSeq, "err", err)
+		c.log.WarnContext(ctx, "term after dead-letter failed", "seq", m.StreamSeq, "err", err)
 	}
 }
 

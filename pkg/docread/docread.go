@@ -117,7 +117,22 @@ func title(d Document, name string) string {
 		base = numberPrefix.ReplaceAllString(base, "")
 		t = strings.TrimSpace(strings.NewReplacer("_", " ", "-", " ").Replace(base))
 	}
-	return t
+	return cleanTitle(t)
+}
+
+// cleanTitle makes a title the event accepts, whatever the file held (an HTML <title> in
+// another encoding, a heading of any length): valid UTF-8 on one line, within
+// events.MaxTitleBytes, cut at a character.
+func cleanTitle(t string) string {
+	t = strings.Join(strings.Fields(strings.ToValidUTF8(strings.ReplaceAll(t, "\x00", " "), "")), " ")
+	if len(t) <= events.MaxTitleBytes {
+		return t
+	}
+	cut := events.MaxTitleBytes
+	for cut > 0 && !utf8.RuneStart(t[cut]) {
+		cut--
+	}
+	return t[:cut]
 }
 
 var headingRE = regexp.MustCompile(`(?m)^#\s+(.+?)\s*#*\s*$`)
@@ -214,7 +229,14 @@ func collapseBlankLines(s string) string {
 	return strings.TrimSpace(blankLines.ReplaceAllString(s, "\n\n"))
 }
 
-func pdfText(raw []byte) (string, error) {
+func pdfText(raw []byte) (_ string, err error) {
+	// The PDF reader panics on some malformed files: one such file must not end a
+	// publish of a whole directory, nor an upload.
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("reading PDF: malformed file (%v)", r)
+		}
+	}()
 	r, err := pdf.NewReader(bytes.NewReader(raw), int64(len(raw)))
 	if err != nil {
 		return "", fmt.Errorf("reading PDF: %w", err)

@@ -61,7 +61,9 @@ func Main(ctx context.Context, args []string, stderr io.Writer, spec Spec) error
 		return err
 	}
 	log := common.Logger(stderr).With("service", spec.Name)
-	tel, err := telemetry.Setup(ctx, common.TelemetryConfig("graphrag-"+spec.Name, Version))
+	tcfg := common.TelemetryConfig("graphrag-"+spec.Name, Version)
+	tcfg.Logger = log // export failures as structured lines, not the SDK's plain text
+	tel, err := telemetry.Setup(ctx, tcfg)
 	if err != nil {
 		return fmt.Errorf("setting up telemetry: %w", err)
 	}
@@ -83,6 +85,6 @@ func Main(ctx context.Context, args []string, stderr io.Writer, spec Spec) error
 		return err
 	}
 	// The HTTP server starts first (liveness answers during start-up) and stops last.
-	all := append([]service.Component{service.HTTPServer(common.HTTPAddr, mux)}, comps...)
+	all := append([]service.Component{service.HTTPServerWithLimits(common.HTTPAddr, mux, common.HTTPLimits())}, comps...)
 	return service.Run(ctx, log, common.ShutdownTimeout, all...)
 }

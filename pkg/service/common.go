@@ -13,7 +13,9 @@ import (
 
 // Defaults of the common flags.
 const (
-	DefaultHTTPAddr        = ":8080"
+	// DefaultHTTPAddr is loopback: a process started on a laptop serves no one else
+	// until told to (deployments set -http-addr :8080 explicitly).
+	DefaultHTTPAddr        = "127.0.0.1:8080"
 	DefaultShutdownTimeout = 30 * time.Second
 	DefaultDataDir         = "data"
 )
@@ -29,6 +31,8 @@ var ErrInvalidFlags = errors.New("service: invalid flags")
 // the connecting and decides what they mean.
 type CommonFlags struct {
 	HTTPAddr         string        `config:"http-addr"`
+	HTTPBodyTimeout  time.Duration `config:"http-body-timeout"`
+	HTTPMaxConns     int           `config:"http-max-conns-per-client"`
 	LogLevel         slog.Level    `config:"log-level"`
 	LogFormat        string        `config:"log-format"`
 	OTLPEndpoint     string        `config:"otlp-endpoint"`
@@ -46,7 +50,9 @@ type CommonFlags struct {
 
 // Register defines the common flags on fs with their documented defaults.
 func (c *CommonFlags) Register(fs *flag.FlagSet) {
-	fs.StringVar(&c.HTTPAddr, "http-addr", DefaultHTTPAddr, "listen address for HTTP (the API in query; health and metrics everywhere)")
+	fs.StringVar(&c.HTTPAddr, "http-addr", DefaultHTTPAddr, "listen address for HTTP (the API in query; health and metrics everywhere); :8080 for every interface")
+	fs.DurationVar(&c.HTTPBodyTimeout, "http-body-timeout", DefaultBodyTimeout, "time a client has to send a request body once its headers arrived")
+	fs.IntVar(&c.HTTPMaxConns, "http-max-conns-per-client", DefaultMaxConnsPerClient, "open HTTP connections allowed from one remote address (raise it behind a proxy that connects from few addresses)")
 	fs.TextVar(&c.LogLevel, "log-level", slog.LevelInfo, "minimum log level: debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "json", "log format: json or text")
 	fs.StringVar(&c.OTLPEndpoint, "otlp-endpoint", "", "OTLP/gRPC collector as host:port or URL; empty = no trace or metric export")
@@ -71,6 +77,12 @@ func (c *CommonFlags) Validate() error {
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("%w: -shutdown-timeout %s must be positive", ErrInvalidFlags, c.ShutdownTimeout))
 	}
+	if c.HTTPBodyTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("%w: -http-body-timeout %s must be positive", ErrInvalidFlags, c.HTTPBodyTimeout))
+	}
+	if c.HTTPMaxConns < 1 {
+		errs = append(errs, fmt.Errorf("%w: -http-max-conns-per-client %d must be at least 1", ErrInvalidFlags, c.HTTPMaxConns))
+	}
 	if c.TraceSampleRatio <= 0 || c.TraceSampleRatio > 1 {
 		errs = append(errs, fmt.Errorf("%w: -trace-sample-ratio %v is outside (0, 1]", ErrInvalidFlags, c.TraceSampleRatio))
 	}
@@ -86,6 +98,11 @@ func (c *CommonFlags) Validate() error {
 // Logger builds the process logger the flags describe, writing to w.
 func (c *CommonFlags) Logger(w io.Writer) *slog.Logger {
 	return telemetry.NewLogger(w, c.LogLevel, c.LogFormat)
+}
+
+// HTTPLimits are the limits of the HTTP server the flags describe.
+func (c *CommonFlags) HTTPLimits() HTTPLimits {
+	return HTTPLimits{BodyTimeout: c.HTTPBodyTimeout, MaxConnsPerClient: c.HTTPMaxConns}
 }
 
 // TelemetryConfig is the telemetry.Config the flags describe for a service.

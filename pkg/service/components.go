@@ -110,25 +110,65 @@ func (l *LoopComponent) Stop(ctx context.Context) error {
 // headers, against slowloris-style connection hoarding.
 const DefaultReadHeaderTimeout = 10 * time.Second
 
-// HTTPServer returns a Component serving handler on addr. Start binds the
-// address, so a port in use is a start error; Stop shuts down gracefully
-// (no new connections, in-flight requests finish) and closes the remaining
-// connections if ctx ends first.
+// HTTPLimits bound what slow or greedy clients can hold of an HTTP server.
+type HTTPLimits struct {
+	// ReadHeaderTimeout bounds the request headers (DefaultReadHeaderTimeout when 0).
+	ReadHeaderTimeout time.Duration
+	// BodyTimeout bounds the request body, from the end of the headers to the end of the
+	// body (DefaultBodyTimeout when 0; negative: none). A read past it fails with an
+	// error matching ErrBodyTimeout.
+	BodyTimeout time.Duration
+	// IdleTimeout closes idle keep-alive connections (DefaultIdleTimeout when 0).
+	IdleTimeout time.Duration
+	// MaxConnsPerClient caps the open connections from one remote address
+	// (DefaultMaxConnsPerClient when 0; negative: no cap).
+	MaxConnsPerClient int
+}
+
+func (l HTTPLimits) withDefaults() HTTPLimits {
+	if l.ReadHeaderTimeout <= 0 {
+		l.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if l.BodyTimeout == 0 {
+		l.BodyTimeout = DefaultBodyTimeout
+	}
+	if l.IdleTimeout <= 0 {
+		l.IdleTimeout = DefaultIdleTimeout
+	}
+	if l.MaxConnsPerClient == 0 {
+		l.MaxConnsPerClient = DefaultMaxConnsPerClient
+	}
+	return l
+}
+
+// HTTPServer returns a Component serving handler on addr with the default HTTPLimits.
+// Start binds the address, so a port in use is a start error; Stop shuts down gracefully
+// (no new connections, in-flight requests finish) and closes the remaining connections
+// if ctx ends first.
 func HTTPServer(addr string, handler http.Handler) *HTTPServerComponent {
+	return HTTPServerWithLimits(addr, handler, HTTPLimits{})
+}
+
+// HTTPServerWithLimits is HTTPServer with limits (zero fields take the defaults).
+func HTTPServerWithLimits(addr string, handler http.Handler, limits HTTPLimits) *HTTPServerComponent {
+	limits = limits.withDefaults()
 	return &HTTPServerComponent{
 		srv: &http.Server{
 			Addr:              addr,
-			Handler:           handler,
-			ReadHeaderTimeout: DefaultReadHeaderTimeout,
+			Handler:           bodyDeadline(instrument(handler), limits.BodyTimeout),
+			ReadHeaderTimeout: limits.ReadHeaderTimeout,
+			IdleTimeout:       limits.IdleTimeout,
 		},
-		failed: make(chan error, 1),
+		maxPerClient: limits.MaxConnsPerClient,
+		failed:       make(chan error, 1),
 	}
 }
 
 // HTTPServerComponent is the Component HTTPServer returns.
 type HTTPServerComponent struct {
-	srv    *http.Server
-	failed chan error
+	srv          *http.Server
+	maxPerClient int
+	failed       chan error
 
 	mu       sync.Mutex
 	ln       net.Listener
@@ -169,6 +209,7 @@ func (h *HTTPServerComponent) Start(ctx context.Context) error {
 	base := context.WithoutCancel(ctx)
 	h.srv.BaseContext = func(net.Listener) context.Context { return base }
 	h.ln = ln
+	ln = limitPerClient(ln, h.maxPerClient)
 	h.served = make(chan struct{})
 	go func() {
 		defer close(h.served)

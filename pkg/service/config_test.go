@@ -135,7 +135,7 @@ func TestParseFlagsUsageNamesEnv(t *testing.T) {
 	var buf bytes.Buffer
 	fs.SetOutput(&buf)
 	fs.PrintDefaults()
-	if !strings.Contains(buf.String(), `(default ":8080")`) {
+	if !strings.Contains(buf.String(), `(default "127.0.0.1:8080")`) {
 		t.Errorf("defaults are not documented:\n%s", buf.String())
 	}
 }
@@ -301,6 +301,8 @@ func TestCommonFlagsValidate(t *testing.T) {
 		{"bad ratio", func(c *CommonFlags) { c.TraceSampleRatio = 2 }, "trace-sample-ratio"},
 		{"cert without key", func(c *CommonFlags) { c.NATSTLSCert = "c.pem" }, "nats-tls-key"},
 		{"creds and nkey", func(c *CommonFlags) { c.NATSCreds, c.NATSNKey = "a", "b" }, "alternatives"},
+		{"no body timeout", func(c *CommonFlags) { c.HTTPBodyTimeout = 0 }, "http-body-timeout"},
+		{"no connections", func(c *CommonFlags) { c.HTTPMaxConns = 0 }, "http-max-conns-per-client"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

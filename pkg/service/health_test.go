@@ -218,6 +218,9 @@ func TestNewMuxRoutes(t *testing.T) {
 		{"no health", nil, fakeMetrics{}, http.MethodGet, "/healthz", 404, ""},
 		{"post not allowed", NewHealth(), nil, http.MethodPost, "/healthz", 405, ""},
 		{"head allowed", NewHealth(), nil, http.MethodHead, "/healthz", 200, ""},
+		{"unknown path is a JSON 404", NewHealth(), nil, http.MethodGet, "/nowhere", 404, `{"error":"no route for GET /nowhere"}`},
+		{"root is a JSON 404", NewHealth(), nil, http.MethodGet, "/", 404, `{"error":`},
+		{"wrong method is a JSON 405", NewHealth(), nil, http.MethodDelete, "/readyz", 405, `{"error":"method DELETE is not allowed on /readyz (allowed: GET, HEAD)"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -229,6 +232,9 @@ func TestNewMuxRoutes(t *testing.T) {
 			}
 			if !strings.Contains(rec.Body.String(), tt.wantBody) {
 				t.Errorf("body %q lacks %q", rec.Body.String(), tt.wantBody)
+			}
+			if rec.Code >= 400 && !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {
+				t.Errorf("error with Content-Type %q, want JSON (the API's error shape)", rec.Header().Get("Content-Type"))
 			}
 		})
 	}

@@ -143,3 +143,69 @@ func BenchmarkLogger(b *testing.B) {
 		})
 	}
 }
+
+// topLevelKeys returns the keys of a JSON object in order, duplicates kept.
+func topLevelKeys(t *testing.T, line []byte) []string {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		t.Fatalf("not a JSON object: %s", line)
+	}
+	var keys []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatalf("reading %s: %v", line, err)
+		}
+		keys = append(keys, tok.(string))
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			t.Fatalf("reading %s: %v", line, err)
+		}
+	}
+	return keys
+}
+
+// A key given again replaces the earlier value instead of following it: no log line
+// carries a key twice (issue 12, item 10: "service":"up","service":"extractor").
+func TestLoggerNoDuplicateKeys(t *testing.T) {
+	tests := []struct {
+		name string
+		log  func(l *slog.Logger)
+		want map[string]any
+	}{
+		{"With twice", func(l *slog.Logger) { l.With("service", "up").With("service", "extractor").Info("m") },
+			map[string]any{"service": "extractor"}},
+		{"With then record", func(l *slog.Logger) { l.With("corpus", "a", "k", "v").Info("m", "corpus", "b") },
+			map[string]any{"corpus": "b", "k": "v"}},
+		{"one With, same key twice", func(l *slog.Logger) { l.With("a", 1, "a", 2).Info("m") },
+			map[string]any{"a": 2.0}},
+		{"group keeps its own keys", func(l *slog.Logger) { l.With("a", 1).WithGroup("g").With("a", 2).Info("m") },
+			map[string]any{"a": 1.0, "g": map[string]any{"a": 2.0}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			tt.log(NewLogger(&buf, slog.LevelInfo, "json"))
+			keys := topLevelKeys(t, buf.Bytes())
+			seen := map[string]bool{}
+			for _, k := range keys {
+				if seen[k] {
+					t.Errorf("key %q twice in %s", k, buf.Bytes())
+				}
+				seen[k] = true
+			}
+			var line map[string]any
+			if err := json.Unmarshal(buf.Bytes(), &line); err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range tt.want {
+				got, _ := json.Marshal(line[k])
+				w, _ := json.Marshal(v)
+				if string(got) != string(w) {
+					t.Errorf("%s = %s, want %s (line %s)", k, got, w, buf.Bytes())
+				}
+			}
+		})
+	}
+}

@@ -33,6 +33,14 @@ var ErrInvalidConfig = errors.New("telemetry: invalid config")
 // DefaultMetricInterval is how often metrics are pushed over OTLP.
 const DefaultMetricInterval = 30 * time.Second
 
+// DefaultShutdownTimeout bounds Shutdown when its context has no earlier deadline:
+// with a collector that cannot be reached, the last flush must not hold the process.
+const DefaultShutdownTimeout = 5 * time.Second
+
+// ErrShutdownTimeout is reported by Shutdown when the flush did not finish in time; the
+// exports still under way were cut off.
+var ErrShutdownTimeout = errors.New("telemetry: shutdown timed out; pending spans and metrics were dropped")
+
 // Config says how a process reports telemetry.
 type Config struct {
 	// ServiceName is the service.name resource attribute (required).
@@ -56,17 +64,23 @@ type Config struct {
 	// MetricInterval is the OTLP metric push period; zero means
 	// DefaultMetricInterval. Prometheus scrapes are pulled and unaffected.
 	MetricInterval time.Duration
-	// Logger, when set, receives errors the OpenTelemetry SDK reports in
-	// the background (a collector that cannot be reached); otherwise they go
-	// to the otel default handler (standard library log).
+	// ShutdownTimeout bounds Shutdown (DefaultShutdownTimeout when 0).
+	ShutdownTimeout time.Duration
+	// Logger receives, as structured warnings, the errors the OpenTelemetry SDK
+	// reports in the background (a collector that cannot be reached); nil: the
+	// slog default logger. They are never printed as plain text.
 	Logger *slog.Logger
 }
 
 // Telemetry owns the providers Setup installed. Its zero value is not usable.
 type Telemetry struct {
-	tracerProvider *sdktrace.TracerProvider
-	meterProvider  *sdkmetric.MeterProvider
-	registry       *prometheus.Registry
+	tracerProvider  *sdktrace.TracerProvider
+	meterProvider   *sdkmetric.MeterProvider
+	registry        *prometheus.Registry
+	shutdownTimeout time.Duration
+	// exporters are the OTLP exporters' Shutdown functions: called with an ended
+	// context, they cut off the exports under way.
+	exporters []func(context.Context) error
 
 	shutdownOnce sync.Once
 	shutdownErr  error
@@ -150,21 +164,22 @@ func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
 		if err != nil {
 			return fail(fmt.Errorf("creating OTLP metric exporter for %s: %w", cfg.OTLPEndpoint, err))
 		}
+		cleanups = append(cleanups, exp.Shutdown)
 		meterOpts = append(meterOpts, sdkmetric.WithReader(
 			sdkmetric.NewPeriodicReader(exp, sdkmetric.WithInterval(interval))))
 	}
 
 	t := &Telemetry{
-		tracerProvider: sdktrace.NewTracerProvider(traceOpts...),
-		meterProvider:  sdkmetric.NewMeterProvider(meterOpts...),
-		registry:       reg,
+		tracerProvider:  sdktrace.NewTracerProvider(traceOpts...),
+		meterProvider:   sdkmetric.NewMeterProvider(meterOpts...),
+		registry:        reg,
+		shutdownTimeout: cfg.ShutdownTimeout,
+		exporters:       cleanups,
 	}
-	if cfg.Logger != nil {
-		logger := cfg.Logger
-		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
-			logger.Warn("opentelemetry error", slog.Any("err", err))
-		}))
+	if t.shutdownTimeout <= 0 {
+		t.shutdownTimeout = DefaultShutdownTimeout
 	}
+	otel.SetErrorHandler(errorLogger(cfg.Logger))
 	otel.SetTracerProvider(t.tracerProvider)
 	otel.SetMeterProvider(t.meterProvider)
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(
@@ -225,20 +240,51 @@ func (t *Telemetry) MetricsHandler() http.Handler {
 	return promhttp.HandlerFor(t.registry, promhttp.HandlerOpts{Registry: t.registry})
 }
 
-// Shutdown flushes pending spans and metrics and releases the exporters,
-// giving up when ctx is done. It is safe to call more than once; later calls
-// return the first call's result.
+// errorLogger sends the SDK's background errors (failed exports) to logger, or to the
+// slog default logger when it is nil, as structured warnings.
+func errorLogger(logger *slog.Logger) otel.ErrorHandler {
+	return otel.ErrorHandlerFunc(func(err error) {
+		l := logger
+		if l == nil {
+			l = slog.Default()
+		}
+		l.Warn("opentelemetry export failed", slog.String("component", "telemetry"), slog.Any("err", err))
+	})
+}
+
+// Shutdown flushes pending spans and metrics and releases the exporters, within ctx
+// and at most the configured shutdown timeout: past it, the exports under way are cut
+// off and the error matches ErrShutdownTimeout. It is safe to call more than once;
+// later calls return the first call's result.
 func (t *Telemetry) Shutdown(ctx context.Context) error {
 	if t == nil {
 		return nil
 	}
 	t.shutdownOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(ctx, t.shutdownTimeout)
+		defer cancel()
+		var traceErr, meterErr error
+		var wg sync.WaitGroup
+		// Both flush at once: the bound is for the whole, not for each.
+		wg.Go(func() { traceErr = t.tracerProvider.Shutdown(ctx) })
+		wg.Go(func() { meterErr = t.meterProvider.Shutdown(ctx) })
+		wg.Wait()
 		var errs []error
-		if err := t.tracerProvider.Shutdown(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("shutting down tracer provider: %w", err))
+		if traceErr != nil {
+			errs = append(errs, fmt.Errorf("shutting down tracer provider: %w", traceErr))
 		}
-		if err := t.meterProvider.Shutdown(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("shutting down meter provider: %w", err))
+		if meterErr != nil {
+			errs = append(errs, fmt.Errorf("shutting down meter provider: %w", meterErr))
+		}
+		if ctx.Err() != nil {
+			// The providers returned, but their exports may still be waiting for the
+			// collector: an exporter shut down with an ended context cancels them.
+			ended, end := context.WithCancel(context.WithoutCancel(ctx))
+			end()
+			for _, stop := range t.exporters {
+				_ = stop(ended)
+			}
+			errs = append(errs, fmt.Errorf("%w (after %s)", ErrShutdownTimeout, t.shutdownTimeout))
 		}
 		t.shutdownErr = errors.Join(errs...)
 	})

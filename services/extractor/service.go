@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/graphrag/graphrag/pkg/bus"
@@ -122,6 +123,9 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if s.extracted, err = m.Int64Counter("graphrag.extractor.extractions", metric.WithDescription("chunks extracted, by method")); err != nil {
 		return nil, err
 	}
+	// At zero from the start, so that a rate or an alert sees the first skipped chunk.
+	s.chunks.Add(context.Background(), 0)
+	s.skipped.Add(context.Background(), 0, metric.WithAttributes(attribute.String("reason", "low_information")))
 	s.pauses = newPauses(deps.LLM, deps.Embedder)
 	s.chunker = pipeline.NewRunner(deps.Bus, pipeline.StageChunker, events.KindDocuments, cfg.Chunker, s.pauses.handler(s.handleDocument), s.log)
 	s.extract = pipeline.NewRunner(deps.Bus, pipeline.StageExtractor, events.KindChunks, cfg.Extract, s.pauses.handler(s.handleChunk), s.log)

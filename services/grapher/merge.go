@@ -200,9 +200,11 @@ func (m *merger) commitCorpus(ctx context.Context, corpus string, reqs []mergeRe
 		}
 	}
 	if len(merges) > 0 {
+		start := time.Now()
 		if err := m.store.Merge(ctx, corpus, merges); err != nil {
 			return err
 		}
+		recordMerge(ctx, len(merges), time.Since(start))
 	}
 	if len(removals) > 0 {
 		if err := m.store.RemoveChunks(ctx, corpus, removals); err != nil {

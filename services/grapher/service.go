@@ -110,11 +110,13 @@ type Service struct {
 	corpora map[string]*corpusState
 	saveMu  sync.Mutex // serializes state saves (saveState)
 
-	started    atomic.Bool // Start succeeded
-	stopPauses func()      // ends the record of a pause (pipeline.ReportPauses)
-	stop       chan struct{}
-	done       chan struct{}
-	once       sync.Once
+	started      atomic.Bool // Start succeeded
+	stopPauses   func()      // ends the record of a pause (pipeline.ReportPauses)
+	cancelDetect context.CancelFunc
+	unobserve    func() // ends the lease gauge's reports
+	stop         chan struct{}
+	done         chan struct{}
+	once         sync.Once
 }
 
 type corpusState struct {
@@ -172,6 +174,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	s := &Service{cfg: cfg, deps: deps, log: log.With("service", "grapher"), corpora: map[string]*corpusState{},
 		stop: make(chan struct{}), done: make(chan struct{}), failed: make(chan error, 1)}
 	s.merger = newMerger(deps.Graph, newVersionCache(nil, versionCacheEntries), cfg.BatchSize, cfg.BatchWait)
+	countersAtZero(context.Background())
 	s.runner = pipeline.NewRunner(deps.Bus, pipeline.StageGrapher, events.KindExtractions, cfg.Stage, s.handleExtraction, s.log)
 	return s, nil
 }
@@ -180,6 +183,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 // progress of every corpus (a crash between a merge and a detection run leaves the
 // corpus dirty, and detection resumes), then starts consuming and scheduling.
 func (s *Service) Start(ctx context.Context) (err error) {
+	s.unobserve = observeLease(s.active)
 	if s.cfg.Lease {
 		if err := s.acquireLease(ctx); err != nil {
 			return err
@@ -221,15 +225,24 @@ func (s *Service) Start(ctx context.Context) (err error) {
 	if src := s.outageSources(); len(src) > 0 {
 		s.stopPauses = pipeline.ReportPauses(ctx, s.deps.Bus, pipeline.StageGrapher, src, s.log)
 	}
-	go s.schedule(context.WithoutCancel(ctx))
+	// Detection outlives Start's context (cancelled when shutdown begins) but not Stop,
+	// which cancels it: a corpus whose detection is cut stays dirty, and the next
+	// grapher detects it again, as after a crash.
+	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.cancelDetect = cancel
+	go s.schedule(dctx)
 	return nil
 }
 
-// Stop stops consuming, lets in-flight merges commit, waits for a running detection
-// and releases the lease, so a successor need not wait for it to expire.
+// Stop stops consuming, lets in-flight merges commit, cancels a running detection and
+// waits for it to return, and releases the lease, so a successor need not wait for it
+// to expire.
 func (s *Service) Stop(ctx context.Context) error {
 	var err error
 	s.once.Do(func() {
+		if s.unobserve != nil {
+			defer s.unobserve()
+		}
 		if !s.started.Load() {
 			close(s.stop)
 			return // Start failed or never ran: it released what it had taken
@@ -237,6 +250,7 @@ func (s *Service) Stop(ctx context.Context) error {
 		err = s.runner.Stop(ctx)
 		s.merger.stop()
 		close(s.stop)
+		s.cancelDetect()
 		select {
 		case <-s.done:
 		case <-ctx.Done():
@@ -248,6 +262,23 @@ func (s *Service) Stop(ctx context.Context) error {
 		}
 	})
 	return err
+}
+
+// active reports whether this grapher is the one merging: started and holding its lease
+// (or running without one).
+func (s *Service) active() bool {
+	if !s.started.Load() {
+		return false
+	}
+	if s.lease == nil {
+		return !s.cfg.Lease
+	}
+	select {
+	case <-s.lease.Lost():
+		return false
+	default:
+		return true
+	}
 }
 
 // Failed reports the loss of the lease: the process must stop merging, since
@@ -291,7 +322,15 @@ func (s *Service) schedule(ctx context.Context) {
 			}
 			// A model outage pauses detection (descriptions and embeddings need the model)
 			// rather than failing and re-running it every tick; Stop ends the wait.
-			if err := s.Detect(llm.WaitOutOutages(ctx, s.stop), corpus); err != nil {
+			start := time.Now()
+			err := s.Detect(llm.WaitOutOutages(ctx, s.stop), corpus)
+			if ctx.Err() == nil {
+				recordDetection(ctx, time.Since(start), err)
+			}
+			if err != nil {
+				if ctx.Err() != nil {
+					return // cancelled by Stop: the corpus stays dirty
+				}
 				s.log.Error("community detection failed; will retry", "corpus", corpus, "err", err)
 			}
 		}

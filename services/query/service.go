@@ -111,11 +111,12 @@ func (s *Service) Engine() *engine.Engine { return s.engine }
 
 // Mount adds the service's routes to mux: the HTTP API (/v1/..., /openapi.json) and the
 // MCP tools over streamable HTTP (/mcp), behind the same authentication (with the
-// token's scopes handed to the tools), rate limit and deadline, and the web console
+// token's scopes handed to the tools), rate limit and deadline (the transport's own
+// plain-text errors answered in the API's JSON error shape), and the web console
 // (/ui/), whose pages call the API with the same token.
 func (s *Service) Mount(mux *http.ServeMux) {
 	s.api.Mount(mux)
-	mux.Handle("/mcp", s.api.Guard(mcpserver.GrantMiddleware(s.mcp)))
+	mux.Handle("/mcp", s.api.Guard(httpapi.JSONErrors(mcpserver.GrantMiddleware(s.mcp))))
 	console.Mount(mux)
 }
 

@@ -1,17 +1,22 @@
 package query_test
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/graphrag/graphrag/pkg/service"
 	"github.com/graphrag/graphrag/services/query"
 	"github.com/graphrag/graphrag/services/query/internal/querytest"
 )
@@ -98,5 +103,82 @@ func TestServiceBadTokenFile(t *testing.T) {
 	cfg.API.TokensFile = filepath.Join(t.TempDir(), "absent")
 	if _, err := newService(t, cfg); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("error %v, want one wrapping os.ErrNotExist", err)
+	}
+}
+
+// The MCP endpoint fails as the API does, with a JSON error, also where the transport
+// itself refuses a request (issue 12, item 6: errors outside /v1 were plain text).
+func TestServiceMCPErrorsAreJSON(t *testing.T) {
+	svc, err := newService(t, query.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	svc.Mount(mux)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	for _, tc := range []struct{ method, accept, body string }{
+		{http.MethodGet, "text/event-stream", ""},                                        // no standalone stream when stateless
+		{http.MethodPost, "text/html", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`}, // must accept JSON and event streams
+		{http.MethodDelete, "", ""},
+	} {
+		req, err := http.NewRequestWithContext(t.Context(), tc.method, srv.URL+"/mcp", strings.NewReader(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if tc.accept != "" {
+			req.Header.Set("Accept", tc.accept)
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		var e struct{ Error string }
+		if resp.StatusCode < 400 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") ||
+			json.Unmarshal(body, &e) != nil || e.Error == "" {
+			t.Errorf("%s /mcp (Accept %q): status %d, %s %q: want a JSON error", tc.method, tc.accept, resp.StatusCode, resp.Header.Get("Content-Type"), body)
+		}
+	}
+}
+
+// Behind the platform's HTTP server, a request without a token is refused before its body
+// arrives, and the connection closed: a client trickling a body cannot hold it (issue 17,
+// item 4). The body timeout is far beyond the test's safety net: only answering without
+// waiting for the body passes.
+func TestServiceRefusesBeforeTheBody(t *testing.T) {
+	cfg := query.DefaultConfig()
+	cfg.API.Tokens = "s3cret"
+	svc, err := newService(t, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := service.NewMux(nil, nil)
+	svc.Mount(mux)
+	hs := service.HTTPServerWithLimits("127.0.0.1:0", mux, service.HTTPLimits{BodyTimeout: time.Hour})
+	if err := hs.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = hs.Stop(context.Background()) })
+	for _, path := range []string{"/v1/query", "/mcp"} {
+		c, err := net.Dial("tcp", hs.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetDeadline(time.Now().Add(30 * time.Second)) // a safety net
+		if _, err := io.WriteString(c, "POST "+path+" HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{\"corpus\":"); err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(c)
+		_ = c.Close()
+		if err != nil {
+			t.Errorf("%s: the connection was held: %v (read %q)", path, err, got)
+			continue
+		}
+		if !strings.HasPrefix(string(got), "HTTP/1.1 401") {
+			t.Errorf("%s: answer %q, want 401 before the body", path, got)
+		}
 	}
 }

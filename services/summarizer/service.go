@@ -114,6 +114,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		log = slog.Default()
 	}
 	s := &Service{cfg: cfg, deps: deps, log: log.With("service", "summarizer"), stopping: make(chan struct{})}
+	countersAtZero(context.Background())
 	s.runner = pipeline.NewRunner(deps.Bus, pipeline.StageSummarizer, events.KindCommunities, cfg.Stage, s.pausing(s.handleCommunity), s.log)
 	return s, nil
 }
@@ -235,6 +236,7 @@ func (s *Service) handleCommunity(ctx context.Context, corpus string, m *bus.Mes
 	} else if err != nil {
 		return fmt.Errorf("reading community %s: %w", com.ID, err)
 	}
+	recordReport(ctx, s.deps.LLM != nil, rec.Attrs[schema.ReportMethod])
 	return s.announce(ctx, corpus, summaryOf(corpus, rec, com, ev.Run))
 }
 

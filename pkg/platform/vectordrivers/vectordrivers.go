@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/graphrag/graphrag/pkg/platform"
+	"github.com/graphrag/graphrag/pkg/platform/filelock"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 	"github.com/graphrag/graphrag/pkg/vectorstore/embedded"
 	"github.com/graphrag/graphrag/pkg/vectorstore/milvusstore"
@@ -20,7 +21,13 @@ func All() []platform.VectorDriver {
 }
 
 func openEmbedded(_ context.Context, dataDir string, _ platform.BackendFlags) (vectorstore.Store, error) {
-	v, err := embedded.Open(filepath.Join(dataDir, "vectors"))
+	dir := filepath.Join(dataDir, "vectors")
+	// bbolt would wait for the lock, then say only "timeout": name the holder at once.
+	if h, ok := filelock.HolderOf(filepath.Join(dir, "vectors.db")); ok {
+		return nil, fmt.Errorf("opening the vector store: %s is locked by another process, %s: the embedded stores admit one process at a time; "+
+			"stop it first, or use it (a running graphrag up serves the API at /v1/ and MCP at /mcp)", dir, h)
+	}
+	v, err := embedded.Open(dir)
 	if err != nil {
 		return nil, fmt.Errorf("opening the vector store: %w", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -43,36 +42,65 @@ func (e *Engine) Query(ctx context.Context, req Request, onDelta func(string) er
 	}
 	resp := &Response{Mode: ModeLocal, Context: r.found}
 	resp.Prompt = LocalPrompt(req.Query, r.found)
+	rn := newRenumberer(len(r.found.Chunks))
 	if e.deps.LLM != nil {
-		ans, err := e.generate(ctx, llm.ChatRequest{Stage: "query", System: localSystem, User: resp.Prompt, MaxTokens: e.cfg.AnswerTokens}, onDelta)
+		ans, err := e.generate(ctx, llm.ChatRequest{Stage: "query", System: localSystem, User: resp.Prompt, MaxTokens: e.cfg.AnswerTokens}, rn, onDelta)
 		if err != nil {
 			return nil, fmt.Errorf("generating the answer: %w", err)
 		}
 		resp.Answer = ans
 	} else {
-		resp.Answer = ExtractiveAnswer(req.Query, r.found)
-		if onDelta != nil {
-			if err := onDelta(resp.Answer); err != nil {
-				return nil, err
-			}
+		var err error
+		if resp.Answer, err = cite(ExtractiveAnswer(req.Query, r.found), rn, onDelta); err != nil {
+			return nil, err
 		}
 	}
-	resp.Citations = citations(resp.Answer, r.found)
+	resp.Citations = chunkCitations(rn.order, r.found)
 	t.mark("generate")
 	resp.Timings = t.done()
 	return resp, nil
 }
 
-// generate asks the model for an answer, streamed to onDelta when it is set.
-func (e *Engine) generate(ctx context.Context, req llm.ChatRequest, onDelta func(string) error) (string, error) {
-	var cr llm.ChatResponse
-	var err error
-	if onDelta != nil {
-		cr, err = e.deps.LLM.ChatStream(ctx, req, onDelta)
-	} else {
-		cr, err = e.deps.LLM.Chat(ctx, req)
+// generate asks the model for an answer, its citation markers renumbered by rn, streamed
+// to onDelta when it is set.
+func (e *Engine) generate(ctx context.Context, req llm.ChatRequest, rn *renumberer, onDelta func(string) error) (string, error) {
+	if onDelta == nil {
+		cr, err := e.deps.LLM.Chat(ctx, req)
+		if err != nil {
+			return "", err
+		}
+		rn.write(cr.Content)
+		rn.flush()
+		return strings.TrimSpace(rn.text()), nil
 	}
-	return strings.TrimSpace(cr.Content), err
+	_, err := e.deps.LLM.ChatStream(ctx, req, func(d string) error {
+		if s := rn.write(d); s != "" {
+			return onDelta(s)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	if s := rn.flush(); s != "" {
+		if err := onDelta(s); err != nil {
+			return "", err
+		}
+	}
+	return strings.TrimSpace(rn.text()), nil
+}
+
+// cite renumbers the markers of an answer written without a model and passes it to
+// onDelta in one piece.
+func cite(answer string, rn *renumberer, onDelta func(string) error) (string, error) {
+	rn.write(answer)
+	rn.flush()
+	if onDelta != nil {
+		if err := onDelta(rn.text()); err != nil {
+			return "", err
+		}
+	}
+	return rn.text(), nil
 }
 
 const localSystem = `You answer questions using only the context provided: themes from community reports, relationships from a knowledge graph, and numbered passages.
@@ -114,18 +142,13 @@ func oneLine(s string, n int) string {
 	return s
 }
 
-var markerRE = regexp.MustCompile(`\[(\d+)\]`)
-
-func citations(answer string, c Retrieved) []Citation {
-	seen := map[int]bool{}
-	out := []Citation{}
-	for _, m := range markerRE.FindAllStringSubmatch(answer, -1) {
-		n, _ := strconv.Atoi(m[1])
-		if n < 1 || n > len(c.Chunks) || seen[n] {
-			continue
-		}
-		seen[n] = true
-		out = append(out, Citation{Marker: m[1], ChunkID: c.Chunks[n-1].ID, DocumentID: c.Chunks[n-1].DocumentID})
+// chunkCitations are the citations of a local answer: marker n cites the passage
+// order[n-1] (1-based) of the context.
+func chunkCitations(order []int, c Retrieved) []Citation {
+	out := make([]Citation, 0, len(order))
+	for i, n := range order {
+		ch := c.Chunks[n-1]
+		out = append(out, Citation{Marker: strconv.Itoa(i + 1), ChunkID: ch.ID, DocumentID: ch.DocumentID})
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strconv"
 	"strings"
 
@@ -63,6 +64,11 @@ func (e *Engine) Retrieve(ctx context.Context, req Request) (Retrieved, map[stri
 	return r.found, t.done(), nil
 }
 
+// embedQuery embeds the question. It returns nil, not an error, when the embedding has
+// no direction (the offline embedder drops stop words, so "What is this about?" embeds
+// to the zero vector): cosine similarity is undefined for it and the stores refuse it,
+// so every dense search is skipped and the question is answered from what remains (the
+// lexical list, exact entity names, the community reports by rating).
 func (e *Engine) embedQuery(ctx context.Context, q string) ([]float32, error) {
 	vecs, err := e.deps.Embedder.Embed(ctx, []string{q})
 	if err != nil {
@@ -71,7 +77,21 @@ func (e *Engine) embedQuery(ctx context.Context, q string) ([]float32, error) {
 	if len(vecs) != 1 {
 		return nil, errors.New("embedding the query: no vector returned")
 	}
+	if !hasDirection(vecs[0]) {
+		e.log.DebugContext(ctx, "the question embeds to the zero vector; dense searches skipped")
+		return nil, nil
+	}
 	return vecs[0], nil
+}
+
+// hasDirection reports whether v has a non-zero, finite norm: a vector the stores can
+// compare by cosine.
+func hasDirection(v []float32) bool {
+	var sum float64
+	for _, x := range v {
+		sum += float64(x) * float64(x)
+	}
+	return sum > 0 && !math.IsInf(sum, 0) && !math.IsNaN(sum)
 }
 
 func (e *Engine) checkCorpus(ctx context.Context, corpus string) error {
@@ -178,7 +198,7 @@ func (e *Engine) search(ctx context.Context, p plan, t *timer) (*searched, error
 			return err
 		}
 		// Go from inside a running member of the group is safe: Wait cannot return first.
-		if p.weights.Dense > 0 {
+		if p.weights.Dense > 0 && s.qvec != nil {
 			g.Go(func() error {
 				return t.timed("dense", func() (err error) {
 					if s.dense, err = e.deps.Vectors.Search(gctx, chunks, s.qvec, p.pool, vectorstore.Filter{}); err != nil {
@@ -341,7 +361,7 @@ func (e *Engine) evidence(ctx context.Context, corpus string, ents []Entity, qve
 			keys = append(keys, en.Key)
 		}
 	}
-	if len(keys) == 0 {
+	if len(keys) == 0 || qvec == nil {
 		return nil
 	}
 	full, err := e.deps.Graph.Entities(ctx, corpus, keys)
@@ -396,8 +416,12 @@ func (e *Engine) relationships(ctx context.Context, corpus string, linked []link
 }
 
 // communities returns the community reports most similar to the query, at a level when
-// one is given (nil: any level).
+// one is given (nil: any level). Without a query vector there is no similarity to rank
+// by, and the context gets no report rather than arbitrary ones.
 func (e *Engine) communities(ctx context.Context, corpus string, qvec []float32, level *int, k int) ([]Community, error) {
+	if qvec == nil {
+		return nil, nil
+	}
 	coll := schema.Collection(corpus, schema.Communities)
 	f := vectorstore.Filter{}
 	if level != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -98,23 +99,9 @@ func (e *Engine) global(ctx context.Context, req Request, t *timer, onDelta func
 	if all {
 		k = 10000
 	}
-	// Only the reports of communities the graph holds now: a report of a replaced
-	// community must never be mapped, even before the grapher's clean-up removes it.
-	current, err := e.deps.Graph.Communities(ctx, req.Corpus, level)
+	hits, err := e.selectReports(ctx, req.Corpus, qvec, level, k)
 	if err != nil {
-		return nil, fmt.Errorf("reading level %d: %w", level, err)
-	}
-	var hits []vectorstore.Hit
-	if len(current) > 0 {
-		ids := make([]string, len(current))
-		for i, c := range current {
-			ids[i] = c.ID
-		}
-		hits, err = e.deps.Vectors.Search(ctx, schema.Collection(req.Corpus, schema.Communities), qvec, min(k, len(ids)),
-			vectorstore.Filter{IDs: ids, Attrs: map[string]string{schema.ReportLevel: strconv.Itoa(level)}})
-		if err != nil && !errors.Is(err, vectorstore.ErrNotFound) {
-			return nil, fmt.Errorf("selecting communities: %w", err)
-		}
+		return nil, err
 	}
 	comms := make([]Community, 0, len(hits))
 	for _, h := range hits {
@@ -133,26 +120,65 @@ func (e *Engine) global(ctx context.Context, req Request, t *timer, onDelta func
 	t.mark("map")
 	resp := &Response{Mode: ModeGlobal, Context: Retrieved{Communities: comms}, Partials: partials}
 	resp.Prompt = ReducePrompt(req.Query, partials)
+	rn := newRenumberer(len(partials))
 	if e.deps.LLM != nil && len(partials) > 0 {
-		if resp.Answer, err = e.generate(ctx, llm.ChatRequest{Stage: "query", System: reduceSystem, User: resp.Prompt, MaxTokens: e.cfg.ReduceTokens}, onDelta); err != nil {
+		if resp.Answer, err = e.generate(ctx, llm.ChatRequest{Stage: "query", System: reduceSystem, User: resp.Prompt, MaxTokens: e.cfg.ReduceTokens}, rn, onDelta); err != nil {
 			return nil, fmt.Errorf("reduce phase: %w", err)
 		}
-	} else {
-		resp.Answer = extractiveReduce(partials)
-		if onDelta != nil {
-			if err := onDelta(resp.Answer); err != nil {
-				return nil, err
-			}
-		}
+	} else if resp.Answer, err = cite(extractiveReduce(partials), rn, onDelta); err != nil {
+		return nil, err
 	}
-	for i, p := range partials {
-		if strings.Contains(resp.Answer, "["+strconv.Itoa(i+1)+"]") {
-			resp.Citations = append(resp.Citations, Citation{Marker: strconv.Itoa(i + 1), Community: p.CommunityID})
-		}
+	resp.Citations = []Citation{}
+	for i, n := range rn.order {
+		resp.Citations = append(resp.Citations, Citation{Marker: strconv.Itoa(i + 1), Community: partials[n-1].CommunityID})
 	}
 	t.mark("reduce")
 	resp.Timings = t.done()
 	return resp, nil
+}
+
+// selectReports returns up to k reports at level, the most similar to the question
+// first; without a query vector (a question of stop words only), the reports of the
+// level's current communities, the best rated first.
+func (e *Engine) selectReports(ctx context.Context, corpus string, qvec []float32, level, k int) ([]vectorstore.Hit, error) {
+	// Only the reports of communities the graph holds now: a report of a replaced
+	// community must never be mapped, even before the grapher's clean-up removes it.
+	cs, err := e.deps.Graph.Communities(ctx, corpus, level)
+	if err != nil {
+		return nil, fmt.Errorf("reading the communities of level %d: %w", level, err)
+	}
+	if len(cs) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(cs))
+	for i, c := range cs {
+		ids[i] = c.ID
+	}
+	coll := schema.Collection(corpus, schema.Communities)
+	lvl := strconv.Itoa(level)
+	if qvec != nil {
+		hits, err := e.deps.Vectors.Search(ctx, coll, qvec, min(k, len(ids)), vectorstore.Filter{IDs: ids, Attrs: map[string]string{schema.ReportLevel: lvl}})
+		if err != nil && !errors.Is(err, vectorstore.ErrNotFound) {
+			return nil, fmt.Errorf("selecting communities: %w", err)
+		}
+		return hits, nil
+	}
+	recs, err := e.deps.Vectors.Get(ctx, coll, ids)
+	if err != nil && !errors.Is(err, vectorstore.ErrNotFound) {
+		return nil, fmt.Errorf("reading community reports: %w", err)
+	}
+	hits := make([]vectorstore.Hit, 0, len(recs))
+	for _, r := range recs {
+		if r.Attrs[schema.ReportLevel] == lvl {
+			rating, _ := strconv.ParseFloat(r.Attrs[schema.ReportRating], 64)
+			hits = append(hits, vectorstore.Hit{Record: r, Score: rating / 10})
+		}
+	}
+	slices.SortStableFunc(hits, vectorstore.CompareHits)
+	if len(hits) > k {
+		hits = hits[:k]
+	}
+	return hits, nil
 }
 
 const mapSystem = `You answer a question using only one community report from a knowledge graph.

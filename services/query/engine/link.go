@@ -54,6 +54,9 @@ func (e *Engine) link(ctx context.Context, corpus, query string, qvec []float32)
 		return nil
 	})
 	g.Go(func() (err error) {
+		if qvec == nil {
+			return nil // no direction to compare entities with: exact names only
+		}
 		hits, err = e.deps.Vectors.Search(gctx, schema.Collection(corpus, schema.Entities), qvec, e.cfg.EntityTopK, vectorstore.Filter{})
 		if err != nil && !errors.Is(err, vectorstore.ErrNotFound) {
 			return fmt.Errorf("searching entities: %w", err)

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,8 +9,7 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"github.com/graphrag/graphrag/pkg/catalog"
-	"github.com/graphrag/graphrag/pkg/events"
+	"github.com/graphrag/graphrag/pkg/service"
 	"github.com/graphrag/graphrag/services/query/access"
 	"github.com/graphrag/graphrag/services/query/engine"
 )
@@ -70,11 +68,24 @@ func New(e *engine.Engine, cfg Config, log *slog.Logger, opts ...Option) *API {
 	a.mux.HandleFunc("GET /v1/corpora/{corpus}/chunks/{id}", a.guard(a.chunk))
 	a.mux.HandleFunc("GET /v1/corpora/{corpus}/communities", a.guard(a.communities))
 	a.mux.HandleFunc("GET /v1/corpora/{corpus}/communities/{id}", a.guard(a.community))
-	a.mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {
+	a.mux.HandleFunc("GET /openapi.json", a.public(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(openAPI)
-	})
+	}))
 	return a
+}
+
+// public serves a route that needs no token under the per-address rate limit, so that
+// no route of the API is free to hammer.
+func (a *API) public(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if a.limits != nil && !a.limits.allow(clientAddr(r)) {
+			w.Header().Set("Retry-After", "1")
+			writeJSON(w, http.StatusTooManyRequests, apiError{Error: "rate limit exceeded"})
+			return
+		}
+		h(w, r)
+	}
 }
 
 // Guard wraps another handler (the MCP endpoint) in the same authentication, rate limit
@@ -130,43 +141,33 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
-	status := http.StatusInternalServerError
-	var mbe *http.MaxBytesError
-	switch {
-	case errors.Is(err, engine.ErrBadRequest), errors.Is(err, catalog.ErrInvalid), errors.Is(err, events.ErrInvalid):
-		status = http.StatusBadRequest
-	case errors.Is(err, access.ErrForbidden):
-		status = http.StatusForbidden
-	case errors.Is(err, engine.ErrUnknownCorpus), errors.Is(err, engine.ErrNotFound), errors.Is(err, catalog.ErrNotFound):
-		status = http.StatusNotFound
-	case errors.Is(err, errUnsupportedMedia):
-		status = http.StatusUnsupportedMediaType
-	case errors.Is(err, errUnavailable):
-		status = http.StatusServiceUnavailable
-	case errors.As(err, &mbe):
-		status = http.StatusRequestEntityTooLarge
-	case errors.Is(err, context.DeadlineExceeded):
-		status = http.StatusGatewayTimeout
+	status, msg := failure(r.Context(), err)
+	if status >= http.StatusInternalServerError {
+		a.log.ErrorContext(r.Context(), "request failed", "path", r.URL.Path, "status", status, "err", err)
 	}
-	if status == http.StatusInternalServerError {
-		a.log.ErrorContext(r.Context(), "request failed", "path", r.URL.Path, "err", err)
-	}
-	writeJSON(w, status, apiError{Error: err.Error()})
+	writeJSON(w, status, apiError{Error: msg})
 }
 
 func decodeBody(r *http.Request, v any) error {
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		if isReadError(err) {
 			return err
 		}
-		return engine.BadRequestf("body: %v", err)
+		return bodyError(err)
 	}
 	if dec.More() {
 		return engine.BadRequestf("body: trailing data after the JSON object")
 	}
 	return nil
+}
+
+// isReadError tells a body that could not be read (too large, too slow) from one that
+// does not decode.
+func isReadError(err error) bool {
+	_, tooLarge := errors.AsType[*http.MaxBytesError](err)
+	return tooLarge || errors.Is(err, service.ErrBodyTimeout)
 }
 
 func (a *API) query(w http.ResponseWriter, r *http.Request) {

@@ -30,7 +30,7 @@ func newTestAPI(t *testing.T, cfg Config, opts ...Option) *httptest.Server {
 		t.Fatalf("building engine: %v", err)
 	}
 	api := New(e, cfg, querytest.Logger(), opts...)
-	srv := httptest.NewServer(api)
+	srv := httptest.NewServer(recordStatuses(api))
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -292,6 +292,8 @@ func TestHTTPOpenAPI(t *testing.T) {
 	for _, r := range routes {
 		served[r.method+" "+r.pattern] = true
 	}
+	// Served beside the API by query.Service.Mount (tested in package query).
+	served["POST /mcp"] = true
 	for k := range served {
 		if !documented[k] {
 			t.Errorf("route %s is served but not in openapi.json", k)
@@ -666,8 +668,8 @@ func TestHTTPTimeout(t *testing.T) {
 		events := parseSSE(t, body)
 		last := events[len(events)-1]
 		var e apiError
-		if err := json.Unmarshal([]byte(last.data), &e); last.name != "error" || err != nil || !strings.Contains(e.Error, "deadline") {
-			t.Errorf("events %+v: want a last error event naming the deadline", events)
+		if err := json.Unmarshal([]byte(last.data), &e); last.name != "error" || err != nil || !strings.Contains(e.Error, "time limit") {
+			t.Errorf("events %+v: want a last error event naming the time limit", events)
 		}
 	})
 }

@@ -34,7 +34,11 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request, req engine.Request)
 	}
 	resp, err := a.e.Query(r.Context(), req, func(d string) error { return send("delta", map[string]string{"text": d}) })
 	if err != nil {
-		_ = send("error", apiError{Error: err.Error()})
+		status, msg := failure(r.Context(), err)
+		if status >= http.StatusInternalServerError {
+			a.log.ErrorContext(r.Context(), "streamed request failed", "path", r.URL.Path, "status", status, "err", err)
+		}
+		_ = send("error", apiError{Error: msg})
 		return
 	}
 	_ = send("done", resp)

@@ -84,7 +84,7 @@ func (t *tools) listCorpora(ctx context.Context, req *mcp.CallToolRequest, _ Lis
 	ctx = withGrant(ctx, req)
 	cs, err := t.catalog.Corpora(ctx, func(c string) bool { return access.Visible(ctx, c) })
 	if err != nil {
-		return nil, CorpusList{}, t.toolError(ToolListCorpora, err)
+		return nil, CorpusList{}, t.toolError(ctx, ToolListCorpora, err)
 	}
 	return nil, CorpusList{Corpora: cs}, nil
 }
@@ -102,7 +102,7 @@ func (t *tools) listDocuments(ctx context.Context, req *mcp.CallToolRequest, in 
 		if errors.Is(err, catalog.ErrInvalid) {
 			return nil, catalog.Page{}, fmt.Errorf("invalid arguments: %w", err)
 		}
-		return nil, catalog.Page{}, t.toolError(ToolListDocuments, err)
+		return nil, catalog.Page{}, t.toolError(ctx, ToolListDocuments, err)
 	}
 	return nil, p, nil
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/graphrag/graphrag/pkg/catalog"
+	"github.com/graphrag/graphrag/services/query/access"
 	"github.com/graphrag/graphrag/services/query/engine"
 )
 
@@ -33,6 +35,7 @@ type SearchInput struct {
 	Mode   string `json:"mode,omitempty" jsonschema:"auto (default) classifies the question; local answers from passages and the entities they mention; global answers from community reports (map-reduce), for questions about the corpus as a whole"`
 	TopK   int    `json:"top_k,omitempty" jsonschema:"number of passages in the context (1..100; 0 or absent: the server default)"`
 	Level  *int   `json:"level,omitempty" jsonschema:"community level for reports (0 is the finest); absent: chosen automatically"`
+	Detail string `json:"detail,omitempty" jsonschema:"concise (default): the answer and each passage's id, title, opening text and why it was retrieved; full: also the whole retrieval context (entities, relationships, reports, full passages) and the partial answers of global mode"`
 }
 
 // ExploreInput is the input of the explore_entity_graph tool.
@@ -64,7 +67,7 @@ func New(e *engine.Engine, version string, log *slog.Logger, opts ...Option) *mc
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: serverName, Title: "GraphRAG query", Version: version}, &mcp.ServerOptions{
 		Instructions: "Answers questions over document corpora indexed as a knowledge graph. " +
-			"Call get_corpus_stats to check a corpus, search to ask a question (the answer cites passages as [n]), " +
+			"Call get_corpus_stats to check a corpus, search to ask a question (the answer cites passages as [n]; detail \"full\" adds the whole retrieval context), " +
 			"and explore_entity_graph to see what an entity is connected to.",
 		// Only the tools capability (inferred from AddTool); the server sends no log messages.
 		Capabilities: &mcp.ServerCapabilities{},
@@ -103,14 +106,16 @@ func (t *tools) addSearch(s *mcp.Server) {
 	in.Properties["top_k"].Maximum = new(100.0)
 	in.Properties["level"].Minimum = new(0.0)
 	in.Properties["level"].Maximum = new(16.0)
-	out := schemaOf[engine.Response]()
+	in.Properties["detail"].Enum = []any{DetailConcise, DetailFull}
+	in.Properties["detail"].Default = json.RawMessage(strconv.Quote(DetailConcise))
+	out := schemaOf[SearchResult]()
 	describe(out, map[string]string{
-		"answer":          "the answer; [n] cites the n-th passage of context.chunks",
+		"answer":          "the answer; [n] cites the passage (or, in global mode, the theme) whose marker is n",
 		"mode":            "the mode that answered: local or global",
-		"citations":       "the sources cited in the answer",
-		"context":         "what retrieval found: passages (chunks) ranked by fused score, entities, relationships, community reports",
-		"partial_answers": "global mode: the per-community answers that were reduced into the answer",
-		"timings_ms":      "duration of each phase in milliseconds",
+		"passages":        "the retrieved passages, best first: id, document, title, opening text, marker when cited, and why it was retrieved (list and rank; the entity path of the graph list)",
+		"themes":          "global mode: the community reports the answer was drawn from",
+		"context":         "detail full: what retrieval found: passages ranked by fused score, entities, relationships, community reports",
+		"partial_answers": "detail full, global mode: the per-community answers that were reduced into the answer",
 	})
 	mcp.AddTool(s, &mcp.Tool{
 		Name:  ToolSearch,
@@ -172,22 +177,14 @@ func HTTPHandler(s *mcp.Server) http.Handler {
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
 }
 
-// ServeStdio serves s over stdin/stdout until the client disconnects or ctx ends;
-// cancelling ctx is a normal shutdown and returns nil.
-func ServeStdio(ctx context.Context, s *mcp.Server) error {
-	err := s.Run(ctx, &mcp.StdioTransport{})
-	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("serving MCP over stdio: %w", err)
-	}
-	return nil
-}
-
-func (t *tools) search(ctx context.Context, req *mcp.CallToolRequest, in SearchInput) (*mcp.CallToolResult, *engine.Response, error) {
+func (t *tools) search(ctx context.Context, req *mcp.CallToolRequest, in SearchInput) (*mcp.CallToolResult, SearchResult, error) {
 	if err := t.check(ctx, req, in.Corpus); err != nil {
-		return nil, nil, err
+		return nil, SearchResult{}, err
+	}
+	switch in.Detail {
+	case "", DetailConcise, DetailFull:
+	default:
+		return nil, SearchResult{}, t.toolError(ctx, ToolSearch, engine.BadRequestf("detail: %q is not %s or %s", in.Detail, DetailConcise, DetailFull))
 	}
 	var onDelta func(string) error
 	if req != nil && req.Params != nil && req.Session != nil {
@@ -197,12 +194,9 @@ func (t *tools) search(ctx context.Context, req *mcp.CallToolRequest, in SearchI
 	}
 	resp, err := t.e.Query(ctx, engine.Request{Corpus: in.Corpus, Query: in.Query, Mode: in.Mode, TopK: in.TopK, Level: in.Level}, onDelta)
 	if err != nil {
-		return nil, nil, t.toolError(ToolSearch, err)
+		return nil, SearchResult{}, t.toolError(ctx, ToolSearch, err)
 	}
-	if resp.Timings == nil {
-		resp.Timings = map[string]float64{} // the schema allows an object, not null
-	}
-	return nil, resp, nil
+	return nil, searchResult(resp, in.Detail), nil
 }
 
 // progress streams the answer as progress notifications when the client asked for
@@ -232,7 +226,7 @@ func (t *tools) explore(ctx context.Context, req *mcp.CallToolRequest, in Explor
 	}
 	nb, err := t.e.Explore(ctx, in.Corpus, in.EntityName, depth)
 	if err != nil {
-		return nil, engine.Neighborhood{}, t.toolError(ToolExplore, err)
+		return nil, engine.Neighborhood{}, t.toolError(ctx, ToolExplore, err)
 	}
 	return nil, nb, nil
 }
@@ -243,17 +237,19 @@ func (t *tools) stats(ctx context.Context, req *mcp.CallToolRequest, in StatsInp
 	}
 	st, err := t.e.Stats(ctx, in.Corpus)
 	if err != nil {
-		return nil, engine.Stats{}, t.toolError(ToolStats, err)
+		return nil, engine.Stats{}, t.toolError(ctx, ToolStats, err)
 	}
 	return nil, st, nil
 }
 
 // toolError turns an engine error into the text of a tool error: what the caller did wrong
 // for its own mistakes, and a logged, generic failure otherwise.
-func (t *tools) toolError(tool string, err error) error {
+func (t *tools) toolError(ctx context.Context, tool string, err error) error {
 	switch {
-	case errors.Is(err, engine.ErrBadRequest):
+	case errors.Is(err, engine.ErrBadRequest), errors.Is(err, catalog.ErrInvalid):
 		return fmt.Errorf("invalid arguments: %w", err)
+	case errors.Is(err, access.ErrForbidden), errors.Is(err, catalog.ErrNotFound):
+		return err
 	case errors.Is(err, engine.ErrUnknownCorpus):
 		return fmt.Errorf("%w (no indexed passages under this name; check the corpus name)", err)
 	case errors.Is(err, engine.ErrNotFound):
@@ -261,8 +257,9 @@ func (t *tools) toolError(tool string, err error) error {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("%s was cancelled: %w", tool, err)
 	}
-	t.log.Warn("mcp tool failed", "tool", tool, "err", err)
-	return fmt.Errorf("%s failed: %w", tool, err)
+	t.log.WarnContext(ctx, "mcp tool failed", "tool", tool, "err", err)
+	// The details are in the log; a model gets the kind of failure, not a store's text.
+	return fmt.Errorf("%s failed: the service could not answer (a backend failed); try again later", tool)
 }
 
 // safe turns a panic in a handler into a tool error, so one bad call cannot take down
@@ -271,7 +268,7 @@ func safe[In, Out any](log *slog.Logger, tool string, h mcp.ToolHandlerFor[In, O
 	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out Out, err error) {
 		defer func() {
 			if r := recover(); r != nil {
-				log.Error("mcp tool panicked", "tool", tool, "panic", r, "stack", string(debug.Stack()))
+				log.ErrorContext(ctx, "mcp tool panicked", "tool", tool, "panic", r, "stack", string(debug.Stack()))
 				var zero Out
 				res, out, err = nil, zero, fmt.Errorf("%s failed: internal error", tool)
 			}

@@ -86,7 +86,7 @@ func TestMCPListTools(t *testing.T) {
 	}
 	// Required inputs and a few output properties each tool must declare.
 	want := map[string]struct{ required, outProps []string }{
-		ToolSearch:  {[]string{"corpus", "query"}, []string{"answer", "mode", "citations", "context", "partial_answers", "timings_ms"}},
+		ToolSearch:  {[]string{"corpus", "query"}, []string{"answer", "mode", "passages", "themes", "context", "partial_answers"}},
 		ToolExplore: {[]string{"corpus", "entity_name"}, []string{"entity", "neighbors", "relationships"}},
 		ToolStats:   {[]string{"corpus"}, []string{"chunks", "entities", "relationships", "communities", "reports"}},
 	}
@@ -142,38 +142,49 @@ func TestMCPCallTools(t *testing.T) {
 	}{
 		{name: "search local", tool: ToolSearch, args: map[string]any{"corpus": "demo", "query": "Who designed the Analytical Engine?", "mode": "local", "top_k": 2},
 			check: func(t *testing.T, res *mcp.CallToolResult) {
-				var r engine.Response
+				var r SearchResult
 				structured(t, res, &r)
 				if r.Mode != engine.ModeLocal || r.Answer == "" {
 					t.Errorf("mode %q answer %q: want a local answer", r.Mode, r.Answer)
 				}
-				if len(r.Context.Chunks) == 0 || len(r.Context.Chunks) > 2 {
-					t.Fatalf("got %d chunks, want 1..2 (top_k 2)", len(r.Context.Chunks))
+				if len(r.Passages) == 0 || len(r.Passages) > 2 {
+					t.Fatalf("got %d passages, want 1..2 (top_k 2)", len(r.Passages))
 				}
-				for _, c := range r.Context.Chunks {
-					if !fixtureIDs[c.ID] || c.DocumentID == "" || c.Text == "" {
-						t.Errorf("chunk %+v is not a fixture passage", c)
+				for _, p := range r.Passages {
+					if !fixtureIDs[p.ID] || p.DocumentID == "" || p.Text == "" || p.Title == "" || p.Why == "" {
+						t.Errorf("passage %+v is not a fixture passage with its title and why", p)
 					}
 				}
-				if r.Context.Chunks[0].ID != "c3" {
-					t.Errorf("top chunk = %s, want c3 (the passage on who designed the engine)", r.Context.Chunks[0].ID)
+				if r.Passages[0].ID != "c3" {
+					t.Errorf("top passage = %s, want c3 (the passage on who designed the engine)", r.Passages[0].ID)
 				}
-				if _, ok := r.Timings["total"]; !ok {
-					t.Errorf("timings %v lack total", r.Timings)
+				if r.Passages[0].Marker != "1" || !strings.Contains(r.Answer, "[1]") {
+					t.Errorf("answer %q, top passage marker %q: want it cited as [1]", r.Answer, r.Passages[0].Marker)
+				}
+				if r.Context != nil {
+					t.Error("the concise result carries the whole context")
 				}
 				if !strings.Contains(toolText(res), r.Answer[:10]) {
 					t.Errorf("text content does not carry the answer: %s", toolText(res))
 				}
 			}},
+		{name: "search full detail", tool: ToolSearch, args: map[string]any{"corpus": "demo", "query": "Who designed the Analytical Engine?", "mode": "local", "detail": "full"},
+			check: func(t *testing.T, res *mcp.CallToolResult) {
+				var r SearchResult
+				structured(t, res, &r)
+				if r.Context == nil || len(r.Context.Chunks) != len(r.Passages) || len(r.Context.Entities) == 0 {
+					t.Fatalf("full detail: context %+v for %d passages: want the whole context", r.Context, len(r.Passages))
+				}
+			}},
 		{name: "search default mode", tool: ToolSearch, args: map[string]any{"corpus": "demo", "query": "What did Ada Lovelace write?"},
 			check: func(t *testing.T, res *mcp.CallToolResult) {
-				var r engine.Response
+				var r SearchResult
 				structured(t, res, &r)
 				if r.Mode != engine.ModeLocal && r.Mode != engine.ModeGlobal {
 					t.Errorf("mode = %q, want the mode auto resolved to", r.Mode)
 				}
-				if len(r.Context.Chunks) == 0 || !fixtureIDs[r.Context.Chunks[0].ID] {
-					t.Errorf("chunks %+v: want fixture passages", r.Context.Chunks)
+				if len(r.Passages) == 0 || !fixtureIDs[r.Passages[0].ID] {
+					t.Errorf("passages %+v: want fixture passages", r.Passages)
 				}
 			}},
 		{name: "explore", tool: ToolExplore, args: map[string]any{"corpus": "demo", "entity_name": "charles BABBAGE", "depth": 1},
@@ -215,6 +226,7 @@ func TestMCPCallTools(t *testing.T) {
 		{name: "search invalid corpus name", tool: ToolSearch, args: map[string]any{"corpus": "Bad Corpus!", "query": "anything"}, wantErr: "invalid arguments: corpus"},
 		{name: "search blank query", tool: ToolSearch, args: map[string]any{"corpus": "demo", "query": "   "}, wantErr: "query: is empty"},
 		{name: "search missing query", tool: ToolSearch, args: map[string]any{"corpus": "demo"}, wantErr: "query"},
+		{name: "search bad detail", tool: ToolSearch, args: map[string]any{"corpus": "demo", "query": "x", "detail": "everything"}, wantErr: "detail"},
 		{name: "search bad mode", tool: ToolSearch, args: map[string]any{"corpus": "demo", "query": "x", "mode": "deep"}, wantErr: "mode"},
 		{name: "search top_k too large", tool: ToolSearch, args: map[string]any{"corpus": "demo", "query": "x", "top_k": 1000}, wantErr: "top_k"},
 		{name: "search wrong type", tool: ToolSearch, args: map[string]any{"corpus": "demo", "query": 42}, wantErr: "query"},

@@ -109,6 +109,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// Log quietly: the table and the progress bar are the output.
 	args = append([]string{"-log-level", "warn", "-http-addr", "127.0.0.1:0", "-nats-port", "-1"}, args...)
 	var report *EvalReport
+	var evalErr error
 	// The evaluation ends the process's life: its loop cancels ctx when done.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -141,6 +142,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if dataset == "" || out == "" {
 				return nil, errors.New("-dataset and -out are required")
 			}
+			for _, f := range []string{"corpus.jsonl", "questions.jsonl"} {
+				if _, err := os.Stat(filepath.Join(dataset, f)); err != nil {
+					return nil, fmt.Errorf("-dataset %s: %w (a dataset directory holds corpus.jsonl and questions.jsonl; docs/evaluation.md says how to get one)", dataset, err)
+				}
+			}
 			names := strings.Split(strategies, ",")
 			for _, n := range names {
 				if _, ok := evalStrategies[n]; !ok {
@@ -152,21 +158,27 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				return nil, err
 			}
 			runner := service.Loop("eval", func(ctx context.Context) error {
+				// The evaluation's end is the process's: its error is kept here, since
+				// cancelling ctx races with reporting it as the loop's failure.
 				defer cancel()
 				r, err := evaluate(ctx, p, st, evalOptions{dir: dataset, strategies: names, limit: limit, details: details, titles: titles}, stderr)
+				if err == nil {
+					err = writeReport(out, r)
+				}
 				if err != nil {
+					evalErr = err
 					return err
 				}
 				report = r
-				if err := writeReport(out, r); err != nil {
-					return err
-				}
 				printReport(stdout, r)
 				return nil
 			})
 			return append(st.Components(), runner), nil
 		},
 	})
+	if evalErr != nil && !errors.Is(err, evalErr) {
+		return errors.Join(fmt.Errorf("eval: %w", evalErr), err)
+	}
 	if err != nil {
 		return err
 	}

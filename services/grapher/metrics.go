@@ -1,0 +1,106 @@
+package grapher
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+)
+
+// Metric names (Prometheus turns dots into underscores and adds units and _total).
+const (
+	// MetricMergeBatch is a histogram of the chunks merged per group commit.
+	MetricMergeBatch = "graphrag.grapher.merge.batch_size"
+	// MetricMergeDuration is a histogram of the time of a group commit into the graph store.
+	MetricMergeDuration = "graphrag.grapher.merge.duration"
+	// MetricDetections counts community detection runs by outcome (ok, error).
+	MetricDetections = "graphrag.grapher.detection.runs"
+	// MetricDetectionDuration is a histogram of the time of a detection run.
+	MetricDetectionDuration = "graphrag.grapher.detection.duration"
+	// MetricLeaseHeld is 1 while this grapher is the active one (it holds the lease,
+	// or runs without one), 0 while it waits for the lease or after losing it.
+	MetricLeaseHeld = "graphrag.grapher.lease.held"
+)
+
+type grapherInstruments struct {
+	meter                         metric.Meter
+	mergeBatch                    metric.Int64Histogram
+	mergeDuration, detectDuration metric.Float64Histogram
+	detections                    metric.Int64Counter
+	leaseHeld                     metric.Int64ObservableGauge
+}
+
+var (
+	outcomeOK    = metric.WithAttributes(attribute.String("outcome", "ok"))
+	outcomeError = metric.WithAttributes(attribute.String("outcome", "error"))
+)
+
+// instruments are created once, from the global meter provider.
+var instruments = sync.OnceValue(func() grapherInstruments {
+	m := otel.Meter("github.com/graphrag/graphrag/services/grapher")
+	in := grapherInstruments{meter: m}
+	var errs [5]error
+	in.mergeBatch, errs[0] = m.Int64Histogram(MetricMergeBatch, metric.WithUnit("{chunk}"),
+		metric.WithDescription("Chunks merged into the graph store per group commit."),
+		metric.WithExplicitBucketBoundaries(1, 2, 4, 8, 16, 32, 64, 128, 256, 512))
+	in.mergeDuration, errs[1] = m.Float64Histogram(MetricMergeDuration, metric.WithUnit("s"),
+		metric.WithDescription("Time of one group commit into the graph store."))
+	in.detections, errs[2] = m.Int64Counter(MetricDetections, metric.WithUnit("{run}"),
+		metric.WithDescription("Community detection runs, by outcome."))
+	in.detectDuration, errs[3] = m.Float64Histogram(MetricDetectionDuration, metric.WithUnit("s"),
+		metric.WithDescription("Time of one community detection run (Leiden, PageRank, writes, embeddings)."),
+		metric.WithExplicitBucketBoundaries(0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600))
+	in.leaseHeld, errs[4] = m.Int64ObservableGauge(MetricLeaseHeld,
+		metric.WithDescription("1 while this grapher is the active one, 0 while it waits for the lease or after losing it."))
+	for _, err := range errs {
+		if err != nil {
+			otel.Handle(err)
+		}
+	}
+	return in
+})
+
+// countersAtZero makes the detection outcomes exist at zero, so that an alert on any
+// failed run sees the first one.
+func countersAtZero(ctx context.Context) {
+	in := instruments()
+	in.detections.Add(ctx, 0, outcomeOK)
+	in.detections.Add(ctx, 0, outcomeError)
+}
+
+func recordMerge(ctx context.Context, chunks int, took time.Duration) {
+	in := instruments()
+	in.mergeBatch.Record(ctx, int64(chunks))
+	in.mergeDuration.Record(ctx, took.Seconds())
+}
+
+func recordDetection(ctx context.Context, took time.Duration, err error) {
+	in := instruments()
+	outcome := outcomeOK
+	if err != nil {
+		outcome = outcomeError
+	}
+	in.detections.Add(ctx, 1, outcome)
+	in.detectDuration.Record(ctx, took.Seconds(), outcome)
+}
+
+// observeLease reports held() as the lease gauge until the returned function is called.
+func observeLease(held func() bool) func() {
+	in := instruments()
+	reg, err := in.meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		v := int64(0)
+		if held() {
+			v = 1
+		}
+		o.ObserveInt64(in.leaseHeld, v)
+		return nil
+	}, in.leaseHeld)
+	if err != nil {
+		otel.Handle(err)
+		return func() {}
+	}
+	return func() { _ = reg.Unregister() }
+}

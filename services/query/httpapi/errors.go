@@ -1,0 +1,187 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"strings"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/graphrag/graphrag/pkg/catalog"
+	"github.com/graphrag/graphrag/pkg/events"
+	"github.com/graphrag/graphrag/pkg/llm"
+	"github.com/graphrag/graphrag/pkg/service"
+	"github.com/graphrag/graphrag/services/query/access"
+	"github.com/graphrag/graphrag/services/query/engine"
+)
+
+// failure is what the API answers for an error: the status and a message in the API's
+// own terms. Only the caller's mistakes are described; a failure of the service (a store,
+// the model endpoint) is named by kind, with the trace id that leads to the logged details,
+// never with the backend's text: no Go type, no internal collection name, no upstream
+// message reaches a client.
+func failure(ctx context.Context, err error) (int, string) {
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.Is(err, engine.ErrBadRequest), errors.Is(err, catalog.ErrInvalid), errors.Is(err, events.ErrInvalid):
+		return http.StatusBadRequest, err.Error()
+	case errors.Is(err, access.ErrForbidden):
+		return http.StatusForbidden, err.Error()
+	case errors.Is(err, engine.ErrUnknownCorpus), errors.Is(err, engine.ErrNotFound), errors.Is(err, catalog.ErrNotFound):
+		return http.StatusNotFound, err.Error()
+	case errors.Is(err, errUnsupportedMedia):
+		return http.StatusUnsupportedMediaType, err.Error()
+	case errors.Is(err, errUnavailable):
+		return http.StatusServiceUnavailable, err.Error()
+	case errors.As(err, &mbe):
+		return http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is too large (limit %d bytes)", mbe.Limit)
+	case errors.Is(err, service.ErrBodyTimeout):
+		return http.StatusRequestTimeout, "the request body did not arrive in time"
+	case errors.Is(err, llm.ErrRateLimited), errors.Is(err, llm.ErrUnavailable), errors.Is(err, llm.ErrTimeout):
+		return http.StatusServiceUnavailable, "the language model endpoint is unavailable; try again later" + traceRef(ctx)
+	case isUpstream(err):
+		return http.StatusBadGateway, "the language model endpoint failed to answer" + traceRef(ctx)
+	case errors.Is(err, context.DeadlineExceeded):
+		return http.StatusGatewayTimeout, "the request took longer than the API's time limit"
+	}
+	return http.StatusInternalServerError, "internal error: the request could not be answered" + traceRef(ctx)
+}
+
+func isUpstream(err error) bool {
+	for _, e := range []error{llm.ErrServer, llm.ErrBadResponse, llm.ErrInvalidJSON, llm.ErrBadRequest, llm.ErrUnauthorized, llm.ErrNotFound} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// traceRef names the request's trace, under which the details are logged.
+func traceRef(ctx context.Context) string {
+	if sc := trace.SpanContextFromContext(ctx); sc.HasTraceID() {
+		return " (trace " + sc.TraceID().String() + ")"
+	}
+	return ""
+}
+
+// bodyError says what is wrong with a request body that does not decode, in the terms
+// of the API's JSON (field names, JSON kinds), not those of the Go types behind it.
+func bodyError(err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, io.EOF):
+		return engine.BadRequestf("body: is empty; send a JSON object")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return engine.BadRequestf("body: ends before the JSON object does")
+	case errors.As(err, &syn):
+		return engine.BadRequestf("body: is not valid JSON (at byte %d)", syn.Offset)
+	case errors.As(err, &typ):
+		if typ.Field == "" {
+			return engine.BadRequestf("body: must be a JSON object, not %s", jsonValue(typ.Value))
+		}
+		return engine.BadRequestf("body: %s must be %s, not %s", typ.Field, jsonKind(typ.Type), jsonValue(typ.Value))
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return engine.BadRequestf("body: unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
+	}
+	return engine.BadRequestf("body: is not a valid request")
+}
+
+// jsonValue names what encoding/json found ("number", "number 1.5", "array").
+func jsonValue(v string) string {
+	if n, ok := strings.CutPrefix(v, "number "); ok {
+		return "the number " + n
+	}
+	switch v {
+	case "array", "object":
+		return "an " + v
+	case "bool":
+		return "a boolean"
+	}
+	return "a " + v
+}
+
+// jsonKind names the JSON kind a Go type decodes from.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	}
+	return "an object"
+}
+
+// JSONErrors answers the errors h writes as plain text (the MCP transport's 4xx for a
+// wrong method or a missing header) in the API's JSON error shape, so that every route
+// of the service fails the same way. JSON answers and streams pass through unchanged.
+func JSONErrors(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pw := &plainErrorWriter{ResponseWriter: w}
+		h.ServeHTTP(pw, r)
+		if pw.status != 0 {
+			writeJSON(w, pw.status, apiError{Error: strings.TrimSpace(pw.body.String())})
+		}
+	})
+}
+
+type plainErrorWriter struct {
+	http.ResponseWriter
+	status int // a plain-text error being collected; 0 otherwise
+	body   bytes.Buffer
+	header bool
+}
+
+func (w *plainErrorWriter) WriteHeader(status int) {
+	if w.header {
+		return
+	}
+	w.header = true
+	if status >= 400 && strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
+		w.status = status
+		return
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *plainErrorWriter) Write(b []byte) (int, error) {
+	if !w.header {
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.status != 0 {
+		if w.body.Len() < 4096 {
+			w.body.Write(b)
+		}
+		// The JSON answer replaces the text; written once the handler is done.
+		return len(b), nil
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush passes through for streams; a collected error is written by finish.
+func (w *plainErrorWriter) Flush() {
+	if w.status != 0 {
+		return
+	}
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *plainErrorWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -113,6 +113,20 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return nil
 }
 
+// stateRecords opens the document records, which say which documents are unchanged, or
+// returns nil: a platform that has not provisioned its buckets yet has none, and a
+// publisher whose NATS user may publish to its corpus only (deploy/nats) may not read
+// them, which costs it the "unchanged" count, not the publication.
+func stateRecords(ctx context.Context, b *bus.Bus) bus.KV {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	kv, err := b.KV(ctx, schema.StateBucket)
+	if err != nil {
+		return nil
+	}
+	return kv
+}
+
 // unchanged reports whether the document is indexed with this title and text, so that
 // publishing it again costs the pipeline only a record update. It is published anyway:
 // a deletion may be on its way.
@@ -196,12 +210,7 @@ func collect(paths []string) ([]fileRef, []skipped) {
 func publishPaths(ctx context.Context, b *bus.Bus, corpus string, paths []string, opts publishOptions) (publishSummary, error) {
 	files, skips := collect(paths)
 	sum := publishSummary{Skipped: skips}
-	// The records say which documents are unchanged; a platform that has not
-	// provisioned its buckets yet has none.
-	kv, err := b.KV(ctx, schema.StateBucket)
-	if err != nil && !errors.Is(err, bus.ErrNotFound) {
-		return sum, err
-	}
+	kv := stateRecords(ctx, b)
 	bar := newProgress(len(files), opts.progress)
 	defer func() { _ = bar.Finish() }()
 	ids := map[string]string{} // id -> the file that has it

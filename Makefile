@@ -26,7 +26,7 @@ run: ## the whole platform in one process on embedded defaults: index examples/,
 
 .PHONY: test
 test: ## unit and in-process integration tests of every module, with the race detector
-	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(GO) test -race -count=1 ./...); done
+	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(GO) test -race -count=1 -timeout 30m ./...); done
 	@echo "== deploy (manifests, outside the workspace)"; cd deploy && GOWORK=off $(GO) test -race -count=1 ./...
 
 .PHONY: test-ui

@@ -417,7 +417,10 @@ func TestCLIAgainstRunningUp(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows := regexp.MustCompile("(?m)^\\| `([a-z_]+)` \\|[^|]*\\| ([^|]+) \\|").FindAllStringSubmatch(string(doc), -1)
+		// The metrics table is in "## Watching it", before its "### Dashboard and alerts".
+		_, section, _ := strings.Cut(string(doc), "\n## Watching it\n")
+		section, _, _ = strings.Cut(section, "\n### Dashboard and alerts")
+		rows := regexp.MustCompile("(?m)^\\| `([a-z_]+)` \\|[^|]*\\| ([^|]+) \\|").FindAllStringSubmatch(section, -1)
 		if len(rows) < 20 {
 			t.Fatalf("found %d metric rows in docs/operations.md", len(rows))
 		}

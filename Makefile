@@ -42,12 +42,14 @@ test-short: ## the tests without the race detector (faster)
 	@set -e; for m in $(MODULES); do (cd $$m && $(GO) test -count=1 ./...); done
 
 .PHONY: vet
-vet: ## go vet and gofmt on every module
+vet: ## go vet, gofmt and golangci-lint (make lint) on every module
 	@set -e; for m in $(MODULES); do (cd $$m && $(GO) vet ./...); done
 	cd deploy && GOWORK=off $(GO) vet ./...
 	@test -z "$$(gofmt -l $(MODULES) deploy)" || (gofmt -l $(MODULES) deploy; echo "gofmt needed"; exit 1)
+	@$(MAKE) --no-print-directory lint
 
-# golangci-lint, pinned; `make lint` installs it from the Go module proxy into .bin/ once.
+# golangci-lint, pinned; `make lint` (and so `make vet`) installs it from the Go module
+# proxy into .bin/ (git-ignored) once, with go install and GOBIN.
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := $(CURDIR)/.bin/golangci-lint-$(GOLANGCI_LINT_VERSION)
 

@@ -88,11 +88,11 @@ func runCLI(t *testing.T, bin, dir, stdin string, args ...string) cliResult {
 
 // upProcess is a running `graphrag up`.
 type upProcess struct {
-	cmd                 *exec.Cmd
-	stdout, stderr      *lockedBuffer
-	natsURL, api, dir   string
-	exited              chan error
-	stopped, terminated bool
+	cmd               *exec.Cmd
+	stdout, stderr    *lockedBuffer
+	natsURL, api, dir string
+	exited            chan error
+	stopped           bool
 }
 
 type lockedBuffer struct {
@@ -133,7 +133,7 @@ func startUp(t *testing.T, bin, workDir string, args ...string) *upProcess {
 	t.Cleanup(func() {
 		if !u.stopped {
 			_ = u.cmd.Process.Kill()
-			<-u.exited
+			<-u.exited //nolint:errcheck // killed: the exit error says nothing
 		}
 		if t.Failed() {
 			t.Logf("graphrag up stderr:\n%s", tail(u.stderr.String(), 6000))

@@ -162,10 +162,10 @@ func TestDeletionCrashMatchesUninterrupted(t *testing.T) {
 	run := func(kill bool) string {
 		dir, port := t.TempDir(), crashFreePort(t)
 		up := startCrashUp(t, bin, dir, port)
-		crashCLI(t, bin, "publish", "-nats-url", crashURL(port), "-corpus", corpus, "../../examples/corpus")
-		crashCLI(t, bin, "status", "-nats-url", crashURL(port), "-corpus", corpus, "-wait", "3m")
+		crashCLI(t, bin, "publish", "-nats-url", crashURL(port), "-corpus", corpus, "../../examples/corpus") //nolint:contextcheck // crashCLI runs under t.Context()
+		crashCLI(t, bin, "status", "-nats-url", crashURL(port), "-corpus", corpus, "-wait", "3m")            //nolint:contextcheck // crashCLI runs under t.Context()
 		b, nc := crashConnect(ctx, t, port)
-		crashCLI(t, bin, append([]string{"delete", "-nats-url", crashURL(port), "-corpus", corpus}, victims...)...)
+		crashCLI(t, bin, append([]string{"delete", "-nats-url", crashURL(port), "-corpus", corpus}, victims...)...) //nolint:contextcheck // crashCLI runs under t.Context()
 		if kill {
 			// Killed once the chunker has taken up a deletion and before the cascade has
 			// reached the end (its removals merged and communities detected again).
@@ -190,7 +190,7 @@ func TestDeletionCrashMatchesUninterrupted(t *testing.T) {
 			nc.Close()
 			up = startCrashUp(t, bin, dir, port)
 		}
-		crashCLI(t, bin, "status", "-nats-url", crashURL(port), "-corpus", corpus, "-wait", "3m")
+		crashCLI(t, bin, "status", "-nats-url", crashURL(port), "-corpus", corpus, "-wait", "3m") //nolint:contextcheck // crashCLI runs under t.Context()
 		up.stop(t)
 		return dir
 	}

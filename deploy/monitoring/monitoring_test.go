@@ -29,12 +29,11 @@ var promtool = sync.OnceValues(func() (string, error) {
 		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
 		return cmd.CombinedOutput()
 	}
-	out, err := install("install", "-y", "--no-install-recommends", "prometheus")
-	if err != nil { // the package lists may be missing or stale
+	if _, err := install("install", "-y", "--no-install-recommends", "prometheus"); err != nil { // the package lists may be missing or stale
 		if upd, uerr := install("update"); uerr != nil {
 			return "", fmt.Errorf("promtool is not installed and apt-get update failed: %w\n%s", uerr, upd)
 		}
-		if out, err = install("install", "-y", "--no-install-recommends", "prometheus"); err != nil {
+		if out, err := install("install", "-y", "--no-install-recommends", "prometheus"); err != nil {
 			return "", fmt.Errorf("promtool is not installed and apt-get install prometheus failed: %w\n%s", err, out)
 		}
 	}

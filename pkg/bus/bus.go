@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -368,9 +369,7 @@ func (b *Bus) SubjectCounts(ctx context.Context, stream, filter string) (map[str
 		return nil, fmt.Errorf("counting subjects %q of stream %s: %w", filter, stream, translate(err))
 	}
 	counts := make(map[string]uint64, len(info.State.Subjects))
-	for subj, n := range info.State.Subjects {
-		counts[subj] = n
-	}
+	maps.Copy(counts, info.State.Subjects)
 	return counts, nil
 }
 

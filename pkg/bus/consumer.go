@@ -218,7 +218,7 @@ func (b *Bus) Consume(ctx context.Context, spec ConsumerSpec, h Handler) (*Consu
 	}
 	c.handlerCtx, c.cancelHandler = context.WithCancel(context.WithoutCancel(ctx))
 	c.stopAfterCtx = context.AfterFunc(ctx, c.beginStop)
-	go c.run()
+	go c.run() //nolint:contextcheck // run uses c.handlerCtx, derived from ctx above
 	return c, nil
 }
 
@@ -348,12 +348,10 @@ func (c *Consumer) run() {
 			c.nak(jm)
 			continue
 		}
-		c.wg.Add(1)
-		go func() {
-			defer c.wg.Done()
+		c.wg.Go(func() {
 			defer func() { <-slots }()
 			c.process(jm)
-		}()
+		})
 	}
 }
 

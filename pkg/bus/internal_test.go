@@ -178,7 +178,7 @@ func FuzzMaskURLs(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, list string) {
 		out := maskURLs(list)
-		for _, p := range strings.Split(list, ",") {
+		for p := range strings.SplitSeq(list, ",") {
 			p = strings.TrimSpace(p)
 			if !strings.Contains(p, "://") {
 				p = "nats://" + p

@@ -105,7 +105,8 @@ func (b *Bus) AcquireLease(ctx context.Context, bucket string, opts LeaseOptions
 		}
 	}
 	log.Info("lease: acquired", "key", opts.Key, "holder", opts.Holder, "ttl", ttl)
-	go l.renew(time.Now())
+	// The lease outlives the call that acquired it: renewals keep ctx's values, not its cancellation.
+	go l.renew(context.WithoutCancel(ctx), time.Now())
 	return l, nil
 }
 
@@ -134,7 +135,7 @@ func isWrongLastSequence(err error) bool {
 // renewal, checking every sixth; after failing to renew for half the TTL it
 // declares the lease lost, at most two thirds of the TTL after the last
 // renewal the server saw, so before the server can expire the key.
-func (l *Lease) renew(last time.Time) {
+func (l *Lease) renew(ctx context.Context, last time.Time) {
 	defer close(l.done)
 	tick := time.NewTicker(l.ttl / 6)
 	defer tick.Stop()
@@ -148,11 +149,11 @@ func (l *Lease) renew(last time.Time) {
 			continue
 		}
 		sent := time.Now()
-		ctx, cancel := context.WithTimeout(context.Background(), l.ttl/6)
+		rctx, cancel := context.WithTimeout(ctx, l.ttl/6)
 		l.mu.Lock()
 		rev := l.rev
 		l.mu.Unlock()
-		next, err := l.kv.Update(ctx, l.key, []byte(l.holder), rev)
+		next, err := l.kv.Update(rctx, l.key, []byte(l.holder), rev)
 		cancel()
 		switch {
 		case err == nil:
@@ -162,10 +163,10 @@ func (l *Lease) renew(last time.Time) {
 			last = sent
 		case errors.Is(err, jetstream.ErrKeyRevisionMismatch), errors.Is(err, jetstream.ErrKeyNotFound):
 			// Expired (and perhaps taken) or overwritten: someone else may hold it now.
-			l.fail(fmt.Errorf("%w: %s: %v", ErrLeaseLost, l.key, err))
+			l.fail(fmt.Errorf("%w: %s: %w", ErrLeaseLost, l.key, err))
 			return
 		case time.Since(last) >= l.ttl/2:
-			l.fail(fmt.Errorf("%w: %s: not renewed for %s: %v", ErrLeaseLost, l.key, time.Since(last).Round(time.Millisecond), err))
+			l.fail(fmt.Errorf("%w: %s: not renewed for %s: %w", ErrLeaseLost, l.key, time.Since(last).Round(time.Millisecond), err))
 			return
 		default:
 			l.log.Warn("lease: renewal failed; trying again", "key", l.key, "err", err)

@@ -28,7 +28,7 @@ func acquire(t *testing.T, ctx context.Context, b *bus.Bus, holder string) (*bus
 	t.Helper()
 	l, err := b.AcquireLease(ctx, "leases", bus.LeaseOptions{Key: "grapher", Holder: holder, Poll: 50 * time.Millisecond})
 	if err == nil {
-		t.Cleanup(func() { _ = l.Release(context.Background()) })
+		t.Cleanup(func() { _ = l.Release(context.WithoutCancel(ctx)) })
 	}
 	return l, err
 }

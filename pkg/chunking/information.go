@@ -108,7 +108,7 @@ func Information(text string) Score {
 
 	var lines, repeated int
 	seen := map[string]bool{}
-	for _, l := range strings.Split(text, "\n") {
+	for l := range strings.SplitSeq(text, "\n") {
 		l = strings.TrimSpace(l)
 		if l == "" {
 			continue
@@ -124,7 +124,7 @@ func Information(text string) Score {
 	}
 
 	seps := 0
-	for _, l := range strings.Split(text, "\n") {
+	for l := range strings.SplitSeq(text, "\n") {
 		// The first token of a line is a list marker ("- item"), not a separator.
 		for k, f := range strings.Fields(l) {
 			if k > 0 && isNavSeparator(f) {

@@ -159,7 +159,7 @@ func Stem(w string) string {
 			if r.suf == "s" && (strings.HasSuffix(w, "ss") || strings.HasSuffix(w, "us") || strings.HasSuffix(w, "is")) {
 				return w
 			}
-			if r.suf == "es" && !(strings.HasSuffix(w, "ches") || strings.HasSuffix(w, "shes") || strings.HasSuffix(w, "xes") || strings.HasSuffix(w, "sses")) {
+			if r.suf == "es" && !strings.HasSuffix(w, "ches") && !strings.HasSuffix(w, "shes") && !strings.HasSuffix(w, "xes") && !strings.HasSuffix(w, "sses") {
 				continue // "games" → "game" by the "s" rule below
 			}
 			stem := w[:len(w)-len(r.suf)] + r.repl
@@ -174,7 +174,7 @@ func Stem(w string) string {
 // stopwords are English function words, dropped from word features.
 var stopwords = func() map[string]bool {
 	m := map[string]bool{}
-	for _, w := range strings.Fields(`a about above after again against all am an and any are as at be
+	for w := range strings.FieldsSeq(`a about above after again against all am an and any are as at be
 		because been before being below between both but by can could did do does doing down during
 		each few for from further had has have having he her here hers herself him himself his how i
 		if in into is it its itself just me more most my myself no nor not now of off on once only or

@@ -112,7 +112,7 @@ func TestRawChainConnected(t *testing.T) {
 			s := newTestSolver(seed)
 			w, part := degreesAndSingletons(g)
 			r := gamma / (2 * g.TotalWeight())
-			for it := 0; it < 4; it++ {
+			for it := range 4 {
 				chain, final, gain, err := s.iterate(context.Background(), fromWGraph(g), w, r, part)
 				if err != nil {
 					t.Fatal(err)

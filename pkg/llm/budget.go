@@ -9,9 +9,6 @@ import (
 // Config.Timeout.
 const maxTimeoutScale = 16
 
-// assumedMaxTokens stands for a request that leaves max_tokens to the server.
-const assumedMaxTokens = 1024
-
 // budget sets the time one attempt may take. A fixed timeout stalls a slow model for
 // good: an answer that needs longer than the timeout is cancelled and asked again with
 // the same prompt and the same timeout, forever (at 2–4 tokens/s a 1,500-token report

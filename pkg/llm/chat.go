@@ -88,7 +88,7 @@ func (c *Client) prepareChat(ctx context.Context, r ChatRequest) (preparedChat, 
 	p.req = openai.ChatCompletionRequest{
 		Model:       c.cfg.ChatModel,
 		Messages:    make([]openai.ChatCompletionMessage, len(msgs)),
-		MaxTokens:   r.MaxTokens, // max_tokens: understood by every OpenAI-compatible server
+		MaxTokens:   r.MaxTokens, //nolint:staticcheck // SA1019: max_tokens is understood by every OpenAI-compatible server, max_completion_tokens is not
 		Temperature: r.Temperature,
 	}
 	if r.Temperature == 0 {
@@ -225,7 +225,7 @@ func (c *Client) chat(ctx context.Context, r ChatRequest, mode cacheMode) (ChatR
 	est := estimateTokens(p.chars)
 	start := time.Now()
 	var out openai.ChatCompletionResponse
-	res, err := c.do(ctx, callSpec{kind: "chat", stage: p.stage, estTokens: est, maxTokens: p.req.MaxTokens}, func(actx context.Context) error {
+	res, err := c.do(ctx, callSpec{kind: "chat", stage: p.stage, estTokens: est, maxTokens: p.req.MaxTokens}, func(actx context.Context) error { //nolint:staticcheck // SA1019: max_tokens on purpose (prepareChat)
 		resp, err := c.api.CreateChatCompletion(actx, p.req)
 		if err != nil {
 			return err
@@ -283,7 +283,7 @@ func (c *Client) ChatStream(ctx context.Context, r ChatRequest, onDelta func(del
 		resp      ChatResponse
 		usage     openai.Usage
 	)
-	res, err := c.do(ctx, callSpec{kind: "chat", stage: p.stage, estTokens: est, maxTokens: req.MaxTokens,
+	res, err := c.do(ctx, callSpec{kind: "chat", stage: p.stage, estTokens: est, maxTokens: req.MaxTokens, //nolint:staticcheck // SA1019: max_tokens on purpose (prepareChat)
 		canRetry: func() bool { return !delivered }}, func(actx context.Context) error {
 		sb.Reset()
 		resp, usage = ChatResponse{}, openai.Usage{}

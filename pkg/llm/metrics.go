@@ -116,8 +116,7 @@ func (c *Client) recordCall(ctx context.Context, kind, stage string, start time.
 	if err != nil {
 		c.usage.errors.Add(1)
 		r := "other"
-		var ce *CallError
-		if errors.As(err, &ce) {
+		if ce, ok := errors.AsType[*CallError](err); ok {
 			r = reason(ce.Class)
 		}
 		c.ins.errors.Add(mctx, 1, metric.WithAttributes(attribute.String("kind", kind),

@@ -119,7 +119,7 @@ func outageClass(err error) bool {
 	if !errors.As(err, &ce) {
 		return false
 	}
-	return ce.Class == ErrUnavailable || ce.Class == ErrServer || ce.Class == ErrTimeout
+	return errors.Is(ce.Class, ErrUnavailable) || errors.Is(ce.Class, ErrServer) || errors.Is(ce.Class, ErrTimeout)
 }
 
 // confirmOutage decides whether a failed call met an outage: the endpoint is known to

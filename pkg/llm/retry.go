@@ -89,10 +89,7 @@ func parseRetryAfter(retryAfter, retryMS string, now time.Time) (time.Duration, 
 	if err != nil {
 		return 0, false
 	}
-	d := t.Sub(now)
-	if d < 0 {
-		d = 0
-	}
+	d := max(t.Sub(now), 0)
 	return d, true
 }
 
@@ -132,8 +129,7 @@ func (e stopError) Error() string { return e.err.Error() }
 // classify maps the error of one attempt to a class sentinel and says whether
 // another attempt may succeed.
 func classify(err error, received bool, status int) (class error, retry bool) {
-	var br badResponse
-	if errors.As(err, &br) {
+	if _, ok := errors.AsType[badResponse](err); ok {
 		return ErrBadResponse, true
 	}
 	var apiErr *openai.APIError
@@ -216,8 +212,7 @@ func (c *Client) do(ctx context.Context, cs callSpec, fn func(ctx context.Contex
 		if err == nil || ctx.Err() != nil || !c.confirmOutage(ctx, e, err) {
 			return res, err
 		}
-		var ce *CallError
-		if errors.As(err, &ce) {
+		if ce, ok := errors.AsType[*CallError](err); ok {
 			ce.Outage = true
 		}
 		if !wait || (cs.canRetry != nil && !cs.canRetry()) {
@@ -240,8 +235,7 @@ func (c *Client) attempts(ctx context.Context, cs callSpec, fn func(ctx context.
 		if err == nil {
 			return res, nil
 		}
-		var se stopError
-		if errors.As(err, &se) {
+		if se, ok := errors.AsType[stopError](err); ok {
 			return res, se.err
 		}
 		received, status, ra, raMS := info.snapshot()
@@ -254,13 +248,12 @@ func (c *Client) attempts(ctx context.Context, cs callSpec, fn func(ctx context.
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return fail(ctxErr, err)
 		}
-		var lw limitWaitError
-		if errors.As(err, &lw) {
+		if lw, ok := errors.AsType[limitWaitError](err); ok {
 			res.attempts-- // nothing was sent
 			return fail(context.DeadlineExceeded, lw.err)
 		}
 		class, retry := classify(err, received, status)
-		if class == ErrTimeout {
+		if errors.Is(class, ErrTimeout) {
 			// The next attempt gets twice the time, and so do calls starting now.
 			timedOut++
 			c.budget.timedOut(cs.maxTokens, limit)

@@ -91,7 +91,7 @@ func TestKeysAreValidKVKeys(t *testing.T) {
 			return false
 		}
 		for _, r := range k {
-			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '.') {
+			if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '.' {
 				return false
 			}
 		}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nats.go/jetstream" //nolint:depguard // tests the embedded server's JetStream itself, below pkg/bus
 	"go.uber.org/goleak"
 
 	"github.com/graphrag/graphrag/pkg/natsembed"

@@ -91,7 +91,7 @@ func leadingName(s string) string {
 		if len(r) == 0 {
 			break
 		}
-		if !unicode.IsUpper(r[0]) && !unicode.IsDigit(r[0]) && !(connectors[t] && i+1 < len(words) && len(out) > 0) {
+		if !unicode.IsUpper(r[0]) && !unicode.IsDigit(r[0]) && (!connectors[t] || i+1 >= len(words) || len(out) == 0) {
 			break
 		}
 		out = append(out, t)

@@ -157,7 +157,7 @@ func Extract(title, text string, opts ...Option) ([]Entity, []Relationship) {
 		title = title[:m[0]]
 	}
 	x := &extractor{cfg: cfg, text: text, capsMid: map[string]bool{}, titleKeys: map[string]bool{}}
-	for _, w := range strings.Fields(normalize.Name(title)) {
+	for w := range strings.FieldsSeq(normalize.Name(title)) {
 		x.titleKeys[w] = true
 	}
 	x.tokenize()
@@ -341,7 +341,7 @@ func (x *extractor) properNouns(i int) {
 		}
 		if end-start == 1 && initial {
 			t := s.toks[start]
-			if !x.capsMid[t.lower] && !x.titleKeys[normalize.Name(t.text)] && !(t.allCaps && !shouting && len([]rune(t.text)) <= 6) {
+			if !x.capsMid[t.lower] && !x.titleKeys[normalize.Name(t.text)] && (!t.allCaps || shouting || len([]rune(t.text)) > 6) {
 				continue
 			}
 		}
@@ -395,9 +395,7 @@ func (x *extractor) addMention(i, ts, te int, proper bool) {
 	from, to := s.toks[ts].start, s.toks[te-1].end
 	surface := x.text[from:to]
 	for _, suf := range []string{"'s", "’s"} {
-		if strings.HasSuffix(surface, suf) {
-			surface = surface[:len(surface)-len(suf)]
-		}
+		surface = strings.TrimSuffix(surface, suf)
 	}
 	surface = strings.Join(strings.Fields(surface), " ")
 	key := normalize.Name(surface)

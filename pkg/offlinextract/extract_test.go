@@ -383,7 +383,7 @@ func TestExtractDeterministic(t *testing.T) {
 		t.Run(p.Title, func(t *testing.T) {
 			es, rs := Extract(p.Title, p.Text)
 			checkWellFormed(t, es, rs, DefaultMaxEntities, DefaultMaxRelationships)
-			for i := 0; i < 5; i++ {
+			for i := range 5 {
 				es2, rs2 := Extract(p.Title, p.Text)
 				if !reflect.DeepEqual(es, es2) || !reflect.DeepEqual(rs, rs2) {
 					t.Fatalf("run %d differs", i)

@@ -707,10 +707,8 @@ var placeVerbs = set(`born died located based situated raised lived headquartere
 // for "born in A".
 func (x *extractor) placeChain(e *entity, s sentence, m mention) {
 	j := m.ts
-	inChain := false // a comma-separated name follows or precedes
-	if m.te < len(s.toks) && strings.TrimSpace(x.text[s.toks[m.te-1].end:s.toks[m.te].start]) == "," && s.toks[m.te].cap {
-		inChain = true
-	}
+	// a comma-separated name follows or precedes
+	inChain := m.te < len(s.toks) && strings.TrimSpace(x.text[s.toks[m.te-1].end:s.toks[m.te].start]) == "," && s.toks[m.te].cap
 	for steps := 0; steps < 4 && j > 0; steps++ {
 		p := j - 1
 		gap := strings.TrimSpace(x.text[s.toks[p].end:s.toks[j].start])

@@ -91,7 +91,7 @@ func nameLike(title string) bool {
 		return false
 	}
 	capital := false
-	for _, w := range strings.Fields(title) {
+	for w := range strings.FieldsSeq(title) {
 		if identifier.MatchString(w) {
 			return false
 		}

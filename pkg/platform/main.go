@@ -68,7 +68,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer, spec Spec) error
 		return fmt.Errorf("setting up telemetry: %w", err)
 	}
 	defer func() { _ = tel.Shutdown(context.WithoutCancel(ctx)) }()
-	service.LogConfig(log, struct {
+	service.LogConfig(log, struct { //nolint:contextcheck // one log line at start: nothing in ctx to carry
 		Common  service.CommonFlags
 		Backend BackendFlags
 		Service any

@@ -161,7 +161,7 @@ func TestSecret(t *testing.T) {
 		{"String", s.String(), Mask},
 		{"unset String", unset.String(), ""},
 		{"Sprint", fmt.Sprint(s), Mask},
-		{"%s", fmt.Sprintf("%s", s), Mask},
+		{"%s", fmt.Sprintf("%s", s), Mask}, //nolint:staticcheck // S1025: the row checks the %s verb, not String
 		{"%v in struct", fmt.Sprintf("%v", wrapped), "{" + Mask + " [" + Mask + "]}"},
 		{"%#v", fmt.Sprintf("%#v", s), `service.Secret("` + Mask + `")`},
 		{"LogValue", s.LogValue().String(), Mask},

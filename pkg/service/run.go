@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -175,8 +176,7 @@ func lifecycle(parent, runCtx context.Context, cancelRun context.CancelCauseFunc
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(parent), shutdownTimeout)
 	defer cancel()
 	errs := []error{runErr}
-	for i := len(started) - 1; i >= 0; i-- {
-		c := started[i]
+	for _, c := range slices.Backward(started) {
 		name := componentName(c)
 		if err := stopWithin(stopCtx, c); err != nil {
 			errs = append(errs, fmt.Errorf("stopping %s: %w", name, err))

@@ -97,10 +97,7 @@ func Sentences(text string) []Span {
 // a Markdown block line after it, or a heading line before it. It returns
 // where scanning resumes.
 func blockBreak(text string, start, i int) (int, bool) {
-	lineStart := strings.LastIndexByte(text[:i], '\n') + 1
-	if lineStart < start {
-		lineStart = start
-	}
+	lineStart := max(strings.LastIndexByte(text[:i], '\n')+1, start)
 	prev := strings.TrimLeft(text[lineStart:i], " \t")
 	if strings.HasPrefix(prev, "#") || strings.HasPrefix(prev, "|") {
 		return i + 1, true
@@ -249,7 +246,7 @@ func Words(text string) []Span {
 			if !IsWordRune(nr) {
 				break
 			}
-			if (r == '.' || r == ',') && !(unicode.IsDigit(prev) && unicode.IsDigit(nr)) {
+			if (r == '.' || r == ',') && (!unicode.IsDigit(prev) || !unicode.IsDigit(nr)) {
 				break
 			}
 			prev = r

@@ -78,7 +78,7 @@ func ConnectedComponents(g *Graph) (membership []int, count int) {
 		membership[i] = -1
 	}
 	stack := make([]int32, 0, 64)
-	for s := 0; s < n; s++ {
+	for s := range n {
 		if membership[s] >= 0 {
 			continue
 		}
@@ -115,7 +115,7 @@ func SplitDisconnected(g *Graph, membership []int) ([]int, int, error) {
 	}
 	count := 0
 	stack := make([]int32, 0, 64)
-	for s := 0; s < n; s++ {
+	for s := range n {
 		if out[s] >= 0 {
 			continue
 		}

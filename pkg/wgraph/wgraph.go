@@ -138,7 +138,7 @@ func build(n int, edges []Edge, nodeWeight []float64) *Graph {
 		offsets[e.U+1]++
 		offsets[e.V+1]++
 	}
-	for i := 0; i < n; i++ {
+	for i := range n {
 		offsets[i+1] += offsets[i]
 	}
 	nb := make([]int32, offsets[n])

@@ -82,9 +82,7 @@ func startMemPeak() *memPeak {
 	// Writing 5 resets the high-water mark of the resident set (Linux ≥ 4.0).
 	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
 	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	p.done.Add(1)
-	go func() {
-		defer p.done.Done()
+	p.done.Go(func() {
 		t := time.NewTicker(time.Millisecond)
 		defer t.Stop()
 		for {
@@ -96,7 +94,7 @@ func startMemPeak() *memPeak {
 			case <-t.C:
 			}
 		}
-	}()
+	})
 	return p
 }
 
@@ -115,7 +113,7 @@ func procStatusKB(field string) uint64 {
 	if err != nil {
 		return 0
 	}
-	for _, line := range strings.Split(string(b), "\n") {
+	for line := range strings.SplitSeq(string(b), "\n") {
 		if rest, ok := strings.CutPrefix(line, field+":"); ok {
 			n, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
 			return n

@@ -171,20 +171,6 @@ func TestCommunityReturningInALaterRunIsAnnouncedAgain(t *testing.T) {
 	}
 }
 
-// reportAll writes a report record for every current community of corpus, as the
-// summarizer would.
-func reportAll(t *testing.T, tg testGrapher, corpus string) {
-	t.Helper()
-	vec := make([]float32, 32)
-	vec[0] = 1
-	for _, id := range currentCommunityIDs(t, tg.g, corpus) {
-		if err := tg.vs.Upsert(t.Context(), schema.Collection(corpus, schema.Communities),
-			[]vectorstore.Record{{ID: id, Vector: vec, Text: "report of " + id}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // Reports of communities that no longer exist are deleted at every detection run, also
 // when the collection holds no more records than there are communities (some current
 // communities still waiting for their report): counting is no test of staleness.

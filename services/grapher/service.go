@@ -216,7 +216,7 @@ func (s *Service) Start(ctx context.Context) (err error) {
 		}
 		s.corpora[c] = &corpusState{state: st}
 	}
-	s.merger.start()
+	s.merger.start() //nolint:contextcheck // the merge loop runs each batch under its requesters' contexts
 	if err := s.runner.Start(ctx); err != nil {
 		return err
 	}

@@ -51,7 +51,7 @@ func counts(t *testing.T, reader *sdkmetric.ManualReader) map[string]int64 {
 			}
 			for _, dp := range sum.DataPoints {
 				for _, kv := range dp.Attributes.ToSlice() {
-					out[m.Name+" "+string(kv.Key)+"="+kv.Value.Emit()] += dp.Value
+					out[m.Name+" "+string(kv.Key)+"="+kv.Value.String()] += dp.Value
 				}
 			}
 		}

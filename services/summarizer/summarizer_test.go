@@ -52,7 +52,7 @@ func TestExtractiveReport(t *testing.T) {
 
 func TestRenderRespectsBudget(t *testing.T) {
 	cc := CommunityContext{SubReports: []Report{{Title: "Sub", Summary: strings.Repeat("word ", 50)}}}
-	for i := 0; i < 200; i++ {
+	for range 200 {
 		cc.Members = append(cc.Members, graphstore.Entity{Key: "k", Name: "Entity", Type: "T", Description: strings.Repeat("x", 200)})
 	}
 	out := render(cc, 500)

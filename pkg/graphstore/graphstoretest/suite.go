@@ -248,7 +248,7 @@ func testInvalidInput(t *testing.T, s graphstore.Store) {
 				t.Fatalf("Merge error = %v, want ErrInvalid", err)
 			}
 			// The valid chunk of the batch must not have been applied either.
-			mustAbsent(t, s, "k", "a")
+			mustAbsent(t, s, "k", "a") //nolint:contextcheck // the helper uses the subtest's t.Context()
 		})
 	}
 	merge(t, s, "k", chunk("c", []graphstore.EntityMention{em("a", "A", "", ""), em("b", "B", "", "")}))
@@ -760,9 +760,7 @@ func testConcurrentMerge(t *testing.T, s graphstore.Store) {
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
 	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range perWorker {
 				n := w*perWorker + i
 				// Each worker also replays a chunk of its neighbour, as redelivery would.
@@ -772,7 +770,7 @@ func testConcurrentMerge(t *testing.T, s graphstore.Store) {
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(errs)
@@ -872,9 +870,7 @@ func testCloseWhileBusy(t *testing.T, s graphstore.Store) {
 	errs := make(chan error, len(ops))
 	for _, op := range ops {
 		started.Add(1)
-		done.Add(1)
-		go func() {
-			defer done.Done()
+		done.Go(func() {
 			first := true
 			for i := 0; ; i++ {
 				err := op(t.Context(), i)
@@ -890,7 +886,7 @@ func testCloseWhileBusy(t *testing.T, s graphstore.Store) {
 					return
 				}
 			}
-		}()
+		})
 	}
 	started.Wait() // every operation has run at least once, most are still looping
 	if err := s.Close(); err != nil {

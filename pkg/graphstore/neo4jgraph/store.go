@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+	neo4jconfig "github.com/neo4j/neo4j-go-driver/v5/neo4j/config"
 
 	"github.com/graphrag/graphrag/pkg/graphstore"
 )
@@ -88,7 +90,7 @@ func Open(ctx context.Context, uri string, opts ...Option) (*Store, error) {
 	if cfg.batchRows < 1 {
 		return nil, fmt.Errorf("opening neo4j graph store: batch rows %d: %w", cfg.batchRows, graphstore.ErrInvalid)
 	}
-	drv, err := neo4j.NewDriverWithContext(uri, cfg.auth, func(c *neo4j.Config) {
+	drv, err := neo4j.NewDriverWithContext(uri, cfg.auth, func(c *neo4jconfig.Config) {
 		c.MaxTransactionRetryTime = cfg.maxRetryTime
 	})
 	if err != nil {
@@ -218,9 +220,7 @@ func runBatched[T any](ctx context.Context, s *Store, tx neo4j.ManagedTransactio
 	for len(rows) > 0 {
 		n := min(len(rows), s.cfg.batchRows)
 		p := make(map[string]any, len(params)+1)
-		for k, v := range params {
-			p[k] = v
-		}
+		maps.Copy(p, params)
 		p["rows"] = rows[:n]
 		recs, err := run(ctx, tx, cypher, p)
 		if err != nil {

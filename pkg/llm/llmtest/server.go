@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -321,9 +322,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.cfg.script != nil {
 		if rep := s.cfg.script(req); rep.Status != 0 {
-			for k, vs := range rep.Header {
-				w.Header()[k] = vs
-			}
+			maps.Copy(w.Header(), rep.Header)
 			if w.Header().Get("Content-Type") == "" {
 				w.Header().Set("Content-Type", "application/json")
 			}

@@ -126,7 +126,7 @@ func verifyCrash(t *testing.T, dir string, acked int) {
 	if err != nil || n < acked {
 		t.Fatalf("Count after crash = %d, %v; want at least the %d acknowledged", n, err, acked)
 	}
-	for i := 0; i < acked; i++ {
+	for i := range acked {
 		id := fmt.Sprintf("c%06d", i)
 		hits, err := s.Search(ctx, crashColl, crashVec(i), 1, vectorstore.Filter{})
 		if err != nil || len(hits) != 1 || hits[0].ID != id {

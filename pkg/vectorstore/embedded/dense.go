@@ -120,12 +120,10 @@ func exactSearch(ctx context.Context, q []float32, k int, cands []*doc) ([]score
 	var wg sync.WaitGroup
 	step := (len(cands) + workers - 1) / workers
 	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			lo, hi := w*step, min((w+1)*step, len(cands))
 			parts[w], errs[w] = scan(ctx, q, k, cands[lo:hi])
-		}()
+		})
 	}
 	wg.Wait()
 	t := &topK{k: k, items: make([]scored, 0, k)}

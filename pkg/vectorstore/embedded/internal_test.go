@@ -426,7 +426,9 @@ func TestANNSearchPath(t *testing.T) {
 				}
 				for j, h := range hits {
 					var i int
-					fmt.Sscanf(h.ID, "n%d", &i)
+					if _, err := fmt.Sscanf(h.ID, "n%d", &i); err != nil {
+						t.Fatalf("hit id %q: %v", h.ID, err)
+					}
 					if !tc.allow(i) {
 						t.Fatalf("query %d: hit %s is deleted or filtered out", q, h.ID)
 					}

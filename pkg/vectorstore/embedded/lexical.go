@@ -5,7 +5,6 @@ import (
 	"container/heap"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -86,10 +85,9 @@ func openLexical(path string, incarnation uint64) (idx bleve.Index, seq uint64, 
 			}
 		}
 		_ = idx.Close()
-	} else if !errors.Is(err, bleve.ErrorIndexPathDoesNotExist) {
-		// A damaged derived index is rebuilt from bbolt, never trusted.
-		err = nil
 	}
+	// No index yet, one of another incarnation, or a damaged one (a derived index is
+	// rebuilt from bbolt, never trusted): start afresh.
 	if err := os.RemoveAll(path); err != nil {
 		return nil, 0, false, fmt.Errorf("removing stale text index: %w", err)
 	}

@@ -145,7 +145,7 @@ func readSnapshot(path string, cfg config) (h snapshotHeader, g *annGraph, err e
 		return h, nil, fmt.Errorf("%w: bad magic", errBadSnapshot)
 	}
 	if err := binary.Read(r, binary.LittleEndian, &h); err != nil {
-		return h, nil, fmt.Errorf("%w: header: %v", errBadSnapshot, err)
+		return h, nil, fmt.Errorf("%w: header: %w", errBadSnapshot, err)
 	}
 	minNode := int64(8 + 4 + 4*h.Dim)
 	if h.Dim == 0 || h.Nodes > uint64((size-hdrSize)/minNode) || h.Top >= maxSnapshotLevels ||
@@ -169,7 +169,7 @@ func readSnapshot(path string, cfg config) (h snapshotHeader, g *annGraph, err e
 	for i := range n {
 		var b8 [8]byte
 		if _, err := io.ReadFull(r, b8[:]); err != nil {
-			return h, nil, fmt.Errorf("%w: node %d: %v", errBadSnapshot, i, err)
+			return h, nil, fmt.Errorf("%w: node %d: %w", errBadSnapshot, i, err)
 		}
 		g.keys[i] = binary.LittleEndian.Uint64(b8[:])
 		levels, err := u32()
@@ -177,7 +177,7 @@ func readSnapshot(path string, cfg config) (h snapshotHeader, g *annGraph, err e
 			return h, nil, fmt.Errorf("%w: node %d: bad layer count", errBadSnapshot, i)
 		}
 		if _, err := io.ReadFull(r, raw); err != nil {
-			return h, nil, fmt.Errorf("%w: node %d vector: %v", errBadSnapshot, i, err)
+			return h, nil, fmt.Errorf("%w: node %d vector: %w", errBadSnapshot, i, err)
 		}
 		v := make([]float32, h.Dim)
 		for j := range v {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -899,8 +900,6 @@ func cloneAttrs(a map[string]string) map[string]string {
 		return nil
 	}
 	out := make(map[string]string, len(a))
-	for k, v := range a {
-		out[k] = v
-	}
+	maps.Copy(out, a)
 	return out
 }

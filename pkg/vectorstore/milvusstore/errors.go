@@ -25,7 +25,7 @@ type ServerError struct {
 	// Code is Milvus' error code (merr), 0 on old servers.
 	Code int32
 	// ErrorCode is the legacy error code.
-	ErrorCode commonpb.ErrorCode
+	ErrorCode commonpb.ErrorCode //nolint:staticcheck // SA1019: the legacy code, still the only one older Milvus servers set
 	// Reason is the server's message.
 	Reason string
 }
@@ -53,10 +53,10 @@ func (e *ServerError) notLoaded() bool {
 
 // statusError turns a response status into an error (nil on success).
 func statusError(st *commonpb.Status) error {
-	if st == nil || (st.GetErrorCode() == commonpb.ErrorCode_Success && st.GetCode() == 0) {
+	if st == nil || (st.GetErrorCode() == commonpb.ErrorCode_Success && st.GetCode() == 0) { //nolint:staticcheck // SA1019: the legacy code, still the only one older Milvus servers set
 		return nil
 	}
-	return &ServerError{Code: st.GetCode(), ErrorCode: st.GetErrorCode(), Reason: st.GetReason()}
+	return &ServerError{Code: st.GetCode(), ErrorCode: st.GetErrorCode(), Reason: st.GetReason()} //nolint:staticcheck // SA1019: the legacy code, still the only one older Milvus servers set
 }
 
 // check combines a transport error and a response status into one error
@@ -71,9 +71,9 @@ func check(ctx context.Context, what string, st *commonpb.Status, err error) err
 		if s, ok := status.FromError(err); ok {
 			switch s.Code() {
 			case codes.Canceled:
-				return fmt.Errorf("milvusstore: %s: %w (%v)", what, context.Canceled, err)
+				return fmt.Errorf("milvusstore: %s: %w (%v)", what, context.Canceled, err) //nolint:errorlint // ctx's error is the one to match; the gRPC status is detail
 			case codes.DeadlineExceeded:
-				return fmt.Errorf("milvusstore: %s: %w (%v)", what, context.DeadlineExceeded, err)
+				return fmt.Errorf("milvusstore: %s: %w (%v)", what, context.DeadlineExceeded, err) //nolint:errorlint // ctx's error is the one to match; the gRPC status is detail
 			}
 		}
 		return fmt.Errorf("milvusstore: %s: %w", what, err)

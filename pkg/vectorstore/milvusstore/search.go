@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"strconv"
 	"strings"
@@ -103,7 +104,7 @@ func (s *Store) SearchText(ctx context.Context, coll string, text string, k int,
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("searching text in %q: %w (after: %v)", coll, ctx.Err(), err)
+			return nil, fmt.Errorf("searching text in %q: %w (after: %v)", coll, ctx.Err(), err) //nolint:errorlint // ctx's error decides; the last attempt's is detail
 		case <-time.After(wait):
 		}
 		hits, err = s.topK(ctx, coll, q, k, f)
@@ -160,9 +161,7 @@ func (s *Store) searchOnce(ctx context.Context, coll string, q query, expr strin
 		return nil, 0, false, fmt.Errorf("milvusstore: encoding the query: %w", err)
 	}
 	params := map[string]any{}
-	for k, v := range q.params {
-		params[k] = v
-	}
+	maps.Copy(params, q.params)
 	if q.field == fieldVector && s.cfg.index == IndexHNSW {
 		params["ef"] = max(limit, s.cfg.hnswEf)
 	}

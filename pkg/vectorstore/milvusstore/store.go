@@ -359,7 +359,8 @@ func (s *Store) ensureIndex(ctx context.Context, coll, field string, params []*c
 		}
 	}
 	var se *ServerError
-	if err != nil && !(errors.As(err, &se) && (se.Code == 700 || se.ErrorCode == commonpb.ErrorCode_IndexNotExist)) {
+	noIndex := errors.As(err, &se) && (se.Code == 700 || se.ErrorCode == commonpb.ErrorCode_IndexNotExist)
+	if err != nil && !noIndex {
 		return err
 	}
 	st, err := s.svc.CreateIndex(ctx, &milvuspb.CreateIndexRequest{
@@ -406,7 +407,7 @@ func (s *Store) retryLoad(ctx context.Context, name string, op func() error) err
 		return nil
 	case isNotLoaded(err):
 		if lerr := s.load(ctx, name); lerr != nil {
-			return fmt.Errorf("%w (reloading: %v)", err, lerr)
+			return fmt.Errorf("%w (reloading: %v)", err, lerr) //nolint:errorlint // the operation's error decides; the reload's is detail
 		}
 		return op()
 	case isGrowingRawDataLoss(err):
@@ -414,7 +415,7 @@ func (s *Store) retryLoad(ctx context.Context, name string, op func() error) err
 		// data went to its interim index ("Growing segment loss raw data"); sealing the
 		// segments with a flush makes the query read sealed data instead.
 		if ferr := s.flush(ctx, name); ferr != nil {
-			return fmt.Errorf("%w (flushing: %v)", err, ferr)
+			return fmt.Errorf("%w (flushing: %v)", err, ferr) //nolint:errorlint // the operation's error decides; the flush's is detail
 		}
 		return op()
 	}

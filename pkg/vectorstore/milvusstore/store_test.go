@@ -46,7 +46,7 @@ type fakeMilvus struct {
 }
 
 func notFound() *commonpb.Status {
-	return &commonpb.Status{ErrorCode: commonpb.ErrorCode_CollectionNotExists, Code: codeCollectionNotFound, Reason: "collection not found"}
+	return &commonpb.Status{ErrorCode: commonpb.ErrorCode_CollectionNotExists, Code: codeCollectionNotFound, Reason: "collection not found"} //nolint:staticcheck // SA1019: a server that sets the legacy code too
 }
 
 func (f *fakeMilvus) ShowCollections(ctx context.Context, _ *milvuspb.ShowCollectionsRequest) (*milvuspb.ShowCollectionsResponse, error) {
@@ -87,7 +87,7 @@ func (f *fakeMilvus) Search(_ context.Context, req *milvuspb.SearchRequest) (*mi
 	var topk int
 	for _, p := range req.GetSearchParams() {
 		if p.GetKey() == "topk" {
-			fmt.Sscan(p.GetValue(), &topk)
+			_, _ = fmt.Sscan(p.GetValue(), &topk) // a malformed topk is recorded as 0
 		}
 	}
 	f.topks = append(f.topks, topk)
@@ -208,7 +208,7 @@ func TestSearchTiesAtTheBoundary(t *testing.T) {
 // times, and only for that error.
 func TestSearchTextRetriesInconsistentBM25Stats(t *testing.T) {
 	negative := func() *commonpb.Status {
-		return &commonpb.Status{ErrorCode: commonpb.ErrorCode_Success, Code: 2000,
+		return &commonpb.Status{ErrorCode: commonpb.ErrorCode_Success, Code: 2000, //nolint:staticcheck // SA1019: a server that sets the legacy code too
 			Reason: `Assert "element.val >= 0"  => Invalid sparse row: negative value`}
 	}
 	setup := func(fail ...*commonpb.Status) (*fakeMilvus, *Store) {
@@ -242,7 +242,7 @@ func TestSearchTextRetriesInconsistentBM25Stats(t *testing.T) {
 	}
 
 	// Any other server error is returned at once.
-	f, s = setup(&commonpb.Status{ErrorCode: commonpb.ErrorCode_UnexpectedError, Code: 65535, Reason: "boom"})
+	f, s = setup(&commonpb.Status{ErrorCode: commonpb.ErrorCode_UnexpectedError, Code: 65535, Reason: "boom"}) //nolint:staticcheck // SA1019: a server that sets the legacy code too
 	if _, err := s.SearchText(context.Background(), "c", "item", 3, vectorstore.Filter{}); err == nil || !strings.Contains(err.Error(), "boom") {
 		t.Fatalf("SearchText with another error: err = %v", err)
 	}
@@ -331,7 +331,7 @@ func TestUpsertEncoding(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake(2, false)
-			s := startFake(t, f, tc.opts...)
+			s := startFake(t, f, tc.opts...) //nolint:contextcheck // the test helper opens with its own context
 			err := s.Upsert(ctx, "c", tc.recs)
 			if tc.wantErr != nil {
 				if !errors.Is(err, tc.wantErr) || len(f.upserts) != 0 {
@@ -396,7 +396,7 @@ func TestCheck(t *testing.T) {
 		{"success", &commonpb.Status{}, nil, nil},
 		{"nil status", nil, nil, nil},
 		{"not found by code", &commonpb.Status{Code: 100}, nil, vectorstore.ErrNotFound},
-		{"not found by legacy code", &commonpb.Status{ErrorCode: commonpb.ErrorCode_CollectionNotExists}, nil, vectorstore.ErrNotFound},
+		{"not found by legacy code", &commonpb.Status{ErrorCode: commonpb.ErrorCode_CollectionNotExists}, nil, vectorstore.ErrNotFound}, //nolint:staticcheck // SA1019: the legacy code alone (older servers)
 		{"grpc canceled", nil, status.Error(codes.Canceled, "x"), context.Canceled},
 		{"grpc deadline", nil, status.Error(codes.DeadlineExceeded, "x"), context.DeadlineExceeded},
 	}

@@ -504,7 +504,9 @@ func (h *harness) testDenseFilters(t *testing.T) {
 			}
 			for j, hit := range hits {
 				var i int
-				fmt.Sscanf(hit.ID, "r%d", &i)
+				if _, err := fmt.Sscanf(hit.ID, "r%d", &i); err != nil {
+					t.Fatalf("hit id %q: %v", hit.ID, err)
+				}
 				if !tc.accept(hit.ID, i) {
 					t.Fatalf("hit %s does not satisfy the filter", hit.ID)
 				}

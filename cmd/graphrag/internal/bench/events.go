@@ -136,7 +136,7 @@ func benchBus(ctx context.Context, cfg *benchConfig, r *benchReport) error {
 	r.line("the clock when the handler has seen the last message. The peer is core NATS (no persistence, no acks)")
 	r.line("on the same server: publish + subscribe, clock stopped at the last received message.")
 	r.line("")
-	srv, err := natsembed.Start(natsembed.Config{DataDir: filepath.Join(cfg.workDir, "bus-nats"), Port: -1})
+	srv, err := natsembed.Start(natsembed.Config{DataDir: filepath.Join(cfg.workDir, "bus-nats"), Port: -1}) //nolint:contextcheck // Start takes no context
 	if err != nil {
 		return fmt.Errorf("starting nats: %w", err)
 	}

@@ -78,7 +78,7 @@ type pipelineResult struct {
 func runPipelineOnce(ctx context.Context, cfg *benchConfig, bin string, n, chunks int) (pipelineResult, error) {
 	res := pipelineResult{replicas: n, chunks: chunks}
 	dir := filepath.Join(cfg.workDir, fmt.Sprintf("pipeline-%d", n))
-	srv, err := natsembed.Start(natsembed.Config{DataDir: filepath.Join(dir, "nats"), Port: -1})
+	srv, err := natsembed.Start(natsembed.Config{DataDir: filepath.Join(dir, "nats"), Port: -1}) //nolint:contextcheck // Start takes no context
 	if err != nil {
 		return res, fmt.Errorf("starting nats: %w", err)
 	}

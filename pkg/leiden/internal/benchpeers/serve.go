@@ -127,7 +127,7 @@ func writeMembership(path string, membership []int) (err error) {
 	for _, c := range membership {
 		b = strconv.AppendInt(b[:0], int64(c), 10)
 		b = append(b, '\n')
-		w.Write(b)
+		_, _ = w.Write(b) // bufio keeps the first error; Flush returns it
 	}
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("writing membership %s: %w", path, err)

@@ -24,13 +24,13 @@ func Write(w io.Writer, g *wgraph.Graph) error {
 	for u := range g.N() {
 		if l := g.SelfLoop(u); l > 0 {
 			line = appendEdge(line[:0], u, u, l)
-			bw.Write(line)
+			_, _ = bw.Write(line) // bufio keeps the first error; Flush returns it
 		}
 		nb, wt := g.Neighbors(u)
 		for k, v := range nb {
 			if int(v) > u {
 				line = appendEdge(line[:0], u, int(v), wt[k])
-				bw.Write(line)
+				_, _ = bw.Write(line) // bufio keeps the first error; Flush returns it
 			}
 		}
 	}

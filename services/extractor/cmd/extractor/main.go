@@ -30,7 +30,7 @@ func run(ctx context.Context, args []string) error {
 		Flags:  func(fs *flag.FlagSet) { cfg.RegisterFlags(fs) },
 		Config: &cfg,
 		Build: func(_ context.Context, p *platform.Platform, _ *http.ServeMux, log *slog.Logger) ([]service.Component, error) {
-			s, err := extractor.New(cfg, extractor.Deps{Bus: p.Bus, Vectors: p.Vectors, Embedder: p.Embedder, LLM: p.LLM, Logger: log})
+			s, err := extractor.New(cfg, extractor.Deps{Bus: p.Bus, Vectors: p.Vectors, Embedder: p.Embedder, LLM: p.LLM, Logger: log}) //nolint:contextcheck // New starts nothing: it only sets its counters to zero
 			return []service.Component{s}, err
 		},
 	})

@@ -34,7 +34,7 @@ func run(ctx context.Context, args []string) error {
 			if p.ExclusiveGraph {
 				cfg.Lease = false // the store's file lock already allows one grapher
 			}
-			s, err := grapher.New(cfg, grapher.Deps{Bus: p.Bus, Graph: p.Graph, Algorithms: p.Algorithms, Vectors: p.Vectors, Embedder: p.Embedder, LLM: p.LLM, Logger: log})
+			s, err := grapher.New(cfg, grapher.Deps{Bus: p.Bus, Graph: p.Graph, Algorithms: p.Algorithms, Vectors: p.Vectors, Embedder: p.Embedder, LLM: p.LLM, Logger: log}) //nolint:contextcheck // New starts nothing: it only sets its counters to zero
 			return []service.Component{s}, err
 		},
 	})

@@ -170,17 +170,22 @@ func isReadError(err error) bool {
 	return tooLarge || errors.Is(err, service.ErrBodyTimeout)
 }
 
-func (a *API) query(w http.ResponseWriter, r *http.Request) {
+// readRequest decodes and validates the body of a question route, and checks that the
+// token may read its corpus.
+func readRequest(r *http.Request) (engine.Request, error) {
 	var req engine.Request
 	if err := decodeBody(r, &req); err != nil {
-		a.fail(w, r, err)
-		return
+		return req, err
 	}
 	if err := req.Validate(); err != nil {
-		a.fail(w, r, err)
-		return
+		return req, err
 	}
-	if err := access.Check(r.Context(), req.Corpus, access.Read, "read"); err != nil {
+	return req, access.Check(r.Context(), req.Corpus, access.Read, "read")
+}
+
+func (a *API) query(w http.ResponseWriter, r *http.Request) {
+	req, err := readRequest(r)
+	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
@@ -203,16 +208,8 @@ type retrieveResponse struct {
 }
 
 func (a *API) retrieve(w http.ResponseWriter, r *http.Request) {
-	var req engine.Request
-	if err := decodeBody(r, &req); err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	if err := req.Validate(); err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	if err := access.Check(r.Context(), req.Corpus, access.Read, "read"); err != nil {
+	req, err := readRequest(r)
+	if err != nil {
 		a.fail(w, r, err)
 		return
 	}

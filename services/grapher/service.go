@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/graphrag/graphrag/pkg/bus"
+	"github.com/graphrag/graphrag/pkg/community"
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/llm"
@@ -36,6 +37,10 @@ type Config struct {
 	MinCommunitySize int
 	// Damping is PageRank's damping factor.
 	Damping float64
+	// MaxCommunityChange is the share of its members a community may change (and of
+	// its size since its report) and keep its id and report; 0 gives every changed
+	// membership a new id (see community.Stabilize).
+	MaxCommunityChange float64
 	// SummarizeAfter is the number of distinct descriptions an entity accumulates before
 	// they are summarized into one by the LLM (no effect offline).
 	SummarizeAfter int
@@ -59,19 +64,20 @@ func DefaultConfig() Config {
 	st.Workers = 32 // handlers mostly wait for a group commit
 	st.MaxAckPending = 256
 	return Config{
-		Debounce:         2 * time.Second,
-		MaxChanges:       5000,
-		Resolution:       1.0,
-		Seed:             42,
-		MaxLevels:        3,
-		MinCommunitySize: 3,
-		Damping:          0.85,
-		SummarizeAfter:   8,
-		BatchSize:        256,
-		BatchWait:        20 * time.Millisecond,
-		Taxonomy:         taxonomy.DefaultOptions(),
-		Stage:            st,
-		Lease:            true,
+		Debounce:           2 * time.Second,
+		MaxChanges:         5000,
+		Resolution:         1.0,
+		Seed:               42,
+		MaxLevels:          3,
+		MinCommunitySize:   3,
+		Damping:            0.85,
+		MaxCommunityChange: community.DefaultMaxChange,
+		SummarizeAfter:     8,
+		BatchSize:          256,
+		BatchWait:          20 * time.Millisecond,
+		Taxonomy:           taxonomy.DefaultOptions(),
+		Stage:              st,
+		Lease:              true,
 	}
 }
 
@@ -337,6 +343,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.MaxLevels, "leiden-max-levels", c.MaxLevels, "community levels kept (C0 finest)")
 	fs.IntVar(&c.MinCommunitySize, "min-community-size", c.MinCommunitySize, "smallest community that gets a report")
 	fs.Float64Var(&c.Damping, "pagerank-damping", c.Damping, "PageRank damping factor")
+	fs.Float64Var(&c.MaxCommunityChange, "community-max-change", c.MaxCommunityChange, "share of its members a community may change (and of its size since its report) and keep its id and report (0: any change is a new community)")
 	fs.IntVar(&c.SummarizeAfter, "summarize-descriptions-after", c.SummarizeAfter, "descriptions an entity accumulates before the LLM merges them")
 	fs.IntVar(&c.BatchSize, "merge-batch", c.BatchSize, "chunks merged into the graph store per group commit")
 	fs.StringVar(&c.Taxonomy.Strategy, "taxonomy-strategy", c.Taxonomy.Strategy, "entity type consolidation: stratified or global")

@@ -23,6 +23,8 @@ type benchConfig struct {
 	only      []string
 	extractor string // prebuilt extractor binary; empty: go build it
 	workDir   string
+	corpusDir string    // base of the realistic corpus; "" = the embedded HotpotQA sample
+	waves     int       // resummarize: waves the corpus is published in
 	log       io.Writer // progress lines
 }
 
@@ -40,6 +42,7 @@ func benchSections() []benchSection {
 		{"map", "Global search: map phase wall time", benchMapPhase},
 		{"graph", "Leiden and PageRank by graph size", benchGraphAlgorithms},
 		{"events", "Event codec and bus throughput", benchEvents},
+		{"resummarize", "Community reports written while a corpus streams in", benchResummarize},
 	}
 }
 
@@ -53,8 +56,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.out, "out", "docs/benchmarks.md", "Markdown file to write (- for stdout)")
 	fs.BoolVar(&cfg.quick, "quick", false, "small sizes only (a smoke test of every section, about a minute)")
-	fs.StringVar(&only, "only", "", "comma-separated sections to run: retrieval, pipeline, map, graph, events (default all)")
+	fs.StringVar(&only, "only", "", "comma-separated sections to run: retrieval, pipeline, map, graph, events, resummarize (default all)")
 	fs.StringVar(&cfg.extractor, "extractor-bin", "", "extractor binary for the pipeline section (default: go build ./services/extractor/cmd/extractor)")
+	fs.StringVar(&cfg.corpusDir, "corpus", "", "directory with corpus.jsonl and questions.jsonl to scale into the realistic corpora (default: the embedded HotpotQA development sample)")
+	fs.IntVar(&cfg.waves, "waves", 10, "resummarize: number of waves the corpus is published in")
 	fs.StringVar(&cfg.workDir, "work-dir", "", "directory for stores and binaries (default: a temporary directory, removed at the end)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: graphrag bench [-out docs/benchmarks.md] [-quick] [-only sections]")

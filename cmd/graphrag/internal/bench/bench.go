@@ -43,6 +43,7 @@ func benchSections() []benchSection {
 		{"graph", "Leiden and PageRank by graph size", benchGraphAlgorithms},
 		{"events", "Event codec and bus throughput", benchEvents},
 		{"resummarize", "Community reports written while a corpus streams in", benchResummarize},
+		{"globalcost", "Tokens sent to the model per global question", benchGlobalCost},
 	}
 }
 
@@ -56,7 +57,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.out, "out", "docs/benchmarks.md", "Markdown file to write (- for stdout)")
 	fs.BoolVar(&cfg.quick, "quick", false, "small sizes only (a smoke test of every section, about a minute)")
-	fs.StringVar(&only, "only", "", "comma-separated sections to run: retrieval, pipeline, map, graph, events, resummarize (default all)")
+	fs.StringVar(&only, "only", "", "comma-separated sections to run: retrieval, pipeline, map, graph, events, resummarize, globalcost (default all)")
 	fs.StringVar(&cfg.extractor, "extractor-bin", "", "extractor binary for the pipeline section (default: go build ./services/extractor/cmd/extractor)")
 	fs.StringVar(&cfg.corpusDir, "corpus", "", "directory with corpus.jsonl and questions.jsonl to scale into the realistic corpora (default: the embedded HotpotQA development sample)")
 	fs.IntVar(&cfg.waves, "waves", 10, "resummarize: number of waves the corpus is published in")

@@ -77,6 +77,8 @@ type wavesResult struct {
 type wavesStack struct {
 	bus      *bus.Bus
 	graph    *boltgraph.Store
+	vectors  *embedded.Store
+	embedder *hashembed.Embedder
 	counting *countingVectors
 	closers  []func() error
 }
@@ -124,6 +126,7 @@ func startWavesStack(ctx context.Context, dir string, v wavesVariant) (w *wavesS
 	}
 	w.closers = append(w.closers, vs.Close)
 	emb := hashembed.New(benchEmbedDim)
+	w.vectors, w.embedder = vs, emb
 	w.counting = &countingVectors{VectorStore: vs, coll: schema.Collection(benchCorpus, schema.Communities)}
 
 	ex, err := extractor.New(extractor.DefaultConfig(), extractor.Deps{Bus: w.bus, Vectors: vs, Embedder: emb, Logger: quiet})

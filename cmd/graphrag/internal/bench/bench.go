@@ -52,7 +52,8 @@ func benchSections() []benchSection {
 // expectation.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := benchConfig{log: stderr}
-	var only string
+	var only, writeCorpus string
+	var corpusDocs, corpusQuestions int
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.out, "out", "docs/benchmarks.md", "Markdown file to write (- for stdout)")
@@ -61,6 +62,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.extractor, "extractor-bin", "", "extractor binary for the pipeline section (default: go build ./services/extractor/cmd/extractor)")
 	fs.StringVar(&cfg.corpusDir, "corpus", "", "directory with corpus.jsonl and questions.jsonl to scale into the realistic corpora (default: the embedded HotpotQA development sample)")
 	fs.IntVar(&cfg.waves, "waves", 10, "resummarize: number of waves the corpus is published in")
+	fs.StringVar(&writeCorpus, "write-corpus", "", "write a realistic dataset for `graphrag eval -dataset` to this directory instead of benchmarking: -corpus-docs copies of the base corpus's passages with entity names rewritten per copy")
+	fs.IntVar(&corpusDocs, "corpus-docs", 10000, "with -write-corpus: number of passages")
+	fs.IntVar(&corpusQuestions, "corpus-questions", 1000, "with -write-corpus: number of questions, spread over the copies")
 	fs.StringVar(&cfg.workDir, "work-dir", "", "directory for stores and binaries (default: a temporary directory, removed at the end)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: graphrag bench [-out docs/benchmarks.md] [-quick] [-only sections]")
@@ -71,6 +75,17 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("bench: unexpected arguments %q", fs.Args())
+	}
+	if writeCorpus != "" {
+		rc, err := loadRealCorpus(cfg.corpusDir)
+		if err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+		if err := writeRealCorpus(rc, writeCorpus, corpusDocs, corpusQuestions); err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+		fmt.Fprintf(stderr, "bench: wrote %d passages and %d questions to %s\n", corpusDocs, corpusQuestions, writeCorpus)
+		return nil
 	}
 	sections := benchSections()
 	if only != "" {

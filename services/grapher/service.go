@@ -28,6 +28,11 @@ type Config struct {
 	Debounce time.Duration
 	// MaxChanges forces a detection run after this many merged chunks even if busy.
 	MaxChanges int
+	// DetectGrowth also holds a forced run back until the chunks merged since the last
+	// run are this multiple of those merged before it. Each run can rewrite about every
+	// report, so a corpus indexed from scratch while busy then costs at most about
+	// 1 + 1/DetectGrowth report writes per final community (0: MaxChanges alone).
+	DetectGrowth float64
 	// Resolution, Seed and MaxLevels parameterize Leiden.
 	Resolution float64
 	Seed       uint64
@@ -66,6 +71,7 @@ func DefaultConfig() Config {
 	return Config{
 		Debounce:           2 * time.Second,
 		MaxChanges:         5000,
+		DetectGrowth:       5,
 		Resolution:         1.0,
 		Seed:               42,
 		MaxLevels:          3,
@@ -122,6 +128,7 @@ type Service struct {
 type corpusState struct {
 	state      pipeline.GraphState
 	lastChange time.Time
+	merged     int // chunks merged since the start, pending ones included
 	// unreported lists the current communities without a report as last seen (nil:
 	// not known since the start); reportsChecked is when (see checkReports).
 	unreported     []string
@@ -306,11 +313,19 @@ func (s *Service) due() []string {
 	var out []string
 	now := time.Now()
 	for c, st := range s.corpora {
-		if st.state.Dirty && (now.Sub(st.lastChange) >= s.cfg.Debounce || st.state.Changes >= s.cfg.MaxChanges) {
+		if st.state.Dirty && (now.Sub(st.lastChange) >= s.cfg.Debounce || s.forced(st)) {
 			out = append(out, c)
 		}
 	}
 	return out
+}
+
+// forced reports whether a busy corpus has merged enough since its last detection
+// run to detect now anyway: MaxChanges chunks, and DetectGrowth times those merged
+// before (so the runs while a corpus streams in grow geometrically).
+func (s *Service) forced(st *corpusState) bool {
+	before := max(st.merged-st.state.Changes, 0)
+	return st.state.Changes >= s.cfg.MaxChanges && float64(st.state.Changes) >= s.cfg.DetectGrowth*float64(before)
 }
 
 // markDirty records a merge; the first merge after a run persists Dirty before the
@@ -325,6 +340,7 @@ func (s *Service) markDirty(ctx context.Context, corpus string) error {
 	}
 	st.lastChange = time.Now()
 	st.state.Changes++
+	st.merged++
 	wasDirty := st.state.Dirty
 	st.state.Dirty = true
 	s.mu.Unlock()
@@ -338,6 +354,7 @@ func (s *Service) markDirty(ctx context.Context, corpus string) error {
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.Debounce, "detect-debounce", c.Debounce, "quiet time after the last merge before communities are detected")
 	fs.IntVar(&c.MaxChanges, "detect-max-changes", c.MaxChanges, "merged chunks that force a detection run even while busy")
+	fs.Float64Var(&c.DetectGrowth, "detect-growth", c.DetectGrowth, "a forced detection run while busy also waits until the chunks merged since the last run are this multiple of those merged before it (0: -detect-max-changes alone)")
 	fs.Float64Var(&c.Resolution, "leiden-resolution", c.Resolution, "Leiden resolution γ (higher: more, smaller communities)")
 	fs.Uint64Var(&c.Seed, "leiden-seed", c.Seed, "Leiden random seed (fixed for determinism)")
 	fs.IntVar(&c.MaxLevels, "leiden-max-levels", c.MaxLevels, "community levels kept (C0 finest)")

@@ -1,0 +1,40 @@
+package grapher
+
+import "testing"
+
+// While a corpus streams in without a pause, forced detection runs grow geometrically:
+// the first comes after MaxChanges merged chunks, and later ones wait until the graph
+// has grown DetectGrowth-fold, so the reports rewritten along the way stay a bounded
+// share of the final count instead of one full rewrite per MaxChanges chunks.
+func TestForcedDetectionRunsGrowGeometrically(t *testing.T) {
+	s := &Service{cfg: Config{MaxChanges: 10, DetectGrowth: 5}}
+	st := &corpusState{}
+	var runs []int // merged chunks at each forced run
+	for range 1000 {
+		st.state.Changes++
+		st.merged++
+		if s.forced(st) {
+			runs = append(runs, st.merged)
+			st.state.Changes = 0
+		}
+	}
+	if len(runs) == 0 || runs[0] != 10 {
+		t.Fatalf("forced runs at %v: the first must come after MaxChanges (10) chunks", runs)
+	}
+	sum := 0
+	for i, r := range runs {
+		sum += r
+		if i > 0 && r < 6*runs[i-1] {
+			t.Errorf("forced runs at %v: run %d came before the graph grew 6-fold", runs, i+1)
+		}
+	}
+	// Each run may rewrite every report of the graph it saw.
+	if sum > 1000/2 {
+		t.Errorf("forced runs at %v saw %d chunks in all, more than half the corpus", runs, sum)
+	}
+	// DetectGrowth 0 is MaxChanges alone.
+	s.cfg.DetectGrowth, st.merged, st.state.Changes = 0, 500, 10
+	if !s.forced(st) {
+		t.Error("with DetectGrowth 0, MaxChanges alone must force a run")
+	}
+}

@@ -1,6 +1,13 @@
 package grapher
 
-import "testing"
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/graphrag/graphrag/pkg/events"
+	"github.com/graphrag/graphrag/pkg/pipeline"
+)
 
 // While a corpus streams in without a pause, forced detection runs grow geometrically:
 // the first comes after MaxChanges merged chunks, and later ones wait until the graph
@@ -36,5 +43,30 @@ func TestForcedDetectionRunsGrowGeometrically(t *testing.T) {
 	s.cfg.DetectGrowth, st.merged, st.state.Changes = 0, 500, 10
 	if !s.forced(st) {
 		t.Error("with DetectGrowth 0, MaxChanges alone must force a run")
+	}
+}
+
+// A corpus whose merges paused for longer than the debounce while documents still wait
+// for the chunker is not detected yet; an idle one is.
+func TestQuietRunWaitsForTheUpstreamBacklog(t *testing.T) {
+	ctx := t.Context()
+	tg := newTestGrapher(t)
+	if _, err := pipeline.PublishDocument(ctx, tg.b, events.Document{Corpus: "busy", ID: "d1", Title: "T", Text: "Text waiting for the chunker."}); err != nil {
+		t.Fatal(err)
+	}
+	// Both corpora merged a chunk long ago (the scheduler is stopped so it does not act).
+	if err := tg.s.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"busy", "idle"} {
+		if err := tg.s.markDirty(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		tg.s.mu.Lock()
+		tg.s.corpora[c].lastChange = time.Now().Add(-time.Hour)
+		tg.s.mu.Unlock()
+	}
+	if got := tg.s.dueNow(ctx); !slices.Equal(got, []string{"idle"}) {
+		t.Errorf("due now %v, want [idle]: busy still has a document before the chunker", got)
 	}
 }

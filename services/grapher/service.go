@@ -291,7 +291,7 @@ func (s *Service) schedule(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		for _, corpus := range s.due() {
+		for _, corpus := range s.dueNow(ctx) {
 			select {
 			case <-s.stop:
 				return
@@ -307,17 +307,59 @@ func (s *Service) schedule(ctx context.Context) {
 	}
 }
 
-func (s *Service) due() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	now := time.Now()
-	for c, st := range s.corpora {
-		if st.state.Dirty && (now.Sub(st.lastChange) >= s.cfg.Debounce || s.forced(st)) {
-			out = append(out, c)
+// dueNow lists the corpora to detect now: due, and for those that are merely quiet
+// (not forced), nothing still on its way to the grapher. On a loaded machine merges can
+// pause longer than the debounce while chunks wait for the chunker or the extractor;
+// a run then would rewrite reports that the next run rewrites again.
+func (s *Service) dueNow(ctx context.Context) []string {
+	due, forced := s.due()
+	out := due[:0]
+	for i, c := range due {
+		if !forced[i] && s.upstreamBusy(ctx, c) {
+			s.mu.Lock()
+			if st, ok := s.corpora[c]; ok {
+				st.lastChange = time.Now() // look again after another debounce
+			}
+			s.mu.Unlock()
+			continue
 		}
+		out = append(out, c)
 	}
 	return out
+}
+
+// due lists the dirty corpora that are quiet or forced (see forced), and which are forced.
+func (s *Service) due() (due []string, forced []bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	for c, st := range s.corpora {
+		if !st.state.Dirty {
+			continue
+		}
+		f := s.forced(st)
+		if f || now.Sub(st.lastChange) >= s.cfg.Debounce {
+			due, forced = append(due, c), append(forced, f)
+		}
+	}
+	return due, forced
+}
+
+// upstreamBusy reports whether documents or chunks of the corpus wait for the chunker
+// or the extractor. An error reading the status counts as idle: detection goes ahead
+// as it did before this check.
+func (s *Service) upstreamBusy(ctx context.Context, corpus string) bool {
+	st, err := pipeline.GetStatus(ctx, s.deps.Bus, corpus)
+	if err != nil {
+		s.log.Warn("reading the pipeline status before detection", "corpus", corpus, "err", err)
+		return false
+	}
+	for _, ss := range st.Stages {
+		if (ss.Stage == pipeline.StageChunker || ss.Stage == pipeline.StageExtractor) && ss.Pending+ss.InFlight > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // forced reports whether a busy corpus has merged enough since its last detection

@@ -37,7 +37,11 @@ func (s *Service) Detect(ctx context.Context, corpus string) error {
 	if err != nil {
 		return err
 	}
-	snap, comms := res.Snapshot, res.Communities
+	snap := res.Snapshot
+	comms, err := s.stabilize(ctx, corpus, res.Communities)
+	if err != nil {
+		return err
+	}
 	if err := s.deps.Graph.SetPageRank(ctx, corpus, res.PageRank); err != nil {
 		return fmt.Errorf("writing pagerank: %w", err)
 	}
@@ -91,6 +95,43 @@ func runID(snap graphstore.Snapshot, start time.Time) string {
 // Data Science), else in pure Go on a snapshot.
 func (s *Service) detect(ctx context.Context, corpus string) (community.Result, error) {
 	return community.Detect(ctx, s.deps.Graph, s.deps.Algorithms, corpus, s.cfg.Detection())
+}
+
+// stabilize gives the new communities the ids (and so the reports) of the current ones
+// they barely differ from: see community.Stabilize. The size a report was written for
+// is in its record.
+func (s *Service) stabilize(ctx context.Context, corpus string, next []graphstore.Community) ([]graphstore.Community, error) {
+	if s.cfg.MaxCommunityChange <= 0 {
+		return next, nil
+	}
+	prev, err := s.deps.Graph.Communities(ctx, corpus, -1)
+	if err != nil {
+		return nil, fmt.Errorf("reading the current communities: %w", err)
+	}
+	if len(prev) == 0 {
+		return next, nil
+	}
+	ids := make([]string, len(prev))
+	for i, c := range prev {
+		ids[i] = c.ID
+	}
+	reported := make(map[string]int, len(prev))
+	coll := schema.Collection(corpus, schema.Communities)
+	for _, part := range batches(ids, 512) {
+		recs, err := s.deps.Vectors.Get(ctx, coll, part)
+		if errors.Is(err, vectorstore.ErrNotFound) {
+			break // no report written yet in this corpus
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading community reports: %w", err)
+		}
+		for _, r := range recs {
+			if n, err := strconv.Atoi(r.Attrs[schema.ReportMembers]); err == nil {
+				reported[r.ID] = n
+			}
+		}
+	}
+	return community.Stabilize(prev, next, reported, s.cfg.MaxCommunityChange), nil
 }
 
 // Detection is the community detection part of the config; the benchmark harness

@@ -5,13 +5,17 @@
 // It consumes extraction events, normalizes entity names with pkg/normalize (the one
 // normalization the query service also uses), and merges them into the graph store in
 // group-committed batches; merging is keyed by chunk, so a replayed event changes nothing.
-// When a corpus has been quiet for a debounce interval (or after many changes) it runs
-// community detection: hierarchical Leiden and PageRank (in the graph store when it has
-// them natively, Neo4j GDS, else in pure Go on a snapshot), writes the hierarchy and the
+// When a corpus has been quiet for a debounce interval with nothing of it still waiting
+// for the chunker or the extractor (or, while busy, after many changes and a graph grown
+// -detect-growth-fold since the last run, so that re-detections, each of which can
+// rewrite most reports, stay few while a corpus streams in) it runs community detection:
+// hierarchical Leiden and PageRank (in the graph store when it has them natively, Neo4j
+// GDS, else in pure Go on a snapshot), writes the hierarchy and the
 // scores back, embeds changed entity descriptions for query-time entity linking, refreshes
 // the entity-type taxonomy, and publishes a community event for every community that has
-// no report yet. Community ids derive from level and membership, so an unchanged community
-// keeps its report and incremental indexing does not recompute the world. Records of
+// no report yet. Community ids derive from level and membership, and a community whose
+// membership barely changed keeps its predecessor's id (community.Stabilize), so it keeps
+// its report and incremental indexing does not recompute the world. Records of
 // entities and communities that are gone are found by enumerating the vector collections
 // with vectorstore List, which has no size cap (a search has: 16,384 hits on Milvus).
 package grapher

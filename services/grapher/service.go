@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/graphrag/graphrag/pkg/bus"
+	"github.com/graphrag/graphrag/pkg/community"
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/llm"
@@ -27,6 +28,11 @@ type Config struct {
 	Debounce time.Duration
 	// MaxChanges forces a detection run after this many merged chunks even if busy.
 	MaxChanges int
+	// DetectGrowth also holds a forced run back until the chunks merged since the last
+	// run are this multiple of those merged before it. Each run can rewrite about every
+	// report, so a corpus indexed from scratch while busy then costs at most about
+	// 1 + 1/DetectGrowth report writes per final community (0: MaxChanges alone).
+	DetectGrowth float64
 	// Resolution, Seed and MaxLevels parameterize Leiden.
 	Resolution float64
 	Seed       uint64
@@ -36,6 +42,10 @@ type Config struct {
 	MinCommunitySize int
 	// Damping is PageRank's damping factor.
 	Damping float64
+	// MaxCommunityChange is the share of its members a community may change (and of
+	// its size since its report) and keep its id and report; 0 gives every changed
+	// membership a new id (see community.Stabilize).
+	MaxCommunityChange float64
 	// SummarizeAfter is the number of distinct descriptions an entity accumulates before
 	// they are summarized into one by the LLM (no effect offline).
 	SummarizeAfter int
@@ -59,19 +69,21 @@ func DefaultConfig() Config {
 	st.Workers = 32 // handlers mostly wait for a group commit
 	st.MaxAckPending = 256
 	return Config{
-		Debounce:         2 * time.Second,
-		MaxChanges:       5000,
-		Resolution:       1.0,
-		Seed:             42,
-		MaxLevels:        3,
-		MinCommunitySize: 3,
-		Damping:          0.85,
-		SummarizeAfter:   8,
-		BatchSize:        256,
-		BatchWait:        20 * time.Millisecond,
-		Taxonomy:         taxonomy.DefaultOptions(),
-		Stage:            st,
-		Lease:            true,
+		Debounce:           2 * time.Second,
+		MaxChanges:         5000,
+		DetectGrowth:       5,
+		Resolution:         1.0,
+		Seed:               42,
+		MaxLevels:          3,
+		MinCommunitySize:   3,
+		Damping:            0.85,
+		MaxCommunityChange: community.DefaultMaxChange,
+		SummarizeAfter:     8,
+		BatchSize:          256,
+		BatchWait:          20 * time.Millisecond,
+		Taxonomy:           taxonomy.DefaultOptions(),
+		Stage:              st,
+		Lease:              true,
 	}
 }
 
@@ -122,6 +134,7 @@ type Service struct {
 type corpusState struct {
 	state      pipeline.GraphState
 	lastChange time.Time
+	merged     int // chunks merged since the start, pending ones included
 	// unreported lists the current communities without a report as last seen (nil:
 	// not known since the start); reportsChecked is when (see checkReports).
 	unreported     []string
@@ -314,7 +327,7 @@ func (s *Service) schedule(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		for _, corpus := range s.due() {
+		for _, corpus := range s.dueNow(ctx) {
 			select {
 			case <-s.stop:
 				return
@@ -338,17 +351,67 @@ func (s *Service) schedule(ctx context.Context) {
 	}
 }
 
-func (s *Service) due() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	now := time.Now()
-	for c, st := range s.corpora {
-		if st.state.Dirty && (now.Sub(st.lastChange) >= s.cfg.Debounce || st.state.Changes >= s.cfg.MaxChanges) {
-			out = append(out, c)
+// dueNow lists the corpora to detect now: due, and for those that are merely quiet
+// (not forced), nothing still on its way to the grapher. On a loaded machine merges can
+// pause longer than the debounce while chunks wait for the chunker or the extractor;
+// a run then would rewrite reports that the next run rewrites again.
+func (s *Service) dueNow(ctx context.Context) []string {
+	due, forced := s.due()
+	out := due[:0]
+	for i, c := range due {
+		if !forced[i] && s.upstreamBusy(ctx, c) {
+			s.mu.Lock()
+			if st, ok := s.corpora[c]; ok {
+				st.lastChange = time.Now() // look again after another debounce
+			}
+			s.mu.Unlock()
+			continue
 		}
+		out = append(out, c)
 	}
 	return out
+}
+
+// due lists the dirty corpora that are quiet or forced (see forced), and which are forced.
+func (s *Service) due() (due []string, forced []bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	for c, st := range s.corpora {
+		if !st.state.Dirty {
+			continue
+		}
+		f := s.forced(st)
+		if f || now.Sub(st.lastChange) >= s.cfg.Debounce {
+			due, forced = append(due, c), append(forced, f)
+		}
+	}
+	return due, forced
+}
+
+// upstreamBusy reports whether documents or chunks of the corpus wait for the chunker
+// or the extractor. An error reading the status counts as idle: detection goes ahead
+// as it did before this check.
+func (s *Service) upstreamBusy(ctx context.Context, corpus string) bool {
+	st, err := pipeline.GetStatus(ctx, s.deps.Bus, corpus)
+	if err != nil {
+		s.log.Warn("reading the pipeline status before detection", "corpus", corpus, "err", err)
+		return false
+	}
+	for _, ss := range st.Stages {
+		if (ss.Stage == pipeline.StageChunker || ss.Stage == pipeline.StageExtractor) && ss.Pending+ss.InFlight > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// forced reports whether a busy corpus has merged enough since its last detection
+// run to detect now anyway: MaxChanges chunks, and DetectGrowth times those merged
+// before (so the runs while a corpus streams in grow geometrically).
+func (s *Service) forced(st *corpusState) bool {
+	before := max(st.merged-st.state.Changes, 0)
+	return st.state.Changes >= s.cfg.MaxChanges && float64(st.state.Changes) >= s.cfg.DetectGrowth*float64(before)
 }
 
 // markDirty records a merge; the first merge after a run persists Dirty before the
@@ -363,6 +426,7 @@ func (s *Service) markDirty(ctx context.Context, corpus string) error {
 	}
 	st.lastChange = time.Now()
 	st.state.Changes++
+	st.merged++
 	wasDirty := st.state.Dirty
 	st.state.Dirty = true
 	s.mu.Unlock()
@@ -376,11 +440,13 @@ func (s *Service) markDirty(ctx context.Context, corpus string) error {
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.Debounce, "detect-debounce", c.Debounce, "quiet time after the last merge before communities are detected")
 	fs.IntVar(&c.MaxChanges, "detect-max-changes", c.MaxChanges, "merged chunks that force a detection run even while busy")
+	fs.Float64Var(&c.DetectGrowth, "detect-growth", c.DetectGrowth, "a forced detection run while busy also waits until the chunks merged since the last run are this multiple of those merged before it (0: -detect-max-changes alone)")
 	fs.Float64Var(&c.Resolution, "leiden-resolution", c.Resolution, "Leiden resolution γ (higher: more, smaller communities)")
 	fs.Uint64Var(&c.Seed, "leiden-seed", c.Seed, "Leiden random seed (fixed for determinism)")
 	fs.IntVar(&c.MaxLevels, "leiden-max-levels", c.MaxLevels, "community levels kept (C0 finest)")
 	fs.IntVar(&c.MinCommunitySize, "min-community-size", c.MinCommunitySize, "smallest community that gets a report")
 	fs.Float64Var(&c.Damping, "pagerank-damping", c.Damping, "PageRank damping factor")
+	fs.Float64Var(&c.MaxCommunityChange, "community-max-change", c.MaxCommunityChange, "share of its members a community may change (and of its size since its report) and keep its id and report (0: any change is a new community)")
 	fs.IntVar(&c.SummarizeAfter, "summarize-descriptions-after", c.SummarizeAfter, "descriptions an entity accumulates before the LLM merges them")
 	fs.IntVar(&c.BatchSize, "merge-batch", c.BatchSize, "chunks merged into the graph store per group commit")
 	fs.StringVar(&c.Taxonomy.Strategy, "taxonomy-strategy", c.Taxonomy.Strategy, "entity type consolidation: stratified or global")

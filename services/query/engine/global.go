@@ -111,6 +111,9 @@ func (e *Engine) global(ctx context.Context, req Request, t *timer, onDelta func
 		}
 		comms = append(comms, communityOf(h.Record, h.Score))
 	}
+	if e.deps.LLM != nil {
+		comms = e.withinTokenBudget(req.Query, comms)
+	}
 	t.mark("select")
 
 	partials, err := e.mapPhase(ctx, req.Query, comms)
@@ -181,6 +184,35 @@ func (e *Engine) selectReports(ctx context.Context, corpus string, qvec []float3
 	return hits, nil
 }
 
+// globalTokenBudget bounds the prompt tokens one global question sends to the model:
+// its map calls and its reduce call (issue 15: ≤ 50k). Mapping every report of a level
+// of a corpus of a thousand passages sends far more (measured by `graphrag bench -only
+// globalcost`), at the price of one call per report.
+const globalTokenBudget = 50_000
+
+// withinTokenBudget keeps the best-ranked communities (comms is in rank order) whose
+// map prompts, and the partial answers they put into the reduce prompt, fit in
+// globalTokenBudget; at least the best one. Tokens are estimated at 4 bytes each, as
+// the client's rate limiter does.
+func (e *Engine) withinTokenBudget(q string, comms []Community) []Community {
+	const perPartial = 8 // "[n] (score N) " and the blank line of each partial in the reduce prompt
+	spent := estimateTokens(reduceSystem) + estimateTokens(ReducePrompt(q, nil))
+	for i, c := range comms {
+		spent += estimateTokens(mapSystem) + estimateTokens(mapPrompt(c, q)) + e.cfg.MapMaxTokens + perPartial
+		if spent > globalTokenBudget && i > 0 {
+			return comms[:i]
+		}
+	}
+	return comms
+}
+
+func estimateTokens(s string) int { return len(s)/4 + 1 }
+
+// mapPrompt is the user message of a community's map call.
+func mapPrompt(c Community, q string) string {
+	return "## Community report\n" + c.Title + "\n" + c.Summary + "\n\n## Question\n" + q
+}
+
 const mapSystem = `You answer a question using only one community report from a knowledge graph.
 Return JSON {"answer": "...", "score": N}: the answer holds the points of the report relevant to the question (at most 5 bullet points); score is 0-100, how helpful the report is for the question; if it is not relevant, return score 0 and answer "Not relevant".`
 
@@ -216,7 +248,7 @@ func (e *Engine) mapPhase(ctx context.Context, q string, comms []Community) ([]P
 				Score  float64 `json:"score"`
 			}](ctx, e.deps.LLM, llm.ChatRequest{
 				Stage: "query", System: mapSystem, MaxTokens: e.cfg.MapMaxTokens,
-				User: "## Community report\n" + c.Title + "\n" + c.Summary + "\n\n## Question\n" + q,
+				User: mapPrompt(c, q),
 				JSONSchema: &llm.Schema{Name: "partial_answer", Strict: true, Schema: map[string]any{
 					"type": "object", "properties": map[string]any{"answer": map[string]any{"type": "string"},
 						"score": map[string]any{"type": "number", "minimum": 0, "maximum": 100}},

@@ -23,6 +23,8 @@ type benchConfig struct {
 	only      []string
 	extractor string // prebuilt extractor binary; empty: go build it
 	workDir   string
+	corpusDir string    // base of the realistic corpus; "" = the embedded HotpotQA sample
+	waves     int       // resummarize: waves the corpus is published in
 	log       io.Writer // progress lines
 }
 
@@ -40,6 +42,8 @@ func benchSections() []benchSection {
 		{"map", "Global search: map phase wall time", benchMapPhase},
 		{"graph", "Leiden and PageRank by graph size", benchGraphAlgorithms},
 		{"events", "Event codec and bus throughput", benchEvents},
+		{"resummarize", "Community reports written while a corpus streams in", benchResummarize},
+		{"globalcost", "Tokens sent to the model per global question", benchGlobalCost},
 	}
 }
 
@@ -48,13 +52,19 @@ func benchSections() []benchSection {
 // expectation.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := benchConfig{log: stderr}
-	var only string
+	var only, writeCorpus string
+	var corpusDocs, corpusQuestions int
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.out, "out", "docs/benchmarks.md", "Markdown file to write (- for stdout)")
 	fs.BoolVar(&cfg.quick, "quick", false, "small sizes only (a smoke test of every section, about a minute)")
-	fs.StringVar(&only, "only", "", "comma-separated sections to run: retrieval, pipeline, map, graph, events (default all)")
+	fs.StringVar(&only, "only", "", "comma-separated sections to run: retrieval, pipeline, map, graph, events, resummarize, globalcost (default all)")
 	fs.StringVar(&cfg.extractor, "extractor-bin", "", "extractor binary for the pipeline section (default: go build ./services/extractor/cmd/extractor)")
+	fs.StringVar(&cfg.corpusDir, "corpus", "", "directory with corpus.jsonl and questions.jsonl to scale into the realistic corpora (default: the embedded HotpotQA development sample)")
+	fs.IntVar(&cfg.waves, "waves", 10, "resummarize: number of waves the corpus is published in")
+	fs.StringVar(&writeCorpus, "write-corpus", "", "write a realistic dataset for `graphrag eval -dataset` to this directory instead of benchmarking: -corpus-docs copies of the base corpus's passages with entity names rewritten per copy")
+	fs.IntVar(&corpusDocs, "corpus-docs", 10000, "with -write-corpus: number of passages")
+	fs.IntVar(&corpusQuestions, "corpus-questions", 1000, "with -write-corpus: number of questions, spread over the copies")
 	fs.StringVar(&cfg.workDir, "work-dir", "", "directory for stores and binaries (default: a temporary directory, removed at the end)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: graphrag bench [-out docs/benchmarks.md] [-quick] [-only sections]")
@@ -65,6 +75,17 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("bench: unexpected arguments %q", fs.Args())
+	}
+	if writeCorpus != "" {
+		rc, err := loadRealCorpus(cfg.corpusDir)
+		if err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+		if err := writeRealCorpus(rc, writeCorpus, corpusDocs, corpusQuestions); err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+		fmt.Fprintf(stderr, "bench: wrote %d passages and %d questions to %s\n", corpusDocs, corpusQuestions, writeCorpus)
+		return nil
 	}
 	sections := benchSections()
 	if only != "" {

@@ -72,21 +72,6 @@ func TestDeleteAndRestoreSample(t *testing.T) {
 	}
 }
 
-// TestDeleteAndRestoreHotpotQA does the same on the HotpotQA development set
-// (GRAPHRAG_TEST_HOTPOTQA names its directory, e.g. ../shared/datasets/hotpotqa): it
-// deletes one passage that is no question's gold passage and checks 20 questions whose
-// gold passages are elsewhere.
-func TestDeleteAndRestoreHotpotQA(t *testing.T) {
-	dir := os.Getenv("GRAPHRAG_TEST_HOTPOTQA")
-	if dir == "" {
-		t.Skip("GRAPHRAG_TEST_HOTPOTQA is not set (the development set is not in the repository)")
-	}
-	docs, qs := readDataset(t, dir)
-	p := testPlatform(t, t.TempDir())
-	st := startStack(t, p, fastConfig())
-	deleteAndRestore(t, p, st, "hotpot", docs, qs, func(d corpusDump) string { return sharingVictim(d, qs) })
-}
-
 // sharingVictim picks, among the passages that are no question's gold passage, the one
 // that shares the most entities with other passages: the hardest to delete cleanly.
 func sharingVictim(d corpusDump, qs []datasetQuestion) string {

@@ -67,4 +67,15 @@ for m in pkg services/extractor services/grapher services/summarizer services/qu
   # pipefail: a failed test or a skipped one fails the run.
   (cd "$m" && go test -json -tags integration -count=1 -timeout 60m $pkgs) | "$testlog" -backends "${backends[*]}" || status=1
 done
+# The web console once on the real stores: graphrag up -demo on Neo4j + GDS and Milvus,
+# opened in headless Chromium (Debian's package, installed when absent), a question asked
+# and a neighbourhood explored (services/query/console, build tag browser).
+if [[ " ${backends[*]} " == *" neo4j "* && " ${backends[*]} " == *" milvus "* ]]; then
+  echo "== console in Chromium on Neo4j + Milvus" >&2
+  chrome=$("$root/scripts/ui/chromium.sh")
+  ui_args="-graph-store neo4j -neo4j-uri $GRAPHRAG_TEST_NEO4J_URI -neo4j-password=$GRAPHRAG_TEST_NEO4J_PASSWORD -vector-store milvus -milvus-address $GRAPHRAG_TEST_MILVUS_ADDR"
+  (cd services/query && CHROME_BIN=$chrome GRAPHRAG_UI_UP_ARGS=$ui_args GRAPHRAG_UI_SCREENSHOTS=$run_dir/ui \
+    go test -json -tags browser -count=1 -timeout 15m -run 'TestAskStreamsAndCites|TestExplorerNeighbourhoodAndExpand' ./console/) |
+    "$testlog" -backends "${backends[*]}" || status=1
+fi
 exit $status

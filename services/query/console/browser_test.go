@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -64,6 +65,9 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(tmp)
+	// The integration run (scripts/integration/run.sh) opens the console once on Neo4j
+	// and Milvus: it passes their flags here, and every graphrag up gets them.
+	upExtraArgs = strings.Fields(os.Getenv("GRAPHRAG_UI_UP_ARGS"))
 	graphragBin = os.Getenv("GRAPHRAG_BIN")
 	if graphragBin == "" {
 		graphragBin = filepath.Join(tmp, "graphrag")
@@ -105,6 +109,9 @@ type stack struct {
 	fake    *resourceFake
 }
 
+// upExtraArgs are added to every graphrag up the tests start (GRAPHRAG_UI_UP_ARGS).
+var upExtraArgs []string
+
 var (
 	stacksMu sync.Mutex
 	stacks   = map[string]*stack{}
@@ -134,7 +141,7 @@ func startStack(t *testing.T, args ...string) *stack {
 	s := &stack{direct: fmt.Sprintf("http://127.0.0.1:%d", httpPort), natsURL: fmt.Sprintf("nats://127.0.0.1:%d", natsPort), done: make(chan struct{})}
 	all := append([]string{"up", "-demo", "-examples", filepath.Join(repoRoot, "examples"), "-data-dir", dir,
 		"-http-addr", fmt.Sprintf("127.0.0.1:%d", httpPort), "-nats-port", fmt.Sprint(natsPort), "-log-level", "warn",
-		"-detect-debounce", "200ms"}, args...)
+		"-detect-debounce", "200ms"}, append(slices.Clone(upExtraArgs), args...)...)
 	s.cmd = exec.Command(graphragBin, all...)
 	stderr, err := s.cmd.StderrPipe()
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -94,8 +95,8 @@ type wavesStack struct {
 
 func (w *wavesStack) close() error {
 	var err error
-	for i := len(w.closers) - 1; i >= 0; i-- {
-		err = errors.Join(err, w.closers[i]())
+	for _, c := range slices.Backward(w.closers) {
+		err = errors.Join(err, c())
 	}
 	return err
 }
@@ -108,7 +109,7 @@ func startWavesStack(ctx context.Context, dir string, v wavesVariant) (w *wavesS
 			err = errors.Join(err, w.close())
 		}
 	}()
-	srv, err := natsembed.Start(natsembed.Config{DataDir: filepath.Join(dir, "nats"), Port: -1})
+	srv, err := natsembed.Start(natsembed.Config{DataDir: filepath.Join(dir, "nats"), Port: -1}) //nolint:contextcheck // Start takes no context
 	if err != nil {
 		return w, fmt.Errorf("starting nats: %w", err)
 	}
@@ -138,7 +139,7 @@ func startWavesStack(ctx context.Context, dir string, v wavesVariant) (w *wavesS
 	w.vectors, w.embedder = vs, emb
 	w.counting = &countingVectors{VectorStore: vs, coll: schema.Collection(benchCorpus, schema.Communities)}
 
-	ex, err := extractor.New(extractor.DefaultConfig(), extractor.Deps{Bus: w.bus, Vectors: vs, Embedder: emb, Logger: quiet})
+	ex, err := extractor.New(extractor.DefaultConfig(), extractor.Deps{Bus: w.bus, Vectors: vs, Embedder: emb, Logger: quiet}) //nolint:contextcheck // New starts nothing: it only sets its counters to zero
 	if err != nil {
 		return w, fmt.Errorf("creating the extractor: %w", err)
 	}
@@ -147,11 +148,11 @@ func startWavesStack(ctx context.Context, dir string, v wavesVariant) (w *wavesS
 	if v.maxChanges > 0 {
 		gcfg.MaxChanges = v.maxChanges
 	}
-	gr, err := grapher.New(gcfg, grapher.Deps{Bus: w.bus, Graph: w.graph, Vectors: vs, Embedder: emb, Logger: quiet})
+	gr, err := grapher.New(gcfg, grapher.Deps{Bus: w.bus, Graph: w.graph, Vectors: vs, Embedder: emb, Logger: quiet}) //nolint:contextcheck // New starts nothing: it only sets its counters to zero
 	if err != nil {
 		return w, fmt.Errorf("creating the grapher: %w", err)
 	}
-	su, err := summarizer.New(summarizer.DefaultConfig(), summarizer.Deps{Bus: w.bus, Graph: w.graph, Vectors: w.counting, Embedder: emb, Logger: quiet})
+	su, err := summarizer.New(summarizer.DefaultConfig(), summarizer.Deps{Bus: w.bus, Graph: w.graph, Vectors: w.counting, Embedder: emb, Logger: quiet}) //nolint:contextcheck // New starts nothing: it only sets its counters to zero
 	if err != nil {
 		return w, fmt.Errorf("creating the summarizer: %w", err)
 	}

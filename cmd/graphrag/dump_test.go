@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"reflect"
@@ -84,7 +85,7 @@ func dumpCorpus(ctx context.Context, t testing.TB, g graphstore.Store, v vectors
 		for _, e := range ents {
 			d.Entities = append(d.Entities, dumpEntity{Key: e.Key, Name: e.Name, Type: e.Type, Description: e.Description,
 				Descriptions: e.Descriptions, MentionCount: e.MentionCount, Chunks: identities(e.ChunkIDs),
-				PageRank: strconv.FormatFloat(e.PageRank, 'g', 6, 64), Communities: e.Communities})
+				PageRank: strconv.FormatFloat(e.PageRank, 'g', 6, 64), Communities: slices.Clone(e.Communities)})
 		}
 		rs, err := g.RelationshipsOf(ctx, corpus, keys, 0)
 		if err != nil {
@@ -109,9 +110,16 @@ func dumpCorpus(ctx context.Context, t testing.TB, g graphstore.Store, v vectors
 	if err != nil {
 		t.Fatalf("dump: communities: %v", err)
 	}
+	canon := canonicalCommunities(cs)
 	for _, c := range cs {
-		d.Communities = append(d.Communities, dumpCommunity{ID: c.ID, Parent: c.ParentID, Level: c.Level, Members: c.Members,
+		d.Communities = append(d.Communities, dumpCommunity{ID: canon[c.ID], Parent: canon[c.ParentID], Level: c.Level, Members: c.Members,
 			Relationships: c.RelationshipCount})
+	}
+	slices.SortFunc(d.Communities, func(a, b dumpCommunity) int { return strings.Compare(a.ID, b.ID) })
+	for i := range d.Entities {
+		for j, id := range d.Entities[i].Communities {
+			d.Entities[i].Communities[j] = canon[id]
+		}
 	}
 	for _, r := range listRecords(ctx, t, v, schema.Collection(corpus, schema.Chunks)) {
 		d.Chunks = append(d.Chunks, dumpChunk{ID: pipeline.ChunkIdentity(r.ID), Text: r.Text, Attrs: r.Attrs})
@@ -119,6 +127,22 @@ func dumpCorpus(ctx context.Context, t testing.TB, g graphstore.Store, v vectors
 	slices.SortFunc(d.Chunks, func(a, b dumpChunk) int { return strings.Compare(a.ID, b.ID) })
 	d.EntityRecords = listIDs(ctx, t, v, schema.Collection(corpus, schema.Entities))
 	return d
+}
+
+// canonicalCommunities names each community by its level and members instead of its id.
+// A community's id depends on the detection history (community.Stabilize keeps the id
+// of a community that barely changed), so two runs that end with the same partition may
+// name it differently: dumps compare partitions, not names. The root's empty parent id
+// stays empty.
+func canonicalCommunities(cs []graphstore.Community) map[string]string {
+	out := map[string]string{"": ""}
+	for _, c := range cs {
+		members := slices.Clone(c.Members)
+		slices.Sort(members)
+		sum := sha256.Sum256([]byte(strings.Join(members, "\n")))
+		out[c.ID] = fmt.Sprintf("L%d-%x", c.Level, sum[:8])
+	}
+	return out
 }
 
 func identities(ids []string) []string {

@@ -54,6 +54,11 @@ func dumpStores(ctx context.Context, g graphstore.Store, v vectorstore.Store, co
 	if err != nil {
 		return nil, fmt.Errorf("reading the graph: %w", err)
 	}
+	comms, err := g.Communities(ctx, corpus, -1)
+	if err != nil {
+		return nil, fmt.Errorf("reading communities: %w", err)
+	}
+	canon := canonicalNames(comms)
 	for part := range slices.Chunk(snap.Keys, 1000) {
 		ents, err := g.Entities(ctx, corpus, part)
 		if err != nil {
@@ -61,7 +66,7 @@ func dumpStores(ctx context.Context, g graphstore.Store, v vectorstore.Store, co
 		}
 		for _, e := range ents {
 			d[catEntities][e.Key] = item{fields: strings.Join([]string{e.Name, e.Type, strconv.Itoa(e.MentionCount),
-				strings.Join(sorted(e.ChunkIDs), ","), strings.Join(e.Communities, ",")}, "|"), nums: []float64{e.PageRank}}
+				strings.Join(sorted(e.ChunkIDs), ","), strings.Join(canon.all(e.Communities), ",")}, "|"), nums: []float64{e.PageRank}}
 		}
 	}
 	rels, err := g.RelationshipsAmong(ctx, corpus, snap.Keys)
@@ -72,15 +77,15 @@ func dumpStores(ctx context.Context, g graphstore.Store, v vectorstore.Store, co
 		d[catRelationships][r.SourceKey+" -> "+r.TargetKey+" "+r.Type] = item{
 			fields: "mentions " + strconv.Itoa(len(r.ChunkIDs)) + "|" + strings.Join(sorted(r.ChunkIDs), ","), nums: []float64{r.Weight}}
 	}
-	comms, err := g.Communities(ctx, corpus, -1)
-	if err != nil {
-		return nil, fmt.Errorf("reading communities: %w", err)
-	}
 	for _, c := range comms {
-		d[catCommunities][c.ID] = item{fields: fmt.Sprintf("level %d|parent %s|%s", c.Level, c.ParentID, strings.Join(c.Members, ","))}
+		d[catCommunities][canon.of(c.ID)] = item{fields: fmt.Sprintf("level %d|parent %s|%s", c.Level, canon.of(c.ParentID), strings.Join(c.Members, ","))}
 	}
-	if err := dumpRecords(ctx, v, schema.Collection(corpus, schema.Communities), d[catReports], false); err != nil {
+	reports := map[string]item{}
+	if err := dumpRecords(ctx, v, schema.Collection(corpus, schema.Communities), reports, false); err != nil {
 		return nil, err
+	}
+	for id, it := range reports {
+		d[catReports][canon.of(id)] = it
 	}
 	if err := dumpRecords(ctx, v, schema.Collection(corpus, schema.Chunks), d[catChunks], true); err != nil {
 		return nil, err
@@ -194,6 +199,38 @@ func same(a, b item) bool {
 		}
 	}
 	return true
+}
+
+// communityNames names communities by level and members: ids depend on the detection
+// history (community.Stabilize keeps the id of a community that barely changed), so an
+// interrupted run and an uninterrupted one may name one partition differently. An id
+// that is no current community (a stale report) keeps its own name.
+type communityNames map[string]string
+
+func canonicalNames(cs []graphstore.Community) communityNames {
+	out := communityNames{"": ""}
+	for _, c := range cs {
+		members := slices.Clone(c.Members)
+		slices.Sort(members)
+		sum := sha256.Sum256([]byte(strings.Join(members, "\n")))
+		out[c.ID] = fmt.Sprintf("L%d-%x", c.Level, sum[:8])
+	}
+	return out
+}
+
+func (n communityNames) of(id string) string {
+	if c, ok := n[id]; ok {
+		return c
+	}
+	return id
+}
+
+func (n communityNames) all(ids []string) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = n.of(id)
+	}
+	return out
 }
 
 // selfCheck reports what an index must hold whatever happened to it: a report for every

@@ -56,6 +56,10 @@ type Config struct {
 	// SubjectPassages is how many of the best dense/lexical passages contribute the
 	// entities they mention to the subject list.
 	SubjectPassages int
+	// ReverseHops adds to the subject list, after the forward hops, the passage that
+	// mentions a first-hop passage's subject and best matches what the first hop left
+	// unexplained in the question.
+	ReverseHops bool
 }
 
 // Auto marks a parameter whose default depends on the embedder. With a semantic embedding
@@ -90,6 +94,7 @@ func DefaultConfig() Config {
 		PassageSeeds:      5,
 		PassageSeedWeight: 0.5,
 		SubjectPassages:   2,
+		ReverseHops:       true,
 	}
 }
 
@@ -193,6 +198,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&c.Weights.Graph, "weight-graph", c.Weights.Graph, "RRF weight of the graph list")
 	fs.Float64Var(&c.Weights.Subject, "weight-subject", c.Weights.Subject, "RRF weight of the subject list (passages about the entities the question names or the best passages mention)")
 	fs.IntVar(&c.SubjectPassages, "subject-passages", c.SubjectPassages, "best dense/lexical passages whose mentioned entities' own passages join the subject list (0 = only the question's entities)")
+	fs.BoolVar(&c.ReverseHops, "reverse-hops", c.ReverseHops, "subject list: also hop to the passage that mentions a best passage's subject and matches the rest of the question")
 	fs.StringVar(&c.GraphRanking, "graph-ranking", c.GraphRanking, "graph list ranking: ppr (personalized PageRank) or path (hops, then PageRank)")
 	fs.IntVar(&c.EntityTopK, "entity-top-k", c.EntityTopK, "entities linked by embedding similarity")
 	fs.Float64Var(&c.EntityMargin, "entity-margin", c.EntityMargin, "embedding links kept only within this cosine of the best one (1 = no margin)")

@@ -25,6 +25,10 @@ const (
 // ("Sulli" for "Sulli Choi"): likely the same entity, not surely.
 const prefixHopDiscount = 0.5
 
+// reverseHopDiscount scales a hop to a passage that mentions the bridge entity rather
+// than being about it.
+const reverseHopDiscount = 0.5
+
 // subjectList is the second hop of a multi-hop question made explicit, over the
 // passage → subject relation: a passage's subject is the entity its document is about
 // (offlinextract.Subject: its title when the title names one, else the subject its
@@ -224,6 +228,25 @@ func (h *hop) secondHop(ctx context.Context, query string, first []passageSeed) 
 	for _, p := range first {
 		h.scoreHops(cands, terms, p, mentions[p.id], about, prefixes)
 	}
+	out := sortedHops(h, cands)
+	if !h.e.cfg.ReverseHops {
+		return out, nil
+	}
+	// Reverse hops come after every forward hop: weaker evidence (see reverseHops).
+	rev := map[string]*hopCandidate{}
+	if err := h.reverseHops(ctx, rev, terms, first); err != nil {
+		return nil, err
+	}
+	for _, x := range sortedHops(h, rev) {
+		if cands[x.id] == nil {
+			out = append(out, x)
+		}
+	}
+	return out, nil
+}
+
+// sortedHops returns cands best score first, ties by lexical rank.
+func sortedHops(h *hop, cands map[string]*hopCandidate) []hopCandidate {
 	out := make([]hopCandidate, 0, len(cands))
 	for _, x := range cands {
 		out = append(out, *x)
@@ -234,7 +257,7 @@ func (h *hop) secondHop(ctx context.Context, query string, first []passageSeed) 
 		}
 		return h.better(out[i].id, out[j].id)
 	})
-	return out, nil
+	return out
 }
 
 // namePrefixes returns, per key, the names that start it: a name that starts another
@@ -292,6 +315,79 @@ func (h *hop) scoreHops(cands map[string]*hopCandidate, terms []string, p passag
 			}
 		}
 	}
+}
+
+// reverseHops adds to cands the passages that mention the subject of a first-hop
+// passage without being about it: the bridge seen from the other side ("Hannah Gross
+// ... the daughter of Paul Gross" for a question that reaches the passage about Paul
+// Gross). Each counts like a forward hop, its fact matched in the mentioning passage's
+// sentences, at reverseHopDiscount: a passage that mentions an entity says less about
+// it than one about it, and a well-known entity is mentioned by many.
+func (h *hop) reverseHops(ctx context.Context, cands map[string]*hopCandidate, terms []string, first []passageSeed) error {
+	var keys []string
+	for _, p := range first {
+		for _, k := range subjectKeys(h.recs[p.id]) {
+			if k != "" && !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	ents, err := h.e.deps.Graph.Entities(ctx, h.corpus, keys)
+	if err != nil {
+		return fmt.Errorf("reading the subjects of the best passages: %w", err)
+	}
+	mentionedBy := map[string][]string{}
+	var ids []string
+	for _, en := range ents {
+		mentionedBy[en.Key] = firstN(en.ChunkIDs, maxSubjectChunksPerEntity)
+		ids = append(ids, mentionedBy[en.Key]...)
+	}
+	if err := h.records(ctx, ids); err != nil {
+		return err
+	}
+	for _, p := range first {
+		own := subjectKeys(h.recs[p.id])
+		open := unexplained(terms, h.recs[p.id].Text)
+		for _, k := range own {
+			best, bestFM := "", 0.0
+			for _, c := range mentionedBy[k] {
+				r, ok := h.recs[c]
+				if !ok || c == p.id || slices.Contains(subjectKeys(r), k) {
+					continue
+				}
+				fm := factMatch(open, normalizedSentences(r.Text), k, subjectKeys(r))
+				if fm > bestFM || (fm == bestFM && fm > 0 && h.better(c, best)) {
+					best, bestFM = c, fm
+				}
+			}
+			if best == "" {
+				continue
+			}
+			x := cands[best]
+			if x == nil {
+				x = &hopCandidate{id: best, path: []string{own[0], subjectKeys(h.recs[best])[0]}}
+				cands[best] = x
+			}
+			x.score += p.weight * (1 + bestFM) * reverseHopDiscount
+		}
+	}
+	return nil
+}
+
+// unexplained returns the terms that text does not contain: what a hop from a passage
+// with this text still has to explain.
+func unexplained(terms []string, text string) []string {
+	padded := " " + normalizeName(text) + " "
+	var out []string
+	for _, t := range terms {
+		if !strings.Contains(padded, " "+t) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // questionTerms returns the question's content words, normalized and stemmed.

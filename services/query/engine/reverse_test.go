@@ -1,0 +1,88 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/graphrag/graphrag/pkg/graphstore"
+	"github.com/graphrag/graphrag/services/query/internal/querytest"
+)
+
+// reverseFixture is a bridge seen from the other side: the question describes the
+// cricketer (the first hop); the answer is in a passage that mentions him without
+// being about him, and shares one word with the question. Distractors share the
+// question's other words.
+func newReverseEngine(t *testing.T, reverse bool) *Engine {
+	t.Helper()
+	s := querytest.Open(t)
+	chunks := []bridgeChunk{
+		{"stokes", "Ben Stokes", "Ben Stokes is an English cricketer born in Christchurch, New Zealand.",
+			[]string{"Ben Stokes", "Christchurch", "New Zealand"}},
+		{"record", "Hello Friends", "Hello Friends is a compilation album DJed by Jack Dangers with tracks produced by Ben Stokes.",
+			[]string{"Hello Friends", "Jack Dangers", "Ben Stokes"}},
+		// Mentions the cricketer, says nothing the question asks: no hop.
+		{"fans", "Cricket supporters", "Supporters cheered Ben Stokes at every match.",
+			[]string{"Cricket supporters", "Ben Stokes"}},
+	}
+	for i := range 8 {
+		chunks = append(chunks, bridgeChunk{fmt.Sprintf("cricket%d", i), fmt.Sprintf("Club %d", i),
+			fmt.Sprintf("An English cricketer born in Christchurch plays for club %d.", i), []string{"Christchurch"}})
+	}
+	for i := range 4 {
+		chunks = append(chunks, bridgeChunk{fmt.Sprintf("compilation%d", i), fmt.Sprintf("Volume %d", i),
+			fmt.Sprintf("A compilation album partially produced in London, volume %d.", i), []string{"London"}})
+	}
+	var passages []querytest.Passage
+	var exts []graphstore.ChunkExtraction
+	for _, c := range chunks {
+		passages = append(passages, querytest.Passage{ID: c.id, Doc: c.id, Title: c.title, Text: c.text})
+		x := graphstore.ChunkExtraction{ChunkID: c.id, DocumentID: c.id}
+		for _, name := range c.entities {
+			x.Entities = append(x.Entities, querytest.Mention(name, "OTHER", name))
+		}
+		exts = append(exts, x)
+	}
+	s.WriteChunks(t, "demo", passages)
+	if err := s.Graph.Merge(t.Context(), "demo", exts); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.Pool = 5
+	cfg.ReverseHops = reverse
+	e, err := New(cfg, Deps{Graph: s.Graph, Vectors: s.Vectors, Embedder: s.Embedder, OfflineEmbedder: true, Logger: querytest.Logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// The passage that mentions the first hop's subject and holds what the first hop
+// leaves unexplained ("album") reaches the top 5 only through the reverse hop; the
+// passage that mentions him and matches nothing else does not join the subject list.
+func TestReverseHopFindsTheMentioningPassage(t *testing.T) {
+	q := "Who was the DJ of the compilation album partially produced by an English cricketer born in Christchurch, New Zealand?"
+	off, _, err := newReverseEngine(t, false).Retrieve(t.Context(), Request{Corpus: "demo", Query: q, TopK: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rankOf(off, "record"); r >= 1 && r <= 5 {
+		t.Fatalf("without reverse hops the answer passage ranks %d: the fixture does not need them; ranking %v", r, chunkIDs(off))
+	}
+	got, _, err := newReverseEngine(t, true).Retrieve(t.Context(), Request{Corpus: "demo", Query: q, TopK: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rankOf(got, "record")
+	if r < 1 || r > 5 {
+		t.Fatalf("answer passage ranked %d, want 1..5; ranking %v", r, chunkIDs(got))
+	}
+	if want := []string{"ben stokes", "hello friends"}; !slices.Equal(got.Chunks[r-1].GraphPath, want) {
+		t.Errorf("reverse hop path %v, want %v (the first hop's subject, then the passage's)", got.Chunks[r-1].GraphPath, want)
+	}
+	for _, c := range got.Chunks {
+		if c.ID == "fans" && slices.ContainsFunc(c.Lists, func(h ListHit) bool { return h.List == "subject" }) {
+			t.Errorf("a passage that mentions the cricketer and nothing the question asks is in the subject list: %+v", c.Lists)
+		}
+	}
+}

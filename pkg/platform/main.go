@@ -60,6 +60,13 @@ func Main(ctx context.Context, args []string, stderr io.Writer, spec Spec) error
 	if err := common.Validate(); err != nil {
 		return err
 	}
+	if common.CPUProfile != "" {
+		stop, err := StartCPUProfile(common.CPUProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	log := common.Logger(stderr).With("service", spec.Name)
 	tcfg := common.TelemetryConfig("graphrag-"+spec.Name, Version)
 	tcfg.Logger = log // export failures as structured lines, not the SDK's plain text

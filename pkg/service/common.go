@@ -46,6 +46,7 @@ type CommonFlags struct {
 	NATSTLSCA        string        `config:"nats-tls-ca"`
 	NATSTLSCert      string        `config:"nats-tls-cert"`
 	NATSTLSKey       string        `config:"nats-tls-key"`
+	CPUProfile       string        `config:"cpu-profile"`
 }
 
 // Register defines the common flags on fs with their documented defaults.
@@ -66,6 +67,7 @@ func (c *CommonFlags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.NATSTLSCA, "nats-tls-ca", "", "path to a CA certificate bundle for NATS TLS")
 	fs.StringVar(&c.NATSTLSCert, "nats-tls-cert", "", "path to a client certificate for NATS TLS")
 	fs.StringVar(&c.NATSTLSKey, "nats-tls-key", "", "path to the client certificate's key for NATS TLS")
+	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a CPU profile of the whole process life to this file (go tool pprof reads it)")
 }
 
 // Validate reports every inconsistent common flag at once.

@@ -1,0 +1,32 @@
+package platform
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// The profile file is written and holds a gzip-compressed pprof protobuf; a second
+// profile while one runs is refused with an error, not a silent empty file.
+func TestStartCPUProfile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cpu.pprof")
+	stop, err := StartCPUProfile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := StartCPUProfile(filepath.Join(t.TempDir(), "again.pprof")); err == nil {
+		t.Error("a second concurrent CPU profile started")
+	}
+	stop()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(b, []byte{0x1f, 0x8b}) {
+		t.Errorf("profile is not gzip-compressed pprof data: % x", b[:min(len(b), 8)])
+	}
+	if _, err := StartCPUProfile(filepath.Join(t.TempDir(), "missing", "cpu.pprof")); err == nil {
+		t.Error("a profile into a missing directory started")
+	}
+}

@@ -13,7 +13,7 @@ import (
 // cricketer (the first hop); the answer is in a passage that mentions him without
 // being about him, and shares one word with the question. Distractors share the
 // question's other words.
-func newReverseEngine(t *testing.T, reverse bool) *Engine {
+func newReverseEngine(t testing.TB, reverse bool, extraMentions int) *Engine {
 	t.Helper()
 	s := querytest.Open(t)
 	chunks := []bridgeChunk{
@@ -28,6 +28,11 @@ func newReverseEngine(t *testing.T, reverse bool) *Engine {
 	for i := range 8 {
 		chunks = append(chunks, bridgeChunk{fmt.Sprintf("cricket%d", i), fmt.Sprintf("Club %d", i),
 			fmt.Sprintf("An English cricketer born in Christchurch plays for club %d.", i), []string{"Christchurch"}})
+	}
+	for i := range extraMentions {
+		chunks = append(chunks, bridgeChunk{fmt.Sprintf("mention%d", i), fmt.Sprintf("Match report %d", i),
+			fmt.Sprintf("In match %d Ben Stokes took three wickets. The crowd sang about an album of club songs.", i),
+			[]string{fmt.Sprintf("Match report %d", i), "Ben Stokes"}})
 	}
 	for i := range 4 {
 		chunks = append(chunks, bridgeChunk{fmt.Sprintf("compilation%d", i), fmt.Sprintf("Volume %d", i),
@@ -62,14 +67,14 @@ func newReverseEngine(t *testing.T, reverse bool) *Engine {
 // passage that mentions him and matches nothing else does not join the subject list.
 func TestReverseHopFindsTheMentioningPassage(t *testing.T) {
 	q := "Who was the DJ of the compilation album partially produced by an English cricketer born in Christchurch, New Zealand?"
-	off, _, err := newReverseEngine(t, false).Retrieve(t.Context(), Request{Corpus: "demo", Query: q, TopK: 10})
+	off, _, err := newReverseEngine(t, false, 0).Retrieve(t.Context(), Request{Corpus: "demo", Query: q, TopK: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r := rankOf(off, "record"); r >= 1 && r <= 5 {
 		t.Fatalf("without reverse hops the answer passage ranks %d: the fixture does not need them; ranking %v", r, chunkIDs(off))
 	}
-	got, _, err := newReverseEngine(t, true).Retrieve(t.Context(), Request{Corpus: "demo", Query: q, TopK: 10})
+	got, _, err := newReverseEngine(t, true, 0).Retrieve(t.Context(), Request{Corpus: "demo", Query: q, TopK: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,5 +89,22 @@ func TestReverseHopFindsTheMentioningPassage(t *testing.T) {
 		if c.ID == "fans" && slices.ContainsFunc(c.Lists, func(h ListHit) bool { return h.List == "subject" }) {
 			t.Errorf("a passage that mentions the cricketer and nothing the question asks is in the subject list: %+v", c.Lists)
 		}
+	}
+}
+
+// BenchmarkReverseHops measures what reverse hops add to a question whose first hop is
+// about an entity 128 other passages mention (the most maxSubjectChunksPerEntity reads):
+// compare on with off in one run.
+func BenchmarkReverseHops(b *testing.B) {
+	q := "Who was the DJ of the compilation album partially produced by an English cricketer born in Christchurch, New Zealand?"
+	for _, on := range []bool{false, true} {
+		e := newReverseEngine(b, on, maxSubjectChunksPerEntity)
+		b.Run(fmt.Sprintf("reverse=%v", on), func(b *testing.B) {
+			for b.Loop() {
+				if _, _, err := e.Retrieve(b.Context(), Request{Corpus: "demo", Query: q, TopK: 10}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

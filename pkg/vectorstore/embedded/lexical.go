@@ -14,6 +14,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
 	index "github.com/blevesearch/bleve_index_api"
 )
@@ -75,7 +76,7 @@ func readU64(idx bleve.Index, key string) (uint64, bool, error) {
 // (re)created empty: the caller then indexes every record. An index of another
 // incarnation of the collection, or one that fails to open, is replaced.
 func openLexical(path string, incarnation uint64) (idx bleve.Index, seq uint64, fresh bool, err error) {
-	idx, err = bleve.Open(path)
+	idx, err = bleve.OpenUsing(path, lexicalRuntimeConfig())
 	if err == nil {
 		inc, ok, ierr := readU64(idx, internalInc)
 		if ierr == nil && ok && inc == incarnation {
@@ -91,7 +92,7 @@ func openLexical(path string, incarnation uint64) (idx bleve.Index, seq uint64, 
 	if err := os.RemoveAll(path); err != nil {
 		return nil, 0, false, fmt.Errorf("removing stale text index: %w", err)
 	}
-	idx, err = bleve.New(path, lexicalMapping())
+	idx, err = bleve.NewUsing(path, lexicalMapping(), scorch.Name, scorch.Name, lexicalRuntimeConfig())
 	if err != nil {
 		return nil, 0, false, fmt.Errorf("creating text index: %w", err)
 	}
@@ -102,6 +103,26 @@ func openLexical(path string, incarnation uint64) (idx bleve.Index, seq uint64, 
 		return nil, 0, false, fmt.Errorf("tagging text index: %w", err)
 	}
 	return idx, 0, true, nil
+}
+
+// lexicalMergePlan is scorch's segment merge policy for the text indexes. Every
+// Upsert is one durable batch, so an index grows by thousands of one-document segments;
+// scorch's default plan treats every segment under FloorSegmentSize (2,000 documents)
+// as the same size, so until an index passes that size it merges its largest segment
+// with the newest small ones again and again: quadratic. Indexing 2,000 chunks spent
+// 62 % of the whole pipeline's CPU in those merges (docs/benchmarks.md). A small floor
+// sizes tiers by their real size, so each document is rewritten about log_10(n) times.
+// nil keeps scorch's default (the benchmark compares the two).
+var lexicalMergePlan = map[string]any{
+	"FloorSegmentSize": 10,
+}
+
+// lexicalRuntimeConfig is the scorch configuration the text indexes open with.
+func lexicalRuntimeConfig() map[string]any {
+	if lexicalMergePlan == nil {
+		return nil
+	}
+	return map[string]any{"scorchMergePlanOptions": lexicalMergePlan}
 }
 
 // lexOp is one change to apply to the text index.

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/services/query/internal/querytest"
 )
 
@@ -38,28 +37,10 @@ func newReverseEngine(t testing.TB, reverse bool, extraMentions int) *Engine {
 		chunks = append(chunks, bridgeChunk{fmt.Sprintf("compilation%d", i), fmt.Sprintf("Volume %d", i),
 			fmt.Sprintf("A compilation album partially produced in London, volume %d.", i), []string{"London"}})
 	}
-	var passages []querytest.Passage
-	var exts []graphstore.ChunkExtraction
-	for _, c := range chunks {
-		passages = append(passages, querytest.Passage{ID: c.id, Doc: c.id, Title: c.title, Text: c.text})
-		x := graphstore.ChunkExtraction{ChunkID: c.id, DocumentID: c.id}
-		for _, name := range c.entities {
-			x.Entities = append(x.Entities, querytest.Mention(name, "OTHER", name))
-		}
-		exts = append(exts, x)
-	}
-	s.WriteChunks(t, "demo", passages)
-	if err := s.Graph.Merge(t.Context(), "demo", exts); err != nil {
-		t.Fatal(err)
-	}
 	cfg := DefaultConfig()
 	cfg.Pool = 5
 	cfg.ReverseHops = reverse
-	e, err := New(cfg, Deps{Graph: s.Graph, Vectors: s.Vectors, Embedder: s.Embedder, OfflineEmbedder: true, Logger: querytest.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e
+	return newChunkEngine(t, s, chunks, cfg)
 }
 
 // The passage that mentions the first hop's subject and holds what the first hop

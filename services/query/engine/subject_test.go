@@ -40,6 +40,15 @@ func newBridgeEngine(t *testing.T) (*Engine, querytest.Stores) {
 			fmt.Sprintf("A film shot in North Carolina in 1986, number %d of the state's film productions.", i),
 			[]string{"North Carolina"}})
 	}
+	cfg := DefaultConfig()
+	cfg.Pool = 5
+	return newChunkEngine(t, s, chunks, cfg), s
+}
+
+// newChunkEngine writes chunks and their extractions to s's demo corpus and returns an
+// engine over s with cfg.
+func newChunkEngine(t testing.TB, s querytest.Stores, chunks []bridgeChunk, cfg Config) *Engine {
+	t.Helper()
 	var passages []querytest.Passage
 	var exts []graphstore.ChunkExtraction
 	for _, c := range chunks {
@@ -54,13 +63,11 @@ func newBridgeEngine(t *testing.T) (*Engine, querytest.Stores) {
 	if err := s.Graph.Merge(t.Context(), "demo", exts); err != nil {
 		t.Fatal(err)
 	}
-	cfg := DefaultConfig()
-	cfg.Pool = 5
 	e, err := New(cfg, Deps{Graph: s.Graph, Vectors: s.Vectors, Embedder: s.Embedder, OfflineEmbedder: true, Logger: querytest.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return e, s
+	return e
 }
 
 func rankOf(c Retrieved, id string) int {

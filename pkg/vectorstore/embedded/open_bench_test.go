@@ -1,0 +1,112 @@
+package embedded
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/graphrag/graphrag/pkg/vectorstore"
+	"github.com/graphrag/graphrag/pkg/vectorstore/vecgen"
+)
+
+// openBenchSizes are the collection sizes of BenchmarkOpen; GRAPHRAG_BENCH_OPEN_N
+// replaces them with one size (e.g. 100000, which takes minutes to set up).
+func openBenchSizes() []int {
+	if s := os.Getenv("GRAPHRAG_BENCH_OPEN_N"); s != "" {
+		var n int
+		if _, err := fmt.Sscan(s, &n); err == nil && n > 0 {
+			return []int{n}
+		}
+	}
+	return []int{10_000}
+}
+
+// heapInUse returns the live heap after a full collection.
+func heapInUse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// fillOpenBench writes n realistic 384-d records in batches of 1000 (the
+// graph grows by inserts, as under the pipeline) and closes the store, which
+// leaves a snapshot. It reports the heap per record held while the store was
+// open after the inserts.
+func fillOpenBench(b *testing.B, dir string, n int) {
+	b.Helper()
+	ctx := context.Background()
+	vecs := vecgen.New(vecgen.Default(384), n).Vectors
+	before := heapInUse()
+	s, err := Open(dir, WithExactThreshold(0))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := s.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: "c", Dim: 384}); err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < n; i += 1000 {
+		recs := make([]vectorstore.Record, 0, 1000)
+		for j := i; j < min(i+1000, n); j++ {
+			recs = append(recs, vectorstore.Record{ID: fmt.Sprintf("r%07d", j), Vector: vecs[j]})
+		}
+		if err := s.Upsert(ctx, "c", recs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	vecs = nil
+	b.Logf("n=%d: heap per record after inserting: %d B", n, (heapInUse()-before)/uint64(n))
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkOpen is the time to open a store whose one collection holds an
+// HNSW graph: from its snapshot, and rebuilt (the snapshot removed, as after
+// a crash before any snapshot). heap-B/rec is the dense index's heap per
+// record after the open (vectors, graph, ID maps).
+func BenchmarkOpen(b *testing.B) {
+	for _, n := range openBenchSizes() {
+		b.Run(fmt.Sprintf("n=%dk", n/1000), func(b *testing.B) {
+			dir := b.TempDir()
+			fillOpenBench(b, dir, n)
+			snap := filepath.Join(dir, collsDir, "c", snapshotFile)
+			saved, err := os.ReadFile(snap)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, mode := range []string{"snapshot", "rebuild"} {
+				b.Run(mode, func(b *testing.B) {
+					var heap uint64
+					for range b.N {
+						b.StopTimer()
+						if err := os.Remove(snap); err != nil && !os.IsNotExist(err) {
+							b.Fatal(err)
+						}
+						if mode == "snapshot" {
+							if err := os.WriteFile(snap, saved, 0o600); err != nil {
+								b.Fatal(err)
+							}
+						}
+						before := heapInUse()
+						b.StartTimer()
+						s, err := Open(dir, WithExactThreshold(0))
+						if err != nil {
+							b.Fatal(err)
+						}
+						b.StopTimer()
+						heap = heapInUse() - before
+						if err := s.Close(); err != nil {
+							b.Fatal(err)
+						}
+						b.StartTimer()
+					}
+					b.ReportMetric(float64(heap)/float64(n), "heap-B/rec")
+				})
+			}
+		})
+	}
+}

@@ -34,12 +34,15 @@ func heapInUse() uint64 {
 
 // fillOpenBench writes n realistic 384-d records in batches of 1000 (the
 // graph grows by inserts, as under the pipeline) and closes the store, which
-// leaves a snapshot. It reports the heap per record held while the store was
-// open after the inserts.
-func fillOpenBench(b *testing.B, dir string, n int) {
+// leaves a snapshot. It logs the heap per record held while the store was
+// open after the inserts, and returns queries with their exact top 50.
+func fillOpenBench(b *testing.B, dir string, n int) annSet {
 	b.Helper()
 	ctx := context.Background()
-	vecs := vecgen.New(vecgen.Default(384), n).Vectors
+	gen := vecgen.New(vecgen.Default(384), n)
+	vecs := gen.Vectors
+	set := newANNSet("open", vecs, gen.Queries(100), 50)
+	set.vecs, gen = nil, nil
 	before := heapInUse()
 	s, err := Open(dir, WithExactThreshold(0))
 	if err != nil {
@@ -62,17 +65,35 @@ func fillOpenBench(b *testing.B, dir string, n int) {
 	if err := s.Close(); err != nil {
 		b.Fatal(err)
 	}
+	return set
+}
+
+// storeRecall is the store's recall@50 against the exact top 50.
+func storeRecall(b *testing.B, s *Store, set annSet) float64 {
+	rec, _ := recallOf(set, 50, func(q []float32) []int {
+		hits, err := s.Search(context.Background(), "c", q, 50, vectorstore.Filter{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		out := make([]int, len(hits))
+		for i, h := range hits {
+			_, _ = fmt.Sscanf(h.ID, "r%d", &out[i])
+		}
+		return out
+	})
+	return rec
 }
 
 // BenchmarkOpen is the time to open a store whose one collection holds an
 // HNSW graph: from its snapshot, and rebuilt (the snapshot removed, as after
 // a crash before any snapshot). heap-B/rec is the dense index's heap per
-// record after the open (vectors, graph, ID maps).
+// record after the open (vectors, graph, ID maps); recall@50 is the store's
+// against the exact top 50 of 100 question-like queries.
 func BenchmarkOpen(b *testing.B) {
 	for _, n := range openBenchSizes() {
 		b.Run(fmt.Sprintf("n=%dk", n/1000), func(b *testing.B) {
 			dir := b.TempDir()
-			fillOpenBench(b, dir, n)
+			set := fillOpenBench(b, dir, n)
 			snap := filepath.Join(dir, collsDir, "c", snapshotFile)
 			saved, err := os.ReadFile(snap)
 			if err != nil {
@@ -81,6 +102,7 @@ func BenchmarkOpen(b *testing.B) {
 			for _, mode := range []string{"snapshot", "rebuild"} {
 				b.Run(mode, func(b *testing.B) {
 					var heap uint64
+					var recall float64
 					for range b.N {
 						b.StopTimer()
 						if err := os.Remove(snap); err != nil && !os.IsNotExist(err) {
@@ -99,12 +121,14 @@ func BenchmarkOpen(b *testing.B) {
 						}
 						b.StopTimer()
 						heap = heapInUse() - before
+						recall = storeRecall(b, s, set)
 						if err := s.Close(); err != nil {
 							b.Fatal(err)
 						}
 						b.StartTimer()
 					}
 					b.ReportMetric(float64(heap)/float64(n), "heap-B/rec")
+					b.ReportMetric(recall, "recall@50")
 				})
 			}
 		})

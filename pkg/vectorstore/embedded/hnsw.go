@@ -156,7 +156,7 @@ func (g *annGraph) insert(key uint64, vec []float32) {
 		if l == 0 {
 			maxLinks = g.m0
 		}
-		g.links[id][l] = g.selectNeighbors(cands, g.m, maxLinks)
+		g.links[id][l] = g.selectNeighbors(cands, g.m)
 		for _, n := range g.links[id][l] {
 			g.link(n, id, l, maxLinks)
 		}
@@ -169,13 +169,13 @@ func (g *annGraph) insert(key uint64, vec []float32) {
 
 // link adds the edge n→id; a full list replaces its farthest neighbour if id
 // is nearer. (Re-running the diversity heuristic here, as hnswlib does, made
-// inserts several times slower.) A list grows once, to exactly maxLinks:
-// appending past a full list would double its capacity and keep it doubled.
+// inserts several times slower.) A list's capacity never exceeds maxLinks:
+// appending to a full list, as this did before, doubled it for good.
 func (g *annGraph) link(n, id int32, l, maxLinks int) {
 	nb := g.links[n][l]
 	if len(nb) < maxLinks {
 		if len(nb) == cap(nb) {
-			nb = append(make([]int32, 0, maxLinks), nb...)
+			nb = append(make([]int32, 0, min(maxLinks, max(2*cap(nb), 4))), nb...)
 		}
 		g.links[n][l] = append(nb, id)
 		return
@@ -194,9 +194,8 @@ func (g *annGraph) link(n, id int32, l, maxLinks int) {
 // selectNeighbors keeps up to m candidates (sorted nearest first), skipping
 // any that is closer to an already kept neighbour than to the base: this
 // keeps links pointing in diverse directions, so clusters stay connected.
-// The list gets room for capacity links (back-links added later).
-func (g *annGraph) selectNeighbors(cands []cand, m, capacity int) []int32 {
-	out := make([]int32, 0, capacity)
+func (g *annGraph) selectNeighbors(cands []cand, m int) []int32 {
+	out := make([]int32, 0, m)
 	for _, c := range cands {
 		if len(out) >= m {
 			break

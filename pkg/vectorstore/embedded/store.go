@@ -216,7 +216,13 @@ func (s *Store) loadCollection(name string) (*collection, error) {
 			}
 		}
 		return b.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
-			r, err := decodeRecord(v, false)
+			seq, err := recordSeq(v)
+			if err != nil {
+				return fmt.Errorf("record %q: %w", k, err)
+			}
+			snapVec, inSnap := x.graph.lookup(seq)
+			inSnap = inSnap && len(snapVec) == c.spec.Dim
+			r, err := decodeRecordLean(v, !needText(seq), inSnap)
 			if err != nil {
 				return fmt.Errorf("record %q: %w", k, err)
 			}
@@ -227,8 +233,8 @@ func (s *Store) loadCollection(name string) (*collection, error) {
 				ops = append(ops, lexOp{id: string(k), text: r.text, attrs: r.attrs})
 			}
 			d := &doc{id: string(k), seq: r.seq, attrs: r.attrs}
-			if v, ok := x.graph.lookup(r.seq); ok && len(v) == c.spec.Dim {
-				d.vec = v // share the snapshot's normalized copy
+			if inSnap {
+				d.vec = snapVec // share the snapshot's normalized copy
 				x.nodes[d.seq] = d
 				found++
 			} else {

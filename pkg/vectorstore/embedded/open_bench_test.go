@@ -123,6 +123,9 @@ func BenchmarkOpen(b *testing.B) {
 							b.Fatal(err)
 						}
 						b.StopTimer()
+						for _, c := range s.colls {
+							c.snapWG.Wait() // the snapshot after a rebuild holds a copy of the links
+						}
 						heap = heapInUse() - before
 						recall = storeRecall(b, s, set)
 						if err := s.Close(); err != nil {

@@ -97,6 +97,24 @@ func (d *decoder) string() string { return string(d.bytes(d.uvarint())) }
 // decodeRecord parses encodeRecord's output. With skipText the text is not
 // copied (the in-memory index does not need it).
 func decodeRecord(b []byte, skipText bool) (storedRecord, error) {
+	return decodeRecordLean(b, skipText, false)
+}
+
+// recordSeq returns an encoded record's sequence without decoding the rest,
+// so that an open can tell which fields it needs.
+func recordSeq(b []byte) (uint64, error) {
+	if len(b) == 0 || b[0] != recordVersion {
+		return 0, fmt.Errorf("%w: unknown version", errCorrupt)
+	}
+	d := decoder{b: b[1:]}
+	seq := d.uvarint()
+	return seq, d.err
+}
+
+// decodeRecordLean is decodeRecord that can also leave the vector out (nil):
+// an open that finds a record's normalized vector in the HNSW snapshot
+// would only make garbage of it (1.5 KB per 384-d record).
+func decodeRecordLean(b []byte, skipText, skipVector bool) (storedRecord, error) {
 	var r storedRecord
 	if len(b) == 0 || b[0] != recordVersion {
 		return r, fmt.Errorf("%w: unknown version", errCorrupt)
@@ -108,7 +126,7 @@ func decodeRecord(b []byte, skipText bool) (storedRecord, error) {
 		return r, fmt.Errorf("%w: dimension %d exceeds data", errCorrupt, dim)
 	}
 	raw := d.bytes(4 * dim)
-	if d.err == nil {
+	if d.err == nil && !skipVector {
 		r.vector = make([]float32, dim)
 		for i := range r.vector {
 			r.vector[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))

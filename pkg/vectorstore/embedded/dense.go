@@ -169,6 +169,9 @@ type denseIndex struct {
 	dead      int
 	sinceSnap int // graph insertions since the last snapshot
 	maxSeq    uint64
+	// builds counts whole-graph builds and replayed the records a loaded
+	// snapshot lacked: what an open cost (tests and benchmarks read them).
+	builds, replayed int
 }
 
 func newDenseIndex(cfg config, dim int) *denseIndex {
@@ -222,9 +225,10 @@ func (x *denseIndex) graphWanted() bool {
 	return x.dead > 1024 && x.dead > len(x.docs)
 }
 
-// buildGraph builds a graph of the live records only. It reads x without
-// changing it so that searches can keep using x meanwhile.
+// buildGraph builds a graph of the live records only. It changes nothing in
+// x that searches read, so that they can keep using x meanwhile.
 func (x *denseIndex) buildGraph() (*annGraph, map[uint64]*doc) {
+	x.builds++
 	g := newGraph(x.cfg)
 	nodes := make(map[uint64]*doc, len(x.docs))
 	for _, d := range x.all {

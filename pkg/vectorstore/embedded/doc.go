@@ -13,9 +13,12 @@
 //     see annGraph). Graph nodes are keyed by record sequence, not ID: a
 //     replaced or deleted record leaves a dead node that searches skip, and
 //     the graph is rebuilt when dead nodes outnumber live ones;
-//   - the graph is snapshotted to collections/<name>/hnsw.snap (Close,
-//     Checkpoint, WithSnapshotEvery) with a checksum, the collection's
-//     incarnation and the sequence it covers. On open an intact snapshot is
+//   - the graph is snapshotted to collections/<name>/hnsw.snap with a
+//     checksum, the collection's incarnation and the sequence it covers: on
+//     Close and Checkpoint, and in the background after a graph build and
+//     after insertions amounting to a quarter of the graph (WithSnapshotEvery),
+//     so that an open after a crash loads the graph instead of rebuilding it
+//     (a rebuild costs ~1 ms per record). On open an intact snapshot is
 //     reconciled with bbolt (nodes no longer live become dead, live records it
 //     lacks are added); a damaged or foreign one is ignored and the graph
 //     rebuilt, so no crash can lose or corrupt anything;

@@ -152,11 +152,11 @@ func (g *annGraph) insert(key uint64, vec []float32) {
 	}
 	for l := min(level, g.top); l >= 0; l-- {
 		cands := g.searchLayer(vec, ep, g.efConstruction, l)
-		g.links[id][l] = g.selectNeighbors(cands, g.m)
 		maxLinks := g.m
 		if l == 0 {
 			maxLinks = g.m0
 		}
+		g.links[id][l] = g.selectNeighbors(cands, g.m)
 		for _, n := range g.links[id][l] {
 			g.link(n, id, l, maxLinks)
 		}
@@ -167,22 +167,28 @@ func (g *annGraph) insert(key uint64, vec []float32) {
 	}
 }
 
-// link adds the edge n→id; a full list drops its farthest neighbour. (Re-
-// running the diversity heuristic here, as hnswlib does, made inserts several
-// times slower.)
+// link adds the edge n→id; a full list replaces its farthest neighbour if id
+// is nearer. (Re-running the diversity heuristic here, as hnswlib does, made
+// inserts several times slower.) A list's capacity never exceeds maxLinks:
+// appending to a full list, as this did before, doubled it for good.
 func (g *annGraph) link(n, id int32, l, maxLinks int) {
-	nb := append(g.links[n][l], id)
-	if len(nb) > maxLinks {
-		worst, worstD := 0, float32(-1)
-		for i, x := range nb {
-			if d := dist(g.vecs[n], g.vecs[x]); d > worstD {
-				worst, worstD = i, d
-			}
+	nb := g.links[n][l]
+	if len(nb) < maxLinks {
+		if len(nb) == cap(nb) {
+			nb = append(make([]int32, 0, min(maxLinks, max(2*cap(nb), 4))), nb...)
 		}
-		nb[worst] = nb[len(nb)-1]
-		nb = nb[:len(nb)-1]
+		g.links[n][l] = append(nb, id)
+		return
 	}
-	g.links[n][l] = nb
+	worst, worstD := -1, dist(g.vecs[n], g.vecs[id])
+	for i, x := range nb {
+		if d := dist(g.vecs[n], g.vecs[x]); d > worstD {
+			worst, worstD = i, d
+		}
+	}
+	if worst >= 0 {
+		nb[worst] = id
+	}
 }
 
 // selectNeighbors keeps up to m candidates (sorted nearest first), skipping
@@ -268,4 +274,41 @@ func (g *annGraph) search(q []float32, k, ef int) []cand {
 		ep = g.greedy(q, ep, l)
 	}
 	return g.searchLayer(q, ep, max(ef, k), 0)
+}
+
+// frozenGraph is a graph's structure at one moment, for writing a snapshot
+// while inserts go on. Keys and vectors are shared (the graph only appends to
+// them); neighbour lists are copied, into one array, as inserts change them
+// in place.
+type frozenGraph struct {
+	keys   []uint64
+	vecs   [][]float32
+	layers []uint8  // per node
+	counts []uint16 // per node and layer, in order
+	links  []int32  // all lists, in order
+	entry  int32
+	top    int
+}
+
+// freeze copies g's structure; g must not change meanwhile.
+func (g *annGraph) freeze() *frozenGraph {
+	n := len(g.keys)
+	f := &frozenGraph{keys: g.keys[:n:n], vecs: g.vecs[:n:n], layers: make([]uint8, n), entry: g.entry, top: g.top}
+	total, lists := 0, 0
+	for _, ls := range g.links {
+		lists += len(ls)
+		for _, nb := range ls {
+			total += len(nb)
+		}
+	}
+	f.counts = make([]uint16, 0, lists)
+	f.links = make([]int32, 0, total)
+	for i, ls := range g.links {
+		f.layers[i] = uint8(len(ls))
+		for _, nb := range ls {
+			f.counts = append(f.counts, uint16(len(nb)))
+			f.links = append(f.links, nb...)
+		}
+	}
+	return f
 }

@@ -105,7 +105,7 @@ func TestSnapshotValidation(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, snapshotFile)
 	h := snapshotHeader{Incarnation: 9, Seq: 200, Dim: 4}
-	if err := writeSnapshot(path, h, g); err != nil {
+	if err := writeSnapshot(path, h, g.freeze()); err != nil {
 		t.Fatal(err)
 	}
 	good, err := os.ReadFile(path)

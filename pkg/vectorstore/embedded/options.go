@@ -64,8 +64,11 @@ func WithHNSW(m, efConstruction, efSearch int) Option {
 }
 
 // WithSnapshotEvery writes a collection's HNSW snapshot after this many graph
-// insertions since the last one (default 0: only on Close and Checkpoint).
-// Snapshots bound the replay work on the next open after a crash.
+// insertions since the last one. The default, 0, writes one after insertions
+// amounting to a quarter of the graph (at least 4096), after a graph build,
+// and on Close and Checkpoint. Snapshots are written in the background and
+// bound the replay work of the next open after a crash: an open loads the
+// snapshot and inserts only the records it lacks.
 func WithSnapshotEvery(n int) Option {
 	return optionFunc(func(c *config) {
 		if n >= 0 {

@@ -42,7 +42,7 @@ const (
 // writeSnapshot writes the graph atomically: temp file, fsync, rename,
 // fsync of the directory. Layout after the magic and header, per node: key,
 // number of layers, vector, then per layer the neighbour count and ids.
-func writeSnapshot(path string, h snapshotHeader, g *annGraph) (err error) {
+func writeSnapshot(path string, h snapshotHeader, g *frozenGraph) (err error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".hnsw-*.tmp")
 	if err != nil {
 		return fmt.Errorf("creating snapshot file: %w", err)
@@ -56,7 +56,7 @@ func writeSnapshot(path string, h snapshotHeader, g *annGraph) (err error) {
 	crc := crc32.New(crcTable)
 	bw := bufio.NewWriterSize(tmp, 1<<20)
 	w := io.MultiWriter(bw, crc)
-	h.Nodes, h.Entry, h.Top = uint64(g.len()), int64(g.entry), uint64(g.top)
+	h.Nodes, h.Entry, h.Top = uint64(len(g.keys)), int64(g.entry), uint64(g.top)
 	if _, err := io.WriteString(w, snapshotMagic); err != nil {
 		return fmt.Errorf("writing snapshot header: %w", err)
 	}
@@ -64,17 +64,21 @@ func writeSnapshot(path string, h snapshotHeader, g *annGraph) (err error) {
 		return fmt.Errorf("writing snapshot header: %w", err)
 	}
 	var buf []byte
+	list, at := 0, 0 // next list in g.counts, next link in g.links
 	for i, key := range g.keys {
 		buf = binary.LittleEndian.AppendUint64(buf[:0], key)
-		buf = binary.LittleEndian.AppendUint32(buf, uint32(len(g.links[i])))
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(g.layers[i]))
 		for _, x := range g.vecs[i] {
 			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(x))
 		}
-		for _, nb := range g.links[i] {
-			buf = binary.LittleEndian.AppendUint32(buf, uint32(len(nb)))
-			for _, n := range nb {
+		for range g.layers[i] {
+			cnt := int(g.counts[list])
+			list++
+			buf = binary.LittleEndian.AppendUint32(buf, uint32(cnt))
+			for _, n := range g.links[at : at+cnt] {
 				buf = binary.LittleEndian.AppendUint32(buf, uint32(n))
 			}
+			at += cnt
 		}
 		if _, err := w.Write(buf); err != nil {
 			return fmt.Errorf("writing snapshot: %w", err)

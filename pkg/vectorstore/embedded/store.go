@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -74,6 +75,15 @@ type collection struct {
 	dense  *denseIndex
 	lex    bleve.Index // nil unless spec.Lexical
 	lstats *lexStats   // nil unless spec.Lexical
+
+	// At most one snapshot is written in the background at a time; Close,
+	// Checkpoint and DropCollection wait for it. snapMu guards snapErr and
+	// snapLost (insertions a failed snapshot did not cover).
+	snapBusy atomic.Bool
+	snapWG   sync.WaitGroup
+	snapMu   sync.Mutex
+	snapErr  error
+	snapLost int
 }
 
 // Open opens or creates a store in dir. Only one Store may have dir open at a
@@ -206,7 +216,13 @@ func (s *Store) loadCollection(name string) (*collection, error) {
 			}
 		}
 		return b.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
-			r, err := decodeRecord(v, false)
+			seq, err := recordSeq(v)
+			if err != nil {
+				return fmt.Errorf("record %q: %w", k, err)
+			}
+			snapVec, inSnap := x.graph.lookup(seq)
+			inSnap = inSnap && len(snapVec) == c.spec.Dim
+			r, err := decodeRecordLean(v, !needText(seq), inSnap)
 			if err != nil {
 				return fmt.Errorf("record %q: %w", k, err)
 			}
@@ -217,8 +233,8 @@ func (s *Store) loadCollection(name string) (*collection, error) {
 				ops = append(ops, lexOp{id: string(k), text: r.text, attrs: r.attrs})
 			}
 			d := &doc{id: string(k), seq: r.seq, attrs: r.attrs}
-			if v, ok := x.graph.lookup(r.seq); ok && len(v) == c.spec.Dim {
-				d.vec = v // share the snapshot's normalized copy
+			if inSnap {
+				d.vec = snapVec // share the snapshot's normalized copy
 				x.nodes[d.seq] = d
 				found++
 			} else {
@@ -248,7 +264,7 @@ func (s *Store) loadCollection(name string) (*collection, error) {
 			x.graph.insert(d.seq, d.vec)
 			x.nodes[d.seq] = d
 		}
-		x.sinceSnap = len(missing)
+		x.sinceSnap, x.replayed = len(missing), len(missing)
 	}
 	if x.graphWanted() {
 		x.graph, x.nodes = x.buildGraph()
@@ -271,6 +287,9 @@ func (s *Store) loadCollection(name string) (*collection, error) {
 		}
 		c.pruneTomb = bucketSeq
 	}
+	// A rebuild or a long replay is saved at once, not redone by the next
+	// open if this process does not close cleanly.
+	c.maybeSnapshot(s.cfg, x.builds > 0)
 	return c, nil
 }
 
@@ -392,6 +411,7 @@ func (s *Store) DropCollection(ctx context.Context, name string) error {
 	c.gone = vectorstore.ErrNotFound
 	c.closeLex()
 	c.dense = nil
+	c.snapWG.Wait() // its file would land in the removed directory
 	if err := os.RemoveAll(c.dir); err != nil {
 		return fmt.Errorf("removing files of collection %q: %w", name, err)
 	}
@@ -670,7 +690,8 @@ func (c *collection) afterWrite(ops []lexOp, seq uint64, cfg config) error {
 		}
 		c.pruneTomb = seq
 	}
-	if c.dense.graphWanted() {
+	built := c.dense.graphWanted()
+	if built {
 		// Build outside mu: writers are excluded by writeMu, so docs is
 		// stable, and searches go on with exact scans or the old graph.
 		g, nodes := c.dense.buildGraph()
@@ -679,26 +700,119 @@ func (c *collection) afterWrite(ops []lexOp, seq uint64, cfg config) error {
 		c.dense.sinceSnap = len(nodes)
 		c.mu.Unlock()
 	}
-	if cfg.snapshotEvery > 0 && c.dense.sinceSnap >= cfg.snapshotEvery {
-		if err := c.snapshot(); err != nil {
-			return fmt.Errorf("records of %q are stored, but: %w", c.name, err)
-		}
+	err := c.collectSnapshot()
+	c.maybeSnapshot(cfg, built)
+	if err != nil {
+		return fmt.Errorf("records of %q are stored, but: %w", c.name, err)
 	}
 	return nil
 }
 
-// snapshot writes the HNSW graph. Called with writeMu held, so the graph
-// does not change; readers continue.
-func (c *collection) snapshot() error {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
+// Automatic snapshots (WithSnapshotEvery(0)): after insertions amounting to
+// autoSnapshotShare⁻¹ of the graph, and at least autoSnapshotMin. Each
+// snapshot then costs a few node records written per insertion (an insertion
+// itself costs ~1 ms of distance computations), and a crash replays at most
+// a quarter of the graph.
+const (
+	autoSnapshotShare = 4
+	autoSnapshotMin   = 4096
+)
+
+// snapshotDue reports whether the graph has changed enough since its last
+// snapshot to write one. Called with writeMu held.
+func (c *collection) snapshotDue(cfg config) bool {
+	x := c.dense
+	if x == nil || x.graph == nil || x.sinceSnap == 0 || c.snapBusy.Load() {
+		return false
+	}
+	if cfg.snapshotEvery > 0 {
+		return x.sinceSnap >= cfg.snapshotEvery
+	}
+	return x.sinceSnap >= max(autoSnapshotMin, x.graph.len()/autoSnapshotShare)
+}
+
+// maybeSnapshot starts a background snapshot when one is due, and always
+// after a graph build (built), which is the costliest thing to redo.
+// Called with writeMu held.
+func (c *collection) maybeSnapshot(cfg config, built bool) {
+	if built {
+		c.snapWG.Wait() // an older graph's snapshot; the new one follows it
+	}
+	if c.dense.graph != nil && (built || c.snapshotDue(cfg)) {
+		c.snapshotInBackground()
+	}
+}
+
+// snapshotInBackground copies the graph's structure and writes it on another
+// goroutine, so that writers wait for the copy (milliseconds) and not for
+// the file (seconds at 100k records). Called with writeMu held, so that the
+// graph does not change during the copy.
+func (c *collection) snapshotInBackground() {
+	h, f := c.freezeSnapshot()
+	covered := c.dense.sinceSnap
+	c.dense.sinceSnap = 0
+	c.snapBusy.Store(true)
+	c.snapWG.Go(func() {
+		defer c.snapBusy.Store(false)
+		if err := c.writeFrozen(h, f); err != nil {
+			c.snapMu.Lock()
+			c.snapErr = errors.Join(c.snapErr, err)
+			c.snapLost += covered
+			c.snapMu.Unlock()
+		}
+	})
+}
+
+// collectSnapshot returns the error of failed background snapshots, whose
+// insertions count again towards the next one. Called with writeMu held.
+func (c *collection) collectSnapshot() error {
+	lost := c.takeLost()
+	if c.dense != nil {
+		c.dense.sinceSnap += lost
+	}
+	c.snapMu.Lock()
+	defer c.snapMu.Unlock()
+	err := c.snapErr
+	c.snapErr = nil
+	return err
+}
+
+// takeLost returns and clears the insertions failed snapshots did not cover.
+func (c *collection) takeLost() int {
+	c.snapMu.Lock()
+	defer c.snapMu.Unlock()
+	n := c.snapLost
+	c.snapLost = 0
+	return n
+}
+
+func (c *collection) freezeSnapshot() (snapshotHeader, *frozenGraph) {
 	x := c.dense
 	h := snapshotHeader{Incarnation: c.spec.Incarnation, Seq: x.maxSeq, Dim: uint64(c.spec.Dim)}
-	if err := writeSnapshot(filepath.Join(c.dir, snapshotFile), h, x.graph); err != nil {
+	return h, x.graph.freeze()
+}
+
+func (c *collection) writeFrozen(h snapshotHeader, f *frozenGraph) error {
+	if err := writeSnapshot(filepath.Join(c.dir, snapshotFile), h, f); err != nil {
 		return fmt.Errorf("snapshotting hnsw graph of %q: %w", c.name, err)
 	}
-	x.sinceSnap = 0
 	return nil
+}
+
+// snapshot writes the HNSW graph now, after any background snapshot (which
+// would otherwise replace it with an older one). Called with writeMu held.
+func (c *collection) snapshot() error {
+	c.snapWG.Wait()
+	errBg := c.collectSnapshot()
+	if c.dense == nil || c.dense.graph == nil || c.dense.sinceSnap == 0 {
+		return errBg
+	}
+	h, f := c.freezeSnapshot()
+	if err := c.writeFrozen(h, f); err != nil {
+		return errors.Join(errBg, err)
+	}
+	c.dense.sinceSnap = 0
+	return errBg
 }
 
 // Checkpoint writes the HNSW snapshot of every collection changed since its
@@ -720,7 +834,7 @@ func (s *Store) Checkpoint(ctx context.Context) error {
 		}
 		c.writeMu.Lock()
 		var err error
-		if c.alive() == nil && c.dense.graph != nil && c.dense.sinceSnap > 0 {
+		if c.alive() == nil {
 			err = c.snapshot()
 		}
 		c.writeMu.Unlock()
@@ -875,9 +989,7 @@ func (s *Store) Close() error {
 	var errs []error
 	for _, c := range s.colls {
 		c.writeMu.Lock()
-		if c.dense != nil && c.dense.graph != nil && c.dense.sinceSnap > 0 {
-			errs = append(errs, c.snapshot())
-		}
+		errs = append(errs, c.snapshot())
 		c.mu.Lock()
 		c.gone = vectorstore.ErrClosed
 		if c.lex != nil {

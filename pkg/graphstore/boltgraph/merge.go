@@ -66,22 +66,6 @@ func (m *mergeTx) rel(p pair) (*relRec, error) {
 	return r, nil
 }
 
-func count(m *map[string]int, keys []string, sign int) {
-	if len(keys) == 0 {
-		return
-	}
-	if *m == nil {
-		*m = map[string]int{}
-	}
-	for _, k := range keys {
-		if n := (*m)[k] + sign; n > 0 {
-			(*m)[k] = n
-		} else {
-			delete(*m, k)
-		}
-	}
-}
-
 // apply adds (sign 1) or subtracts (sign -1) one chunk's contribution.
 func (m *mergeTx) apply(ct *graphstore.Contribution, sign int) error {
 	for _, e := range ct.Entities {
@@ -90,8 +74,8 @@ func (m *mergeTx) apply(ct *graphstore.Contribution, sign int) error {
 			return err
 		}
 		r.Mentions += sign
-		count(&r.Names, e.Names, sign)
-		count(&r.Types, e.Types, sign)
+		r.Names.add(e.Names, sign)
+		r.Types.add(e.Types, sign)
 		if err := countDescs(m.c.entDescs, keyPrefix(e.Key), &r.Descs, e.Descriptions, sign); err != nil {
 			return err
 		}
@@ -112,7 +96,7 @@ func (m *mergeTx) apply(ct *graphstore.Contribution, sign int) error {
 			return err
 		}
 		r.Chunks += sign
-		count(&r.Types, rc.Types, sign)
+		r.Types.add(rc.Types, sign)
 		if err := countDescs(m.c.relDescs, pairPrefix(p.src, p.dst), &r.Descs, rc.Descriptions, sign); err != nil {
 			return err
 		}
@@ -142,11 +126,7 @@ func (m *mergeTx) flush() error {
 		if err := refreshLongest(m.c.entDescs, keyPrefix(key), &r.Descs); err != nil {
 			return err
 		}
-		v, err := encode(r)
-		if err != nil {
-			return err
-		}
-		if err := m.c.ents.Put([]byte(key), v); err != nil {
+		if err := m.c.ents.Put([]byte(key), encodeEnt(r)); err != nil {
 			return fmt.Errorf("storing entity: %w", err)
 		}
 	}
@@ -170,11 +150,7 @@ func (m *mergeTx) flush() error {
 		if err := refreshLongest(m.c.relDescs, pairPrefix(p.src, p.dst), &r.Descs); err != nil {
 			return err
 		}
-		v, err := encode(r)
-		if err != nil {
-			return err
-		}
-		if err := m.c.rels.Put(pk, v); err != nil {
+		if err := m.c.rels.Put(pk, encodeRel(r)); err != nil {
 			return fmt.Errorf("storing relationship: %w", err)
 		}
 	}
@@ -212,7 +188,10 @@ func loadContribution(c *corpusTx, chunkID string) (*graphstore.Contribution, er
 		return nil, nil
 	}
 	ct := new(graphstore.Contribution)
-	return ct, decode(v, ct)
+	if err := decodeContribution(v, ct); err != nil {
+		return nil, fmt.Errorf("chunk %q: %w", chunkID, err)
+	}
+	return ct, nil
 }
 
 // Merge replaces the contributions of the batch's chunks in one fsync'ed
@@ -243,18 +222,15 @@ func (s *Store) Merge(ctx context.Context, corpus string, batch []graphstore.Chu
 					return err
 				}
 			}
-			v, err := encode(&cts[i])
-			if err != nil {
-				return err
-			}
+			v := encodeContribution(&cts[i])
 			stored := c.chunks.Get([]byte(cts[i].ChunkID))
 			if bytes.Equal(stored, v) {
 				continue // a replay (redelivered message): nothing to change
 			}
 			if stored != nil {
 				old := new(graphstore.Contribution)
-				if err := decode(stored, old); err != nil {
-					return err
+				if err := decodeContribution(stored, old); err != nil {
+					return fmt.Errorf("chunk %q: %w", cts[i].ChunkID, err)
 				}
 				if err := m.apply(old, -1); err != nil {
 					return err
@@ -326,11 +302,7 @@ func (s *Store) updateEnts(ctx context.Context, doing, corpus string, keys func(
 				continue // the entity vanished since the caller computed its value
 			}
 			fn(key, r)
-			v, err := encode(r)
-			if err != nil {
-				return err
-			}
-			if err := c.ents.Put([]byte(key), v); err != nil {
+			if err := c.ents.Put([]byte(key), encodeEnt(r)); err != nil {
 				return fmt.Errorf("storing entity: %w", err)
 			}
 		}
@@ -414,11 +386,7 @@ func (s *Store) ReplaceCommunities(ctx context.Context, corpus string, cs []grap
 			if cm.RelationshipCount, err = countAmong(c, cm.Members); err != nil {
 				return err
 			}
-			v, err := encode(cm)
-			if err != nil {
-				return err
-			}
-			if err := c.comms.Put([]byte(cm.ID), v); err != nil {
+			if err := c.comms.Put([]byte(cm.ID), encodeCommunity(cm)); err != nil {
 				return fmt.Errorf("storing community: %w", err)
 			}
 			for _, k := range cm.Members {
@@ -431,11 +399,7 @@ func (s *Store) ReplaceCommunities(ctx context.Context, corpus string, cs []grap
 			}
 		}
 		for k, ls := range membership {
-			v, err := encode(ls)
-			if err != nil {
-				return err
-			}
-			if err := c.membership.Put([]byte(k), v); err != nil {
+			if err := c.membership.Put([]byte(k), encodeStrs(ls)); err != nil {
 				return fmt.Errorf("storing membership: %w", err)
 			}
 		}

@@ -299,7 +299,7 @@ func (s *Store) Communities(ctx context.Context, corpus string, level int) ([]gr
 	err := s.read(ctx, "listing communities", corpus, func(c *corpusTx) error {
 		return c.comms.ForEach(func(_, v []byte) error {
 			var cm graphstore.Community
-			if err := decode(v, &cm); err != nil {
+			if err := decodeCommunity(v, &cm); err != nil {
 				return err
 			}
 			if level == -1 || cm.Level == level {
@@ -324,7 +324,7 @@ func (s *Store) Community(ctx context.Context, corpus, id string) (graphstore.Co
 			return nil
 		}
 		found = true
-		return decode(v, &cm)
+		return decodeCommunity(v, &cm)
 	})
 	if err == nil && !found {
 		err = fmt.Errorf("community %q in %s: %w", id, corpus, graphstore.ErrNotFound)
@@ -357,16 +357,13 @@ func (s *Store) ChunkEntities(ctx context.Context, corpus string, chunkIDs []str
 	out := make(map[string][]string, len(chunkIDs))
 	err := s.read(ctx, "reading chunk entities", corpus, func(c *corpusTx) error {
 		for _, id := range chunkIDs {
-			ct, err := loadContribution(c, id)
-			if err != nil {
-				return fmt.Errorf("chunk %q: %w", id, err)
-			}
-			if ct == nil {
+			v := c.chunks.Get([]byte(id))
+			if v == nil {
 				continue
 			}
-			keys := make([]string, len(ct.Entities))
-			for i, e := range ct.Entities {
-				keys[i] = e.Key
+			keys, err := contributionKeys(v)
+			if err != nil {
+				return fmt.Errorf("chunk %q: %w", id, err)
 			}
 			out[id] = keys // Contribution keeps entities sorted by key
 		}

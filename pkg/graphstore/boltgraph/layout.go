@@ -309,13 +309,3 @@ func readAdj(v []byte) (float64, int, error) {
 	}
 	return w, int(n), nil
 }
-
-// neighbors returns the keys adjacent to key (either direction), sorted.
-func neighbors(c *corpusTx, key string) ([]string, error) {
-	var out []string
-	err := scanPrefix(c.adj, lp(nil, key), func(rest, _ []byte) error {
-		out = append(out, string(rest))
-		return nil
-	})
-	return out, err
-}

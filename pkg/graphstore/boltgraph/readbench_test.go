@@ -1,6 +1,9 @@
 package boltgraph
 
 import (
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -65,7 +68,7 @@ var realGraph struct {
 
 // realisticGraph builds, once per test binary, the realistic corpus "real" with
 // PageRank scores and one level of communities.
-func realisticGraph(b *testing.B) *Store {
+func realisticGraph(b testing.TB) *Store {
 	realGraph.once.Do(func() {
 		if realGraph.dir, realGraph.err = os.MkdirTemp("", "boltgraph-real"); realGraph.err != nil {
 			return
@@ -302,4 +305,38 @@ func BenchmarkRealMerge(b *testing.B) {
 			})
 		}
 	}
+}
+
+// TestRealDigest prints a digest of everything the query reads return on the
+// realistic corpus (BOLTGRAPH_DIGEST=1): the same file run against two layouts
+// tells whether their results differ, ordering included.
+func TestRealDigest(t *testing.T) {
+	if os.Getenv("BOLTGRAPH_DIGEST") == "" {
+		t.Skip("set BOLTGRAPH_DIGEST=1 to build the realistic corpus and print the digest")
+	}
+	s := realisticGraph(t)
+	ctx := t.Context()
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	for _, q := range realQuestions(256) {
+		starts, err1 := s.Entities(ctx, "real", q.linked)
+		nb, err2 := s.Neighborhood(ctx, "real", q.linked, 2, 200)
+		ce, err3 := s.ChunkEntities(ctx, "real", q.passages)
+		of, err4 := s.RelationshipsOf(ctx, "real", q.linked, 20)
+		keys := slices.Clone(q.linked)
+		for _, n := range nb {
+			keys = append(keys, n.Entity.Key)
+		}
+		for _, id := range q.passages {
+			keys = append(keys, ce[id]...)
+		}
+		among, err5 := s.RelationshipsAmong(ctx, "real", keys)
+		if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
+			t.Fatal(err)
+		}
+		if err := enc.Encode([]any{starts, nb, ce, of, among}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("digest of the realistic reads: %x", h.Sum(nil))
 }

@@ -18,8 +18,6 @@ import (
 
 var errCorrupt = errors.New("corrupt stored record")
 
-func appendStr(b []byte, s string) []byte { return lp(b, s) }
-
 func appendStrs(b []byte, ss []string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(ss)))
 	for _, s := range ss {

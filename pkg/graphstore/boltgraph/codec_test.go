@@ -3,6 +3,7 @@ package boltgraph
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/graphrag/graphrag/pkg/graphstore"
@@ -72,7 +73,7 @@ func TestCodecRefusesDamage(t *testing.T) {
 				t.Errorf("%s cut to %d of %d bytes: err = %v, want errCorrupt", name, n, len(c.enc), err)
 			}
 		}
-		if err := c.dec(append(c.enc[:len(c.enc):len(c.enc)], 0)); !errors.Is(err, errCorrupt) {
+		if err := c.dec(append(slices.Clip(c.enc), 0)); !errors.Is(err, errCorrupt) {
 			t.Errorf("%s with a trailing byte: err = %v, want errCorrupt", name, err)
 		}
 	}

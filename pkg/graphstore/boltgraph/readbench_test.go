@@ -70,15 +70,24 @@ var realGraph struct {
 // PageRank scores and one level of communities.
 func realisticGraph(b testing.TB) *Store {
 	realGraph.once.Do(func() {
-		if realGraph.dir, realGraph.err = os.MkdirTemp("", "boltgraph-real"); realGraph.err != nil {
-			return
+		// BOLTGRAPH_REAL_DB keeps the corpus in a file across runs, so that short
+		// runs of two binaries can alternate (each needs a file of its own layout).
+		path := os.Getenv("BOLTGRAPH_REAL_DB")
+		if path == "" {
+			if realGraph.dir, realGraph.err = os.MkdirTemp("", "boltgraph-real"); realGraph.err != nil {
+				return
+			}
+			path = filepath.Join(realGraph.dir, "real.db")
 		}
-		s, err := Open(filepath.Join(realGraph.dir, "real.db"))
+		s, err := Open(path)
 		if err != nil {
 			realGraph.err = err
 			return
 		}
 		realGraph.s = s
+		if st, err := s.Stats(b.Context(), "real"); err == nil && st.Chunks == realChunks && st.Communities > 0 {
+			return // built by an earlier run
+		}
 		rng, zipf := newRealGen(11)
 		for start := 0; start < realChunks; start += 500 {
 			batch := make([]graphstore.ChunkExtraction, 0, 500)

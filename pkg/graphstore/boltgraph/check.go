@@ -52,7 +52,7 @@ func checkCorpusTx(ctx context.Context, c *corpusTx) error {
 			return err
 		}
 		var ct graphstore.Contribution
-		if err := decode(v, &ct); err != nil {
+		if err := decodeContribution(v, &ct); err != nil {
 			return err
 		}
 		if ct.ChunkID != string(k) {
@@ -65,8 +65,8 @@ func checkCorpusTx(ctx context.Context, c *corpusTx) error {
 				ents[e.Key] = r
 			}
 			r.Mentions++
-			count(&r.Names, e.Names, 1)
-			count(&r.Types, e.Types, 1)
+			r.Names.add(e.Names, 1)
+			r.Types.add(e.Types, 1)
 			for _, d := range e.Descriptions {
 				k := string(keyPrefix(e.Key)) + d
 				if entDescs[k]++; entDescs[k] == 1 {
@@ -83,7 +83,7 @@ func checkCorpusTx(ctx context.Context, c *corpusTx) error {
 				rels[p] = r
 			}
 			r.Chunks++
-			count(&r.Types, rc.Types, 1)
+			r.Types.add(rc.Types, 1)
 			for _, d := range rc.Descriptions {
 				k := string(pairPrefix(p.src, p.dst)) + d
 				if relDescs[k]++; relDescs[k] == 1 {
@@ -106,11 +106,11 @@ func checkCorpusTx(ctx context.Context, c *corpusTx) error {
 			return inconsistent("entity %q has no chunk mentioning it", k)
 		}
 		var got entRec
-		if err := decode(v, &got); err != nil {
+		if err := decodeEnt(v, &got); err != nil {
 			return err
 		}
-		if got.Mentions != want.Mentions || !maps.Equal(got.Names, want.Names) ||
-			!maps.Equal(got.Types, want.Types) || got.Descs != want.Descs {
+		if got.Mentions != want.Mentions || !slices.Equal(got.Names, want.Names) ||
+			!slices.Equal(got.Types, want.Types) || got.Descs != want.Descs {
 			return inconsistent("entity %q is %+v, chunks say %+v", k, got, *want)
 		}
 		return nil
@@ -170,11 +170,11 @@ func checkCorpusTx(ctx context.Context, c *corpusTx) error {
 			return inconsistent("relationship %q>%q has no chunk", src, rest)
 		}
 		var got relRec
-		if err := decode(v, &got); err != nil {
+		if err := decodeRel(v, &got); err != nil {
 			return err
 		}
 		if got.Chunks != want.Chunks || got.Weight != want.Weight ||
-			!maps.Equal(got.Types, want.Types) || got.Descs != want.Descs {
+			!slices.Equal(got.Types, want.Types) || got.Descs != want.Descs {
 			return inconsistent("relationship %q>%q is %+v, chunks say %+v", src, rest, got, *want)
 		}
 		return nil
@@ -209,7 +209,7 @@ func checkCorpusTx(ctx context.Context, c *corpusTx) error {
 	}
 	return c.comms.ForEach(func(k, v []byte) error {
 		var cm graphstore.Community
-		if err := decode(v, &cm); err != nil {
+		if err := decodeCommunity(v, &cm); err != nil {
 			return err
 		}
 		if cm.ID != string(k) || !slices.IsSorted(cm.Members) {

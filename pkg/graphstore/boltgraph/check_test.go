@@ -70,7 +70,9 @@ func TestCheckDetectsDamage(t *testing.T) {
 		fn   func(c *corpusTx) error
 	}{
 		{"entity deleted", func(c *corpusTx) error { return c.ents.Delete([]byte("a")) }},
-		{"entity miscounted", func(c *corpusTx) error { return c.ents.Put([]byte("a"), []byte(`{"m":7}`)) }},
+		{"entity miscounted", func(c *corpusTx) error {
+			return c.ents.Put([]byte("a"), encodeEnt(&entRec{Mentions: 7, Names: counts{{"A", 1}}}))
+		}},
 		{"provenance lost", func(c *corpusTx) error { return c.entChunks.Delete(append(lp(nil, "a"), "c1"...)) }},
 		{"strength changed", func(c *corpusTx) error {
 			return c.relChunks.Put(append(lp(lp(nil, "a"), "b"), "c1"...), putFloat(42))

@@ -9,24 +9,27 @@
 //
 // # Layout
 //
-// A top-level bucket "info" holds the layout version ("format" = "1"; Open refuses
-// other versions with ErrFormat). A top-level bucket "corpora" holds one bucket per
+// A top-level bucket "info" holds the layout version ("format" = "2"). Open migrates
+// a version 1 file (the same buckets with JSON values) in one transaction and refuses
+// any other version with ErrFormat. A top-level bucket "corpora" holds one bucket per
 // corpus, which holds:
 //
-//	chunks     chunkID                    -> the chunk's graphstore.Contribution (JSON)
-//	ents       key                        -> entity aggregate: chunk counts per name
-//	                                         and type, mention count, description
-//	                                         set summary, PageRank, summary (JSON)
+//	chunks     chunkID                    -> the chunk's graphstore.Contribution
+//	ents       key                        -> entity aggregate: PageRank first, chunk
+//	                                         counts per name and type, mention count,
+//	                                         description set summary, summary
 //	entchunks  lp(key) chunkID            -> empty (provenance index)
 //	entdescs   lp(key) description        -> number of chunks giving it (uvarint)
-//	rels       lp(source) target          -> relationship aggregate (JSON)
+//	rels       lp(source) target          -> relationship aggregate: weight first,
+//	                                         chunk count, type counts, description
+//	                                         set summary
 //	relchunks  lp(source) lp(target) chunkID -> the chunk's strength (float64 bits)
 //	reldescs   lp(source) lp(target) description -> number of chunks (uvarint)
 //	adj        lp(a) b                    -> undirected weight (float64 bits) and the
 //	                                         number of directed relationships (1 or 2),
 //	                                         stored under both (a,b) and (b,a)
-//	comms      communityID                -> graphstore.Community (JSON)
-//	membership key                        -> community id per level (JSON)
+//	comms      communityID                -> graphstore.Community
+//	membership key                        -> community id per level
 //	meta       "levels"                   -> number of community levels
 //
 // lp(s) is s prefixed by its length as a uvarint, so composite keys need no
@@ -45,14 +48,17 @@
 // Weights are re-summed from relchunks in chunk id order after every change, so
 // they do not drift through float additions and subtractions and do not depend on
 // the order chunks arrived in. Check recomputes all derived state from chunks and
-// compares (an fsck).
+// compares (an fsck). A Merge writes every bucket in key order: bbolt inserts into
+// a node's sorted slice, so new keys in random order cost time quadratic in the
+// number a node takes in one transaction.
 //
-// Values are JSON. BenchmarkCodec measured an entity record round trip at about 4µs
-// with JSON and 16µs with encoding/gob (gob pays its type header per record); a CPU
-// profile of BenchmarkMerge puts encoding under 10% of a Merge, which is dominated by
-// bbolt dirtying and writing B+tree pages for the randomly spread keys (about 75
-// keys in 8 buckets per chunk of 10 entities), so a hand-rolled binary format would
-// not pay for itself yet; co-locating an entity's keys would.
+// Values use a hand-written binary codec (codec.go): fields in a fixed order,
+// varint integers, length-prefixed strings, 8-byte floats and hashes. An entity's
+// PageRank sits at offset 0 so Neighborhood ranks the entities it reaches without
+// decoding them. Layout 1 stored JSON; at the density of a realistic 10k-chunk
+// corpus, decoding it was 28 % of the query CPU, and BenchmarkCodec measures an
+// entity record round trip about 20 times faster in binary (docs/benchmarks.md).
+// gob was rejected earlier: it pays its type header per record.
 //
 // bbolt runs with NoFreelistSync and the map freelist, as etcd does: the freelist is
 // rebuilt at open rather than written on every commit; data pages are still fsync'ed.

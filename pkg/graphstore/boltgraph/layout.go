@@ -3,7 +3,6 @@ package boltgraph
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -103,31 +102,31 @@ func scanPrefix(b *bolt.Bucket, prefix []byte, fn func(rest, v []byte) error) er
 // descriptions themselves live in entdescs so the record does not grow with every
 // chunk that describes a hub entity differently.
 type entRec struct {
-	Names     map[string]int `json:"n,omitempty"`
-	Types     map[string]int `json:"t,omitempty"`
-	Descs     descSet        `json:"d"`
-	Mentions  int            `json:"m"`
-	PageRank  float64        `json:"p,omitempty"`
-	Summary   string         `json:"s,omitempty"`
-	SummaryFP uint64         `json:"f,omitempty"`
+	Names     counts
+	Types     counts
+	Descs     descSet
+	Mentions  int
+	PageRank  float64
+	Summary   string
+	SummaryFP uint64
 }
 
 // relRec is the stored aggregate of one directed relationship; its descriptions
 // live in reldescs.
 type relRec struct {
-	Types  map[string]int `json:"t,omitempty"`
-	Descs  descSet        `json:"d"`
-	Chunks int            `json:"c"`
-	Weight float64        `json:"w"`
+	Types  counts
+	Descs  descSet
+	Chunks int
+	Weight float64
 }
 
 // descSet summarizes the distinct descriptions counted under one prefix of a
 // *descs bucket (description -> number of chunks giving it).
 type descSet struct {
-	N       int    `json:"n,omitempty"` // distinct descriptions
-	Sum     uint64 `json:"s,omitempty"` // sum of their hashes: an order-free set fingerprint
-	Longest string `json:"l,omitempty"`
-	stale   bool   // Longest was removed; recomputed before the record is written
+	N       int    // distinct descriptions
+	Sum     uint64 // sum of their hashes: an order-free set fingerprint
+	Longest string
+	stale   bool // Longest was removed; recomputed before the record is written
 }
 
 func descHash(s string) uint64 {
@@ -212,22 +211,16 @@ func firstDescs(b *bolt.Bucket, prefix []byte) []string {
 func keyPrefix(key string) []byte       { return lp(nil, key) }
 func pairPrefix(src, dst string) []byte { return lp(lp(nil, src), dst) }
 
-func encode(v any) ([]byte, error) { return json.Marshal(v) }
-
-func decode(b []byte, v any) error {
-	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("decoding stored record: %w", err)
-	}
-	return nil
-}
-
 func getEnt(c *corpusTx, key string) (*entRec, error) {
 	v := c.ents.Get([]byte(key))
 	if v == nil {
 		return nil, nil
 	}
 	r := new(entRec)
-	return r, decode(v, r)
+	if err := decodeEnt(v, r); err != nil {
+		return nil, fmt.Errorf("entity %q: %w", key, err)
+	}
+	return r, nil
 }
 
 func getRel(c *corpusTx, src, dst string) (*relRec, error) {
@@ -236,15 +229,18 @@ func getRel(c *corpusTx, src, dst string) (*relRec, error) {
 		return nil, nil
 	}
 	r := new(relRec)
-	return r, decode(v, r)
+	if err := decodeRel(v, r); err != nil {
+		return nil, fmt.Errorf("relationship %q>%q: %w", src, dst, err)
+	}
+	return r, nil
 }
 
 // entity builds the public view of a stored entity.
 func entity(c *corpusTx, key string, r *entRec) (graphstore.Entity, error) {
 	e := graphstore.Entity{
 		Key:          key,
-		Name:         graphstore.MostFrequent(r.Names),
-		Type:         graphstore.MostFrequent(r.Types),
+		Name:         r.Names.mostFrequent(),
+		Type:         r.Types.mostFrequent(),
 		Descriptions: firstDescs(c.entDescs, keyPrefix(key)),
 		MentionCount: r.Mentions,
 		PageRank:     r.PageRank,
@@ -264,8 +260,9 @@ func entity(c *corpusTx, key string, r *entRec) (graphstore.Entity, error) {
 		return e, err
 	}
 	if v := c.membership.Get([]byte(key)); v != nil {
-		if err := decode(v, &e.Communities); err != nil {
-			return e, err
+		var err error
+		if e.Communities, err = decodeStrs(v, "membership"); err != nil {
+			return e, fmt.Errorf("entity %q: %w", key, err)
 		}
 	}
 	return e, nil
@@ -274,7 +271,7 @@ func entity(c *corpusTx, key string, r *entRec) (graphstore.Entity, error) {
 func relationship(c *corpusTx, src, dst string, r *relRec) graphstore.Relationship {
 	rel := graphstore.Relationship{
 		SourceKey: src, TargetKey: dst,
-		Type:         graphstore.MostFrequent(r.Types),
+		Type:         r.Types.mostFrequent(),
 		Description:  r.Descs.Longest,
 		Descriptions: firstDescs(c.relDescs, pairPrefix(src, dst)),
 		Weight:       r.Weight,
@@ -311,14 +308,4 @@ func readAdj(v []byte) (float64, int, error) {
 		return 0, 0, fmt.Errorf("corrupt adjacency value %x", v)
 	}
 	return w, int(n), nil
-}
-
-// neighbors returns the keys adjacent to key (either direction), sorted.
-func neighbors(c *corpusTx, key string) ([]string, error) {
-	var out []string
-	err := scanPrefix(c.adj, lp(nil, key), func(rest, _ []byte) error {
-		out = append(out, string(rest))
-		return nil
-	})
-	return out, err
 }

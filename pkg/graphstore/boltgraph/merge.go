@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
+	"strings"
 	"unicode/utf8"
 
 	bolt "go.etcd.io/bbolt"
@@ -30,10 +33,38 @@ type mergeTx struct {
 	ents     map[string]*entRec
 	rels     map[pair]*relRec
 	adjDirty map[pair]struct{}
+	// Provenance entries are only written during a merge, so they wait here to be
+	// written in key order (see writeSorted).
+	entChunks, relChunks pending
 }
 
 func newMergeTx(c *corpusTx) *mergeTx {
-	return &mergeTx{c: c, ents: map[string]*entRec{}, rels: map[pair]*relRec{}, adjDirty: map[pair]struct{}{}}
+	return &mergeTx{c: c, ents: map[string]*entRec{}, rels: map[pair]*relRec{}, adjDirty: map[pair]struct{}{},
+		entChunks: pending{}, relChunks: pending{}}
+}
+
+// pending holds the last write per key: a value, or nil for a delete.
+type pending map[string][]byte
+
+var emptyValue = []byte{}
+
+// writeSorted applies writes in key order. bbolt inserts into a node's sorted
+// slice, shifting what follows; in key order a node taking many new keys in one
+// transaction (a fresh corpus, a run of new entities) shifts nothing, where random
+// order costs time quadratic in their number.
+func writeSorted(b *bolt.Bucket, w pending) error {
+	for _, k := range slices.Sorted(maps.Keys(w)) {
+		var err error
+		if v := w[k]; v == nil {
+			err = b.Delete([]byte(k))
+		} else {
+			err = b.Put([]byte(k), v)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (m *mergeTx) ent(key string) (*entRec, error) {
@@ -66,22 +97,6 @@ func (m *mergeTx) rel(p pair) (*relRec, error) {
 	return r, nil
 }
 
-func count(m *map[string]int, keys []string, sign int) {
-	if len(keys) == 0 {
-		return
-	}
-	if *m == nil {
-		*m = map[string]int{}
-	}
-	for _, k := range keys {
-		if n := (*m)[k] + sign; n > 0 {
-			(*m)[k] = n
-		} else {
-			delete(*m, k)
-		}
-	}
-}
-
 // apply adds (sign 1) or subtracts (sign -1) one chunk's contribution.
 func (m *mergeTx) apply(ct *graphstore.Contribution, sign int) error {
 	for _, e := range ct.Entities {
@@ -90,19 +105,15 @@ func (m *mergeTx) apply(ct *graphstore.Contribution, sign int) error {
 			return err
 		}
 		r.Mentions += sign
-		count(&r.Names, e.Names, sign)
-		count(&r.Types, e.Types, sign)
+		r.Names.add(e.Names, sign)
+		r.Types.add(e.Types, sign)
 		if err := countDescs(m.c.entDescs, keyPrefix(e.Key), &r.Descs, e.Descriptions, sign); err != nil {
 			return err
 		}
-		k := append(lp(nil, e.Key), ct.ChunkID...)
+		k := string(append(lp(nil, e.Key), ct.ChunkID...))
+		m.entChunks[k] = nil
 		if sign > 0 {
-			err = m.c.entChunks.Put(k, nil)
-		} else {
-			err = m.c.entChunks.Delete(k)
-		}
-		if err != nil {
-			return fmt.Errorf("indexing entity chunk: %w", err)
+			m.entChunks[k] = emptyValue
 		}
 	}
 	for _, rc := range ct.Relations {
@@ -112,72 +123,77 @@ func (m *mergeTx) apply(ct *graphstore.Contribution, sign int) error {
 			return err
 		}
 		r.Chunks += sign
-		count(&r.Types, rc.Types, sign)
+		r.Types.add(rc.Types, sign)
 		if err := countDescs(m.c.relDescs, pairPrefix(p.src, p.dst), &r.Descs, rc.Descriptions, sign); err != nil {
 			return err
 		}
-		k := append(lp(lp(nil, p.src), p.dst), ct.ChunkID...)
+		k := string(append(lp(lp(nil, p.src), p.dst), ct.ChunkID...))
+		m.relChunks[k] = nil
 		if sign > 0 {
-			err = m.c.relChunks.Put(k, putFloat(rc.Strength))
-		} else {
-			err = m.c.relChunks.Delete(k)
-		}
-		if err != nil {
-			return fmt.Errorf("indexing relationship chunk: %w", err)
+			m.relChunks[k] = putFloat(rc.Strength)
 		}
 		m.adjDirty[p.undirected()] = struct{}{}
 	}
 	return nil
 }
 
-// flush writes the cached aggregates back, deleting the ones no chunk supports.
+// flush writes the provenance and the cached aggregates back, deleting the
+// aggregates no chunk supports; every bucket is written in key order.
 func (m *mergeTx) flush() error {
+	if err := writeSorted(m.c.entChunks, m.entChunks); err != nil {
+		return fmt.Errorf("indexing entity chunks: %w", err)
+	}
+	if err := writeSorted(m.c.relChunks, m.relChunks); err != nil {
+		return fmt.Errorf("indexing relationship chunks: %w", err)
+	}
+	ents := pending{}
 	for key, r := range m.ents {
-		if r.Mentions <= 0 {
-			if err := m.c.ents.Delete([]byte(key)); err != nil {
-				return fmt.Errorf("deleting entity: %w", err)
+		ents[key] = nil
+		if r.Mentions > 0 {
+			if err := refreshLongest(m.c.entDescs, keyPrefix(key), &r.Descs); err != nil {
+				return err
 			}
-			continue
-		}
-		if err := refreshLongest(m.c.entDescs, keyPrefix(key), &r.Descs); err != nil {
-			return err
-		}
-		v, err := encode(r)
-		if err != nil {
-			return err
-		}
-		if err := m.c.ents.Put([]byte(key), v); err != nil {
-			return fmt.Errorf("storing entity: %w", err)
+			ents[key] = encodeEnt(r)
 		}
 	}
+	if err := writeSorted(m.c.ents, ents); err != nil {
+		return fmt.Errorf("storing entities: %w", err)
+	}
+	rels := pending{}
 	for p, r := range m.rels {
-		pk := pairKey(p.src, p.dst)
+		pk := string(pairKey(p.src, p.dst))
+		rels[pk] = nil
 		if r.Chunks <= 0 {
-			if err := m.c.rels.Delete(pk); err != nil {
-				return fmt.Errorf("deleting relationship: %w", err)
-			}
 			continue
 		}
-		// Re-sum in chunk id order: exact for replays, independent of arrival order.
-		r.Weight = 0
-		if err := scanPrefix(m.c.relChunks, lp(lp(nil, p.src), p.dst), func(_, v []byte) error {
-			s, err := getFloat(v)
-			r.Weight += s
-			return err
-		}); err != nil {
+		if err := m.resum(p, r); err != nil {
 			return err
 		}
-		if err := refreshLongest(m.c.relDescs, pairPrefix(p.src, p.dst), &r.Descs); err != nil {
-			return err
-		}
-		v, err := encode(r)
-		if err != nil {
-			return err
-		}
-		if err := m.c.rels.Put(pk, v); err != nil {
-			return fmt.Errorf("storing relationship: %w", err)
-		}
+		rels[pk] = encodeRel(r)
 	}
+	if err := writeSorted(m.c.rels, rels); err != nil {
+		return fmt.Errorf("storing relationships: %w", err)
+	}
+	return m.flushAdj()
+}
+
+// resum recomputes a relationship's weight from relchunks in chunk id order (exact
+// for replays, independent of arrival order) and its longest description.
+func (m *mergeTx) resum(p pair, r *relRec) error {
+	r.Weight = 0
+	if err := scanPrefix(m.c.relChunks, lp(lp(nil, p.src), p.dst), func(_, v []byte) error {
+		s, err := getFloat(v)
+		r.Weight += s
+		return err
+	}); err != nil {
+		return err
+	}
+	return refreshLongest(m.c.relDescs, pairPrefix(p.src, p.dst), &r.Descs)
+}
+
+// flushAdj rewrites the adjacency entries, both directions, of the pairs touched.
+func (m *mergeTx) flushAdj() error {
+	adj := pending{}
 	for p := range m.adjDirty {
 		var w float64
 		n := 0
@@ -192,16 +208,15 @@ func (m *mergeTx) flush() error {
 			}
 		}
 		for _, d := range []pair{p, {p.dst, p.src}} {
-			var err error
-			if n == 0 {
-				err = m.c.adj.Delete(pairKey(d.src, d.dst))
-			} else {
-				err = m.c.adj.Put(pairKey(d.src, d.dst), adjValue(w, n))
-			}
-			if err != nil {
-				return fmt.Errorf("updating adjacency: %w", err)
+			k := string(pairKey(d.src, d.dst))
+			adj[k] = nil
+			if n > 0 {
+				adj[k] = adjValue(w, n)
 			}
 		}
+	}
+	if err := writeSorted(m.c.adj, adj); err != nil {
+		return fmt.Errorf("updating adjacency: %w", err)
 	}
 	return nil
 }
@@ -212,7 +227,10 @@ func loadContribution(c *corpusTx, chunkID string) (*graphstore.Contribution, er
 		return nil, nil
 	}
 	ct := new(graphstore.Contribution)
-	return ct, decode(v, ct)
+	if err := decodeContribution(v, ct); err != nil {
+		return nil, fmt.Errorf("chunk %q: %w", chunkID, err)
+	}
+	return ct, nil
 }
 
 // Merge replaces the contributions of the batch's chunks in one fsync'ed
@@ -231,6 +249,9 @@ func (s *Store) Merge(ctx context.Context, corpus string, batch []graphstore.Chu
 	if len(cts) == 0 {
 		return s.Ping(ctx)
 	}
+	// Chunk records then go in in key order (see writeSorted); the result does not
+	// depend on the order, and a stable sort keeps the last of a repeated chunk last.
+	slices.SortStableFunc(cts, func(a, b graphstore.Contribution) int { return strings.Compare(a.ChunkID, b.ChunkID) })
 	return s.update(ctx, "merging into "+corpus, func(tx *bolt.Tx) error {
 		c, err := openCorpus(tx, corpus, true)
 		if err != nil {
@@ -243,18 +264,15 @@ func (s *Store) Merge(ctx context.Context, corpus string, batch []graphstore.Chu
 					return err
 				}
 			}
-			v, err := encode(&cts[i])
-			if err != nil {
-				return err
-			}
+			v := encodeContribution(&cts[i])
 			stored := c.chunks.Get([]byte(cts[i].ChunkID))
 			if bytes.Equal(stored, v) {
 				continue // a replay (redelivered message): nothing to change
 			}
 			if stored != nil {
 				old := new(graphstore.Contribution)
-				if err := decode(stored, old); err != nil {
-					return err
+				if err := decodeContribution(stored, old); err != nil {
+					return fmt.Errorf("chunk %q: %w", cts[i].ChunkID, err)
 				}
 				if err := m.apply(old, -1); err != nil {
 					return err
@@ -326,11 +344,7 @@ func (s *Store) updateEnts(ctx context.Context, doing, corpus string, keys func(
 				continue // the entity vanished since the caller computed its value
 			}
 			fn(key, r)
-			v, err := encode(r)
-			if err != nil {
-				return err
-			}
-			if err := c.ents.Put([]byte(key), v); err != nil {
+			if err := c.ents.Put([]byte(key), encodeEnt(r)); err != nil {
 				return fmt.Errorf("storing entity: %w", err)
 			}
 		}
@@ -414,11 +428,7 @@ func (s *Store) ReplaceCommunities(ctx context.Context, corpus string, cs []grap
 			if cm.RelationshipCount, err = countAmong(c, cm.Members); err != nil {
 				return err
 			}
-			v, err := encode(cm)
-			if err != nil {
-				return err
-			}
-			if err := c.comms.Put([]byte(cm.ID), v); err != nil {
+			if err := c.comms.Put([]byte(cm.ID), encodeCommunity(cm)); err != nil {
 				return fmt.Errorf("storing community: %w", err)
 			}
 			for _, k := range cm.Members {
@@ -431,11 +441,7 @@ func (s *Store) ReplaceCommunities(ctx context.Context, corpus string, cs []grap
 			}
 		}
 		for k, ls := range membership {
-			v, err := encode(ls)
-			if err != nil {
-				return err
-			}
-			if err := c.membership.Put([]byte(k), v); err != nil {
+			if err := c.membership.Put([]byte(k), encodeStrs(ls)); err != nil {
 				return fmt.Errorf("storing membership: %w", err)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -87,42 +88,63 @@ func byWeight(a, b graphstore.Relationship) int {
 		strings.Compare(a.SourceKey, b.SourceKey), strings.Compare(a.TargetKey, b.TargetKey))
 }
 
-// relationsAround collects the relationships between each key and its neighbors
-// for which keep(key, neighbor) holds; out=true restricts to ones leaving key.
-func relationsAround(ctx context.Context, c *corpusTx, keys []string, keep func(k, n string) bool, outOnly bool) ([]graphstore.Relationship, error) {
+// outRelations appends the relationships leaving src whose target passes keep: a
+// prefix scan of rels, which holds them in one key range, decoding only the kept.
+func outRelations(c *corpusTx, src string, keep func(dst []byte) bool, out []graphstore.Relationship) ([]graphstore.Relationship, error) {
+	err := scanPrefix(c.rels, lp(nil, src), func(dst, v []byte) error {
+		if !keep(dst) {
+			return nil
+		}
+		var r relRec
+		if err := decodeRel(v, &r); err != nil {
+			return fmt.Errorf("relationship %q>%q: %w", src, dst, err)
+		}
+		out = append(out, relationship(c, src, string(dst), &r))
+		return nil
+	})
+	return out, err
+}
+
+// relationsAround collects, each once and heaviest first, the relationships with
+// both ends in keys (among) or with at least one end in keys.
+func relationsAround(ctx context.Context, c *corpusTx, keys []string, among bool) ([]graphstore.Relationship, error) {
+	set := make(map[string]struct{}, len(keys))
+	for _, k := range keys {
+		set[k] = struct{}{}
+	}
+	inSet := func(n []byte) bool { _, in := set[string(n)]; return in }
+	keep := inSet
+	if !among {
+		keep = func([]byte) bool { return true }
+	}
 	var out []graphstore.Relationship
-	seen := map[pair]struct{}{}
-	for i, k := range keys {
+	var err error
+	for i, k := range slices.Sorted(maps.Keys(set)) {
 		if i%256 == 255 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 		}
-		ns, err := neighbors(c, k)
-		if err != nil {
+		if out, err = outRelations(c, k, keep, out); err != nil {
 			return nil, err
 		}
-		for _, n := range ns {
-			if !keep(k, n) {
-				continue
+		if among {
+			continue
+		}
+		// Entering relationships from outside keys (those from a key are listed as
+		// leaving it); adjacency names every neighbor in either direction.
+		err = scanPrefix(c.adj, lp(nil, k), func(n, _ []byte) error {
+			if inSet(n) {
+				return nil
 			}
-			dirs := []pair{{k, n}, {n, k}}
-			if outOnly {
-				dirs = dirs[:1]
+			r, err := getRel(c, string(n), k)
+			if r != nil {
+				out = append(out, relationship(c, string(n), k, r))
 			}
-			for _, p := range dirs {
-				if _, dup := seen[p]; dup {
-					continue
-				}
-				seen[p] = struct{}{}
-				r, err := getRel(c, p.src, p.dst)
-				if err != nil {
-					return nil, err
-				}
-				if r != nil {
-					out = append(out, relationship(c, p.src, p.dst, r))
-				}
-			}
+			return err
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	slices.SortFunc(out, byWeight)
@@ -134,7 +156,7 @@ func (s *Store) RelationshipsOf(ctx context.Context, corpus string, keys []strin
 	var out []graphstore.Relationship
 	err := s.read(ctx, "reading relationships", corpus, func(c *corpusTx) error {
 		var err error
-		out, err = relationsAround(ctx, c, keys, func(string, string) bool { return true }, false)
+		out, err = relationsAround(ctx, c, keys, false)
 		return err
 	})
 	if limit > 0 && len(out) > limit {
@@ -145,17 +167,10 @@ func (s *Store) RelationshipsOf(ctx context.Context, corpus string, keys []strin
 
 // RelationshipsAmong returns the relationships with both ends in keys.
 func (s *Store) RelationshipsAmong(ctx context.Context, corpus string, keys []string) ([]graphstore.Relationship, error) {
-	set := make(map[string]struct{}, len(keys))
-	for _, k := range keys {
-		set[k] = struct{}{}
-	}
 	var out []graphstore.Relationship
 	err := s.read(ctx, "reading relationships among keys", corpus, func(c *corpusTx) error {
 		var err error
-		out, err = relationsAround(ctx, c, keys, func(_, n string) bool {
-			_, in := set[n]
-			return in
-		}, true)
+		out, err = relationsAround(ctx, c, keys, true)
 		return err
 	})
 	return out, err
@@ -178,10 +193,12 @@ func (s *Store) Neighborhood(ctx context.Context, corpus string, start []string,
 			dist[k] = 0
 			frontier = append(frontier, k)
 		}
+		// Reached entities are ranked by PageRank, read at its fixed offset; only
+		// those kept are decoded.
 		type found struct {
 			key  string
 			dist int
-			rec  *entRec
+			pr   float64
 		}
 		var hits []found
 		for d := 1; d <= depth && len(frontier) > 0; d++ {
@@ -193,27 +210,27 @@ func (s *Store) Neighborhood(ctx context.Context, corpus string, start []string,
 			slices.Sort(frontier)
 			var next []string
 			for _, u := range frontier {
-				ns, err := neighbors(c, u)
-				if err != nil {
-					return err
-				}
-				for _, n := range ns {
-					if _, ok := dist[n]; ok {
-						continue
+				if err := scanPrefix(c.adj, lp(nil, u), func(nb, _ []byte) error {
+					if _, ok := dist[string(nb)]; !ok {
+						n := string(nb)
+						dist[n], parent[n] = d, u
+						next = append(next, n)
 					}
-					dist[n], parent[n] = d, u
-					next = append(next, n)
+					return nil
+				}); err != nil {
+					return err
 				}
 			}
 			for _, n := range next {
-				r, err := getEnt(c, n)
-				if err != nil {
-					return err
-				}
-				if r == nil {
+				v := c.ents.Get([]byte(n))
+				if v == nil {
 					return fmt.Errorf("adjacency names missing entity %q: index damaged", n)
 				}
-				hits = append(hits, found{n, d, r})
+				pr, err := entPageRank(v)
+				if err != nil {
+					return fmt.Errorf("entity %q: %w", n, err)
+				}
+				hits = append(hits, found{n, d, pr})
 			}
 			frontier = next
 			if limit > 0 && len(hits) >= limit {
@@ -221,14 +238,18 @@ func (s *Store) Neighborhood(ctx context.Context, corpus string, start []string,
 			}
 		}
 		slices.SortFunc(hits, func(a, b found) int {
-			return cmp.Or(cmp.Compare(a.dist, b.dist), cmp.Compare(b.rec.PageRank, a.rec.PageRank), strings.Compare(a.key, b.key))
+			return cmp.Or(cmp.Compare(a.dist, b.dist), cmp.Compare(b.pr, a.pr), strings.Compare(a.key, b.key))
 		})
 		if limit > 0 && len(hits) > limit {
 			hits = hits[:limit]
 		}
 		out = make([]graphstore.Neighbor, 0, len(hits))
 		for _, h := range hits {
-			e, err := entity(c, h.key, h.rec)
+			r, err := getEnt(c, h.key)
+			if err != nil {
+				return err
+			}
+			e, err := entity(c, h.key, r)
 			if err != nil {
 				return err
 			}
@@ -299,7 +320,7 @@ func (s *Store) Communities(ctx context.Context, corpus string, level int) ([]gr
 	err := s.read(ctx, "listing communities", corpus, func(c *corpusTx) error {
 		return c.comms.ForEach(func(_, v []byte) error {
 			var cm graphstore.Community
-			if err := decode(v, &cm); err != nil {
+			if err := decodeCommunity(v, &cm); err != nil {
 				return err
 			}
 			if level == -1 || cm.Level == level {
@@ -324,7 +345,7 @@ func (s *Store) Community(ctx context.Context, corpus, id string) (graphstore.Co
 			return nil
 		}
 		found = true
-		return decode(v, &cm)
+		return decodeCommunity(v, &cm)
 	})
 	if err == nil && !found {
 		err = fmt.Errorf("community %q in %s: %w", id, corpus, graphstore.ErrNotFound)
@@ -357,16 +378,13 @@ func (s *Store) ChunkEntities(ctx context.Context, corpus string, chunkIDs []str
 	out := make(map[string][]string, len(chunkIDs))
 	err := s.read(ctx, "reading chunk entities", corpus, func(c *corpusTx) error {
 		for _, id := range chunkIDs {
-			ct, err := loadContribution(c, id)
-			if err != nil {
-				return fmt.Errorf("chunk %q: %w", id, err)
-			}
-			if ct == nil {
+			v := c.chunks.Get([]byte(id))
+			if v == nil {
 				continue
 			}
-			keys := make([]string, len(ct.Entities))
-			for i, e := range ct.Entities {
-				keys[i] = e.Key
+			keys, err := contributionKeys(v)
+			if err != nil {
+				return fmt.Errorf("chunk %q: %w", id, err)
 			}
 			out[id] = keys // Contribution keeps entities sorted by key
 		}

@@ -56,9 +56,10 @@ var (
 	keyFormat     = []byte("format")
 )
 
-// formatVersion names the layout described in the package documentation; a file
-// written with another layout is refused rather than misread.
-const formatVersion = "1"
+// formatVersion names the layout described in the package documentation. Open
+// migrates a version 1 file (JSON values) in place and refuses any other version
+// rather than misread it.
+const formatVersion = "2"
 
 // ErrFormat is returned by Open for a file written with another layout version.
 var ErrFormat = errors.New("boltgraph: unsupported file layout")
@@ -91,8 +92,14 @@ func Open(path string, opts ...Option) (*Store, error) {
 		switch v := info.Get(keyFormat); {
 		case v == nil:
 			return info.Put(keyFormat, []byte(formatVersion))
+		case string(v) == "1":
+			if err := migrateV1(tx); err != nil {
+				return err
+			}
+			return info.Put(keyFormat, []byte(formatVersion))
 		case string(v) != formatVersion:
-			return fmt.Errorf("file has layout version %q, this build reads %q: %w", v, formatVersion, ErrFormat)
+			return fmt.Errorf("file has layout version %q, this build reads %q and migrates \"1\": "+
+				"open it with the build that wrote it, or move it aside and index the corpus again: %w", v, formatVersion, ErrFormat)
 		}
 		return nil
 	}); err != nil {

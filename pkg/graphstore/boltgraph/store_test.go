@@ -21,6 +21,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	cleanupBenchGraph()
+	cleanupRealGraph()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			os.Stderr.WriteString("goleak: " + err.Error() + "\n")

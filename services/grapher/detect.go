@@ -33,8 +33,8 @@ func (s *Service) Detect(ctx context.Context, corpus string) error {
 	changesAtStart := st.state.Changes
 	s.mu.Unlock()
 
-	// The current hierarchy seeds Leiden (a re-run keeps what the new documents did
-	// not touch) and is what Stabilize matches the new communities against.
+	// The current hierarchy is what Stabilize matches the new communities against and,
+	// with WarmStart, seeds Leiden (a re-run keeps what new documents did not touch).
 	prev, err := s.deps.Graph.Communities(ctx, corpus, -1)
 	if err != nil {
 		return fmt.Errorf("reading the current communities: %w", err)
@@ -98,10 +98,13 @@ func runID(snap graphstore.Snapshot, start time.Time) string {
 
 // detect runs hierarchical Leiden and PageRank with the grapher's settings: in the
 // graph store when it has them natively and they are available now (Neo4j with Graph
-// Data Science), else in pure Go on a snapshot, starting from the hierarchy prev.
+// Data Science), else in pure Go on a snapshot, starting from the hierarchy prev
+// when WarmStart is set.
 func (s *Service) detect(ctx context.Context, corpus string, prev []graphstore.Community) (community.Result, error) {
 	o := s.cfg.Detection()
-	o.Previous = prev
+	if s.cfg.WarmStart {
+		o.Previous = prev
+	}
 	return community.Detect(ctx, s.deps.Graph, s.deps.Algorithms, corpus, o)
 }
 

@@ -150,6 +150,7 @@ func startWavesStack(ctx context.Context, dir string, v wavesVariant) (w *wavesS
 	}
 	gcfg := grapher.DefaultConfig()
 	gcfg.Lease, gcfg.MaxCommunityChange, gcfg.DetectGrowth = false, v.maxChange, v.growth
+	gcfg.WarmStart = true // -detect-warm: what this section measures (ADR 0032)
 	if v.maxChanges > 0 {
 		gcfg.MaxChanges = v.maxChanges
 	}
@@ -331,7 +332,7 @@ func benchResummarize(ctx context.Context, cfg *benchConfig, r *benchReport) err
 	r.line("g-fold since the last run (0: as before). The dev set is too small for the default 5,000 to force a")
 	r.line("run, so the last two rows force runs after 100 chunks, as 5,000 would at 50k. _Final modularity_ is")
 	r.line("that of the top level at the end; _cold modularity_ that of a detection from scratch on the same final")
-	r.line("graph (each detection after the first starts Leiden from the previous hierarchy; members of")
+	r.line("graph (with the grapher's -detect-warm, each detection after the first starts Leiden from the previous hierarchy; members of")
 	r.line("communities too small for a record count as alone in both).")
 	r.line("")
 	growth := grapher.DefaultConfig().DetectGrowth

@@ -28,6 +28,11 @@ type Options struct {
 	// MinSize: communities with fewer members get no record (their members still
 	// belong to the larger communities above them).
 	MinSize int
+	// Previous is the hierarchy of the last detection (graphstore.Store.Communities
+	// at every level); when set, the Go path starts from it (see warm.go) so that
+	// regions the graph did not change in keep their communities. The store's
+	// algorithms ignore it.
+	Previous []graphstore.Community
 }
 
 // Result is one detection.
@@ -102,13 +107,22 @@ func OnSnapshot(ctx context.Context, snap graphstore.Snapshot, o Options) (Resul
 	for i, k := range snap.Keys {
 		res.PageRank[k] = pr.Scores[i]
 	}
-	lr, err := leiden.Run(ctx, g, leiden.WithResolution(o.Resolution), leiden.WithSeed(o.Seed), leiden.WithMaxLevels(o.MaxLevels))
+	opts := []leiden.Option{leiden.WithResolution(o.Resolution), leiden.WithSeed(o.Seed), leiden.WithMaxLevels(o.MaxLevels)}
+	var prev []map[string]int
+	if len(o.Previous) > 0 {
+		prev = previousLevels(o.Previous)
+		opts = append(opts, leiden.WithInitialMembership(seedMembership(snap.Keys, prev[len(prev)-1])))
+	}
+	lr, err := leiden.Run(ctx, g, opts...)
 	if err != nil {
 		return Result{}, fmt.Errorf("leiden: %w", err)
 	}
 	memberships := make([][]int, len(lr.Levels))
 	for i, l := range lr.Levels {
 		memberships[i] = l.Membership
+	}
+	if prev != nil {
+		memberships = keepLevels(g, snap.Keys, memberships, prev)
 	}
 	res.Communities, res.Levels = Hierarchy(snap, memberships, o.MinSize), len(lr.Levels)
 	return res, nil

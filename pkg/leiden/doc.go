@@ -16,6 +16,10 @@
 // community has a parent one level up. Every community at every level is
 // connected; this is verified and, should it ever fail, repaired by splitting.
 //
+// WithInitialMembership starts the first iteration from a given partition instead
+// of singletons (leidenalg's initial_membership): re-run on a grown graph from the
+// previous result, Leiden keeps the communities of the regions that did not change.
+//
 // Runs are deterministic: the only randomness comes from a PCG generator seeded
 // with the Seed option, and community ids are numbered by their smallest node.
 package leiden

@@ -78,9 +78,9 @@ func Run(ctx context.Context, g *wgraph.Graph, opts ...Option) (Result, error) {
 	}
 
 	g0 := fromWGraph(g)
-	part := make([]int32, n)
-	for u := range part {
-		part[u] = int32(u)
+	part, err := initialPartition(cfg.initial, n)
+	if err != nil {
+		return Result{}, fmt.Errorf("running leiden: %w", err)
 	}
 	maxIter := cfg.maxIterations
 	if maxIter == 0 {
@@ -93,7 +93,6 @@ func Run(ctx context.Context, g *wgraph.Graph, opts ...Option) (Result, error) {
 			return Result{}, fmt.Errorf("running leiden iteration %d: %w", iterations+1, err)
 		}
 		var gain float64
-		var err error
 		chain, part, gain, err = s.iterate(ctx, g0, weights, r, part)
 		if err != nil {
 			return Result{}, err
@@ -118,6 +117,35 @@ func Run(ctx context.Context, g *wgraph.Graph, opts ...Option) (Result, error) {
 		res.Modularity = append(res.Modularity, wgraph.Modularity(g, l.Membership, gamma))
 	}
 	return res, nil
+}
+
+// initialPartition is the partition the first iteration starts from: singletons,
+// or the initial membership with its ids renumbered below n (iterate compacts them
+// further) and a community of its own for every node with a negative id.
+func initialPartition(initial []int, n int) ([]int32, error) {
+	part := make([]int32, n)
+	if initial == nil {
+		for u := range part {
+			part[u] = int32(u)
+		}
+		return part, nil
+	}
+	if len(initial) != n {
+		return nil, fmt.Errorf("initial membership has %d nodes, the graph %d: %w", len(initial), n, ErrInvalidOption)
+	}
+	ids := make(map[int]int32, n)
+	for u, c := range initial {
+		if c < 0 {
+			c = -1 - u // distinct from every other node's, seeded or not
+		}
+		id, ok := ids[c]
+		if !ok {
+			id = int32(len(ids))
+			ids[c] = id
+		}
+		part[u] = id
+	}
+	return part, nil
 }
 
 type solver struct {

@@ -54,6 +54,7 @@ type config struct {
 	maxIterations int
 	randomness    float64
 	tolerance     float64
+	initial       []int // warm start; nil: singletons
 }
 
 func defaultConfig() config {
@@ -129,3 +130,15 @@ var errNotNested = errors.New("leiden: levels are not nested")
 // iteration up to the cap run while any node moves; with WithMaxIterations(0),
 // 1e-4 (as in Neo4j GDS) saves most iterations on large graphs.
 func WithTolerance(tol float64) Option { return optionFunc(func(c *config) { c.tolerance = tol }) }
+
+// WithInitialMembership starts the first iteration from the partition m (as
+// leidenalg's initial_membership) instead of singletons: m[u] is the community of
+// node u, any non-negative id, or a negative value for a node of its own (a node
+// new since m was found). Regions where m is already locally optimal keep their
+// communities, so re-running on a grown graph moves little of what did not
+// change; the result's quality is never below m's. len(m) must equal the number
+// of nodes; Run does not keep or modify m. The levels below the final partition
+// are refinements found anew.
+func WithInitialMembership(m []int) Option {
+	return optionFunc(func(c *config) { c.initial = m })
+}

@@ -33,12 +33,18 @@ func (s *Service) Detect(ctx context.Context, corpus string) error {
 	changesAtStart := st.state.Changes
 	s.mu.Unlock()
 
-	res, err := s.detect(ctx, corpus)
+	// The current hierarchy is what Stabilize matches the new communities against and,
+	// with WarmStart, seeds Leiden (a re-run keeps what new documents did not touch).
+	prev, err := s.deps.Graph.Communities(ctx, corpus, -1)
+	if err != nil {
+		return fmt.Errorf("reading the current communities: %w", err)
+	}
+	res, err := s.detect(ctx, corpus, prev)
 	if err != nil {
 		return err
 	}
 	snap := res.Snapshot
-	comms, err := s.stabilize(ctx, corpus, res.Communities)
+	comms, err := s.stabilize(ctx, corpus, prev, res.Communities)
 	if err != nil {
 		return err
 	}
@@ -92,23 +98,21 @@ func runID(snap graphstore.Snapshot, start time.Time) string {
 
 // detect runs hierarchical Leiden and PageRank with the grapher's settings: in the
 // graph store when it has them natively and they are available now (Neo4j with Graph
-// Data Science), else in pure Go on a snapshot.
-func (s *Service) detect(ctx context.Context, corpus string) (community.Result, error) {
-	return community.Detect(ctx, s.deps.Graph, s.deps.Algorithms, corpus, s.cfg.Detection())
+// Data Science), else in pure Go on a snapshot, starting from the hierarchy prev
+// when WarmStart is set.
+func (s *Service) detect(ctx context.Context, corpus string, prev []graphstore.Community) (community.Result, error) {
+	o := s.cfg.Detection()
+	if s.cfg.WarmStart {
+		o.Previous = prev
+	}
+	return community.Detect(ctx, s.deps.Graph, s.deps.Algorithms, corpus, o)
 }
 
 // stabilize gives the new communities the ids (and so the reports) of the current ones
-// they barely differ from: see community.Stabilize. The size a report was written for
-// is in its record.
-func (s *Service) stabilize(ctx context.Context, corpus string, next []graphstore.Community) ([]graphstore.Community, error) {
-	if s.cfg.MaxCommunityChange <= 0 {
-		return next, nil
-	}
-	prev, err := s.deps.Graph.Communities(ctx, corpus, -1)
-	if err != nil {
-		return nil, fmt.Errorf("reading the current communities: %w", err)
-	}
-	if len(prev) == 0 {
+// (prev) they barely differ from: see community.Stabilize. The size a report was
+// written for is in its record.
+func (s *Service) stabilize(ctx context.Context, corpus string, prev, next []graphstore.Community) ([]graphstore.Community, error) {
+	if s.cfg.MaxCommunityChange <= 0 || len(prev) == 0 {
 		return next, nil
 	}
 	ids := make([]string, len(prev))

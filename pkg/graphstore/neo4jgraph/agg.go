@@ -3,6 +3,7 @@ package neo4jgraph
 import (
 	"cmp"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -82,6 +83,19 @@ func encodeContribution(ct *graphstore.Contribution) ([]byte, string, error) {
 
 // pairKey is a directed relationship identity.
 type pairKey struct{ src, dst string }
+
+// pairHash is the indexed pk property of a pair's RELATED and EVIDENCE
+// relationships: FNV-1a of the length-prefixed corpus and keys. It only
+// narrows an index seek, whose ends are then checked, so collisions are safe.
+func pairHash(corpus string, p pairKey) int64 {
+	h := fnv.New64a()
+	for _, s := range []string{corpus, p.src, p.dst} {
+		var n [binary.MaxVarintLen64]byte
+		h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
+		h.Write([]byte(s))
+	}
+	return int64(h.Sum64())
+}
 
 // oldChunk is what the database holds about a chunk before the write.
 type oldChunk struct {

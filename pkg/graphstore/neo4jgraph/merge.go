@@ -41,11 +41,13 @@ MERGE (e:Entity {corpus: $corpus, key: k})
 SET e._lock = true REMOVE e._lock
 RETURN k, elementId(e) AS eid, e.agg AS agg, e.mentions AS mentions`
 
+	// RELATED and EVIDENCE are found through the index on their pair hash pk
+	// (see pairHash): expanding from a hub entity would visit all its
+	// relationships. A hash collision is harmless, the ends are checked.
 	cyReadRelations = `
 UNWIND $rows AS r
-MATCH (s) WHERE elementId(s) = r.s
-MATCH (t) WHERE elementId(t) = r.t
-MATCH (s)-[x:RELATED]->(t)
+MATCH ()-[x:RELATED {pk: r.pk}]->() USING INDEX x:RELATED(pk)
+WHERE elementId(startNode(x)) = r.s AND elementId(endNode(x)) = r.t
 RETURN r.i AS i, elementId(x) AS xid, x.agg AS agg, x.weight AS weight`
 
 	cyDropMentions = `
@@ -55,9 +57,8 @@ DELETE m`
 
 	cyDropEvidence = `
 UNWIND $rows AS r
-MATCH (s) WHERE elementId(s) = r.s
-MATCH (t) WHERE elementId(t) = r.t
-MATCH (s)-[ev:EVIDENCE {chunk: r.chunk}]->(t)
+MATCH ()-[ev:EVIDENCE]->() USING INDEX ev:EVIDENCE(pk, chunk)
+WHERE ev.pk = r.pk AND ev.chunk = r.chunk AND elementId(startNode(ev)) = r.s AND elementId(endNode(ev)) = r.t
 DELETE ev`
 
 	cyWriteChunks = `
@@ -78,13 +79,13 @@ DETACH DELETE c`
 UNWIND $rows AS r
 MATCH (s) WHERE elementId(s) = r.s
 MATCH (t) WHERE elementId(t) = r.t
-CREATE (s)-[:EVIDENCE {chunk: r.chunk, strength: r.strength}]->(t)`
+CREATE (s)-[:EVIDENCE {pk: r.pk, chunk: r.chunk, strength: r.strength}]->(t)`
 
 	cyReadEvidence = `
 UNWIND $rows AS r
-MATCH (s) WHERE elementId(s) = r.s
-MATCH (t) WHERE elementId(t) = r.t
-RETURN r.i AS i, [(s)-[ev:EVIDENCE]->(t) | [ev.chunk, ev.strength]] AS rows`
+MATCH ()-[ev:EVIDENCE]->() USING INDEX ev:EVIDENCE(pk, chunk)
+WHERE ev.pk = r.pk AND ev.chunk IS NOT NULL AND elementId(startNode(ev)) = r.s AND elementId(endNode(ev)) = r.t
+RETURN r.i AS i, collect([ev.chunk, ev.strength]) AS rows`
 
 	cyWriteEntities = `
 UNWIND $rows AS r
@@ -105,8 +106,8 @@ SET x += r.props`
 UNWIND $rows AS r
 MATCH (s) WHERE elementId(s) = r.s
 MATCH (t) WHERE elementId(t) = r.t
-CREATE (s)-[x:RELATED]->(t)
-SET x = r.props`
+CREATE (s)-[x:RELATED {pk: r.pk}]->(t)
+SET x += r.props`
 
 	cyDeleteRelations = `
 UNWIND $rows AS xid
@@ -281,7 +282,7 @@ func (m *mergeTx) readRelations(ctx context.Context, pairs []pairKey) (map[pairK
 	rows := make([]any, len(pairs))
 	out := make(map[pairKey]*relState, len(pairs))
 	for i, p := range pairs {
-		rows[i] = map[string]any{"i": i, "s": m.ents[p.src], "t": m.ents[p.dst]}
+		rows[i] = m.pairRow(p, map[string]any{"i": i})
 		out[p] = new(relState)
 	}
 	recs, err := runBatched(ctx, m.s, m.tx, cyReadRelations, m.base, rows)
@@ -315,7 +316,7 @@ func (m *mergeTx) replaceProvenance(ctx context.Context, p *plan, remove bool) e
 		chunkEIDs = append(chunkEIDs, eid)
 		if o := p.old[i]; o != nil {
 			for _, r := range o.Relations {
-				oldEvidence = append(oldEvidence, map[string]any{"chunk": w.id, "s": m.ents[r.SourceKey], "t": m.ents[r.TargetKey]})
+				oldEvidence = append(oldEvidence, m.pairRow(pairKey{r.SourceKey, r.TargetKey}, map[string]any{"chunk": w.id}))
 			}
 		}
 		if w.ct == nil {
@@ -329,9 +330,8 @@ func (m *mergeTx) replaceProvenance(ctx context.Context, p *plan, remove bool) e
 			"c": eid, "document": w.ct.DocumentID, "hash": w.hash, "contrib": w.contrib, "ents": ents,
 		})
 		for _, r := range w.ct.Relations {
-			evidence = append(evidence, map[string]any{
-				"chunk": w.id, "s": m.ents[r.SourceKey], "t": m.ents[r.TargetKey], "strength": r.Strength,
-			})
+			evidence = append(evidence, m.pairRow(pairKey{r.SourceKey, r.TargetKey},
+				map[string]any{"chunk": w.id, "strength": r.Strength}))
 		}
 	}
 	if remove {
@@ -344,6 +344,12 @@ func (m *mergeTx) replaceProvenance(ctx context.Context, p *plan, remove bool) e
 		stmt{"dropping old evidence", cyDropEvidence, oldEvidence},
 		stmt{"writing chunks and mentions", cyWriteChunks, chunkRows},
 		stmt{"writing evidence", cyWriteEvidence, evidence})
+}
+
+// pairRow adds to row the element ids of the ends of p and its hash.
+func (m *mergeTx) pairRow(p pairKey, row map[string]any) map[string]any {
+	row["s"], row["t"], row["pk"] = m.ents[p.src], m.ents[p.dst], pairHash(m.base["corpus"].(string), p)
+	return row
 }
 
 // resumWeights re-sums, from the evidence now stored, the weights that adding
@@ -360,7 +366,7 @@ func (m *mergeTx) resumWeights(ctx context.Context, rels map[pairKey]*relState) 
 	}
 	rows := make([]any, len(pairs))
 	for i, p := range pairs {
-		rows[i] = map[string]any{"i": i, "s": m.ents[p.src], "t": m.ents[p.dst]}
+		rows[i] = m.pairRow(p, map[string]any{"i": i})
 	}
 	recs, err := runBatched(ctx, m.s, m.tx, cyReadEvidence, m.base, rows)
 	if err != nil {
@@ -396,7 +402,7 @@ func (m *mergeTx) writeRelations(ctx context.Context, rels map[pairKey]*relState
 		if xid != "" {
 			update = append(update, map[string]any{"id": xid, "props": props})
 		} else {
-			create = append(create, map[string]any{"s": m.ents[p.src], "t": m.ents[p.dst], "props": props})
+			create = append(create, m.pairRow(p, map[string]any{"props": props}))
 		}
 	}
 	return m.steps(ctx,

@@ -172,7 +172,7 @@ func (s *Store) apply(ctx context.Context, tx neo4j.ManagedTransaction, corpus s
 	if err != nil {
 		return err
 	}
-	rels, err := m.readRelations(ctx, p.pairs)
+	rels, err := m.readRelations(ctx, p.pairs, ents)
 	if err != nil {
 		return err
 	}
@@ -277,13 +277,16 @@ func (m *mergeTx) lockEntities(ctx context.Context, keys []string) (map[string]*
 }
 
 // readRelations reads the states of the RELATED relationships of pairs; pairs
-// without one get an empty state. The ends are locked entities.
-func (m *mergeTx) readRelations(ctx context.Context, pairs []pairKey) (map[pairKey]*relState, error) {
-	rows := make([]any, len(pairs))
+// without one get an empty state. The ends are locked entities, read in ents
+// before the fold: a pair with a new end (no mentions yet) has no RELATED.
+func (m *mergeTx) readRelations(ctx context.Context, pairs []pairKey, ents map[string]*entState) (map[pairKey]*relState, error) {
+	rows := make([]any, 0, len(pairs))
 	out := make(map[pairKey]*relState, len(pairs))
 	for i, p := range pairs {
-		rows[i] = m.pairRow(p, map[string]any{"i": i})
 		out[p] = new(relState)
+		if ents[p.src].Mentions > 0 && ents[p.dst].Mentions > 0 {
+			rows = append(rows, m.pairRow(p, map[string]any{"i": i}))
+		}
 	}
 	recs, err := runBatched(ctx, m.s, m.tx, cyReadRelations, m.base, rows)
 	if err != nil {
@@ -310,11 +313,12 @@ func (m *mergeTx) readRelations(ctx context.Context, pairs []pairKey) (map[pairK
 // replaceProvenance drops the MENTIONS and EVIDENCE of the changed chunks and
 // writes the new ones (or deletes the chunks, when remove).
 func (m *mergeTx) replaceProvenance(ctx context.Context, p *plan, remove bool) error {
-	var chunkEIDs, oldEvidence, chunkRows, evidence []any
+	var chunkEIDs, oldMentions, oldEvidence, chunkRows, evidence []any
 	for i, w := range p.changed {
 		eid := m.chunks[w.id]
 		chunkEIDs = append(chunkEIDs, eid)
 		if o := p.old[i]; o != nil {
+			oldMentions = append(oldMentions, eid) // a new chunk has none
 			for _, r := range o.Relations {
 				oldEvidence = append(oldEvidence, m.pairRow(pairKey{r.SourceKey, r.TargetKey}, map[string]any{"chunk": w.id}))
 			}
@@ -340,7 +344,7 @@ func (m *mergeTx) replaceProvenance(ctx context.Context, p *plan, remove bool) e
 			stmt{"deleting chunks", cyDeleteChunks, chunkEIDs})
 	}
 	return m.steps(ctx,
-		stmt{"dropping old mentions", cyDropMentions, chunkEIDs},
+		stmt{"dropping old mentions", cyDropMentions, oldMentions},
 		stmt{"dropping old evidence", cyDropEvidence, oldEvidence},
 		stmt{"writing chunks and mentions", cyWriteChunks, chunkRows},
 		stmt{"writing evidence", cyWriteEvidence, evidence})

@@ -105,6 +105,11 @@ func TestMergeProfile(t *testing.T) {
 	for name, costs := range map[string]map[string]*statementCost{"new": big, "replace": replace, "remove": remove} {
 		for cypher, c := range costs {
 			t.Logf("%s: %7d db hits  %s  %v", name, c.dbHits, strings.Join(strings.Fields(cypher), " "), c.ops)
+			if strings.Contains(cypher, "ev.pk = r.pk") || strings.Contains(cypher, "MATCH ()-[x:RELATED {pk: r.pk}]") {
+				if !c.operators["DirectedRelationshipIndexSeek"] {
+					t.Errorf("%s: no pair hash index seek in the plan of %s", name, cypher)
+				}
+			}
 			for _, bad := range []string{"AllNodesScan", "NodeByLabelScan", "AllRelationshipsScan", "DirectedAllRelationshipsScan",
 				"UndirectedAllRelationshipsScan", "DirectedRelationshipTypeScan", "UndirectedRelationshipTypeScan"} {
 				if c.operators[bad] {

@@ -3,10 +3,13 @@ package neo4jgraph
 import (
 	"cmp"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -14,16 +17,17 @@ import (
 )
 
 // This file holds the pure half of the driver: turning contributions into
-// statement parameters and provenance rows back into aggregates. It follows the
-// rules of package graphstore with its helpers, so the aggregates are the ones
-// boltgraph computes.
+// changes of the counter states that aggregates derive from, and states into
+// statement parameters. It follows the rules of package graphstore with its
+// helpers, so the aggregates are the ones boltgraph computes.
 
 // chunkWrite is one chunk of a Merge after validation, or a removal when
 // contribution is nil.
 type chunkWrite struct {
-	id   string
-	ct   *graphstore.Contribution
-	hash string
+	id      string
+	ct      *graphstore.Contribution
+	contrib string // ct as JSON, stored on the Chunk to subtract it later
+	hash    string
 }
 
 // prepareMerge validates the batch and keeps, per chunk id, the last occurrence
@@ -37,11 +41,11 @@ func prepareMerge(batch []graphstore.ChunkExtraction) ([]chunkWrite, error) {
 		if err != nil {
 			return nil, err
 		}
-		h, err := contributionHash(&ct)
+		b, h, err := encodeContribution(&ct)
 		if err != nil {
 			return nil, err
 		}
-		w := chunkWrite{id: ct.ChunkID, ct: &ct, hash: h}
+		w := chunkWrite{id: ct.ChunkID, ct: &ct, contrib: string(b), hash: h}
 		if i, ok := byID[ct.ChunkID]; ok {
 			out[i] = w
 			continue
@@ -65,37 +69,58 @@ func prepareRemove(ids []string) []chunkWrite {
 	return out
 }
 
-// contributionHash identifies a contribution's content, so that a replayed
-// chunk is recognized with one read and changes nothing.
-func contributionHash(ct *graphstore.Contribution) (string, error) {
+// encodeContribution returns the contribution as stored and its hash, which
+// identifies its content so that a replayed chunk is recognized with one read
+// and changes nothing.
+func encodeContribution(ct *graphstore.Contribution) ([]byte, string, error) {
 	b, err := json.Marshal(ct)
 	if err != nil {
-		return "", fmt.Errorf("encoding contribution of chunk %q: %w", ct.ChunkID, err)
+		return nil, "", fmt.Errorf("encoding contribution of chunk %q: %w", ct.ChunkID, err)
 	}
 	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), nil
+	return b, hex.EncodeToString(sum[:]), nil
 }
 
 // pairKey is a directed relationship identity.
 type pairKey struct{ src, dst string }
 
+// pairHash is the indexed pk property of a pair's RELATED and EVIDENCE
+// relationships: FNV-1a of the length-prefixed corpus and keys. It only
+// narrows an index seek, whose ends are then checked, so collisions are safe.
+func pairHash(corpus string, p pairKey) int64 {
+	h := fnv.New64a()
+	for _, s := range []string{corpus, p.src, p.dst} {
+		var n [binary.MaxVarintLen64]byte
+		h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
+		h.Write([]byte(s))
+	}
+	return int64(h.Sum64())
+}
+
 // oldChunk is what the database holds about a chunk before the write.
 type oldChunk struct {
 	exists bool
 	hash   string
-	keys   []string  // entities it mentions
-	pairs  []pairKey // relationships it supports
+	ct     *graphstore.Contribution // the stored contribution, nil for a new chunk
 }
 
-// plan is the set of rows one Merge or RemoveChunks sends.
+// decodeContribution reads a chunk's stored contribution.
+func decodeContribution(id, s string) (*graphstore.Contribution, error) {
+	ct := new(graphstore.Contribution)
+	if err := json.Unmarshal([]byte(s), ct); err != nil {
+		return nil, fmt.Errorf("chunk %q: decoding stored contribution: %w", id, err)
+	}
+	return ct, nil
+}
+
+// plan is what one Merge or RemoveChunks changes: the chunks whose contribution
+// is replaced (or removed), with the old one, and the entities and pairs whose
+// aggregates that moves.
 type plan struct {
-	changed     []chunkWrite // chunks whose provenance is replaced (or removed)
-	keys        []string     // affected entities, sorted
-	pairs       []pairKey    // affected relationships, sorted
-	oldEvidence []map[string]any
-	chunkRows   []map[string]any
-	mentions    []map[string]any
-	evidence    []map[string]any
+	changed []chunkWrite // chunks whose provenance is replaced (or removed)
+	old     []*graphstore.Contribution
+	keys    []string  // affected entities, sorted
+	pairs   []pairKey // affected relationships, sorted
 }
 
 // makePlan compares the new contributions with the stored ones and lists what
@@ -104,6 +129,17 @@ func makePlan(writes []chunkWrite, old map[string]oldChunk) plan {
 	var p plan
 	keys := map[string]struct{}{}
 	pairs := map[pairKey]struct{}{}
+	touch := func(ct *graphstore.Contribution) {
+		if ct == nil {
+			return
+		}
+		for _, e := range ct.Entities {
+			keys[e.Key] = struct{}{}
+		}
+		for _, r := range ct.Relations {
+			pairs[pairKey{r.SourceKey, r.TargetKey}] = struct{}{}
+		}
+	}
 	for _, w := range writes {
 		o := old[w.id]
 		if w.ct != nil && o.exists && o.hash == w.hash {
@@ -113,48 +149,33 @@ func makePlan(writes []chunkWrite, old map[string]oldChunk) plan {
 			continue // removing an unknown chunk
 		}
 		p.changed = append(p.changed, w)
-		for _, k := range o.keys {
-			keys[k] = struct{}{}
-		}
-		for _, pr := range o.pairs {
-			pairs[pr] = struct{}{}
-			p.oldEvidence = append(p.oldEvidence, map[string]any{"chunk": w.id, "s": pr.src, "t": pr.dst})
-		}
-		if w.ct == nil {
-			continue
-		}
-		var src, dst []string
-		for _, r := range w.ct.Relations {
-			src, dst = append(src, r.SourceKey), append(dst, r.TargetKey)
-		}
-		p.chunkRows = append(p.chunkRows, map[string]any{
-			"id": w.id, "document": w.ct.DocumentID, "hash": w.hash,
-			"relSrc": orEmpty(src), "relDst": orEmpty(dst),
-		})
-		for _, e := range w.ct.Entities {
-			keys[e.Key] = struct{}{}
-			p.mentions = append(p.mentions, map[string]any{
-				"chunk": w.id, "key": e.Key,
-				"names": orEmpty(e.Names), "types": orEmpty(e.Types), "descs": orEmpty(e.Descriptions),
-			})
-		}
-		for _, r := range w.ct.Relations {
-			pairs[pairKey{r.SourceKey, r.TargetKey}] = struct{}{}
-			p.evidence = append(p.evidence, map[string]any{
-				"chunk": w.id, "s": r.SourceKey, "t": r.TargetKey, "strength": r.Strength,
-				"types": orEmpty(r.Types), "descs": orEmpty(r.Descriptions),
-			})
-		}
+		p.old = append(p.old, o.ct)
+		touch(o.ct)
+		touch(w.ct)
 	}
-	for k := range keys {
-		p.keys = append(p.keys, k)
-	}
-	slices.Sort(p.keys)
-	for pr := range pairs {
-		p.pairs = append(p.pairs, pr)
-	}
-	slices.SortFunc(p.pairs, comparePairs)
+	p.keys = slices.Sorted(maps.Keys(keys))
+	p.pairs = slices.SortedFunc(maps.Keys(pairs), comparePairs)
 	return p
+}
+
+// fold subtracts each changed chunk's old contribution from the states and adds
+// its new one. Every key and pair of the plan must have a state.
+func (p *plan) fold(ents map[string]*entState, rels map[pairKey]*relState) {
+	apply := func(ct *graphstore.Contribution, sign int) {
+		if ct == nil {
+			return
+		}
+		for _, e := range ct.Entities {
+			ents[e.Key].add(e, sign)
+		}
+		for _, r := range ct.Relations {
+			rels[pairKey{r.SourceKey, r.TargetKey}].add(r.Strength, r.Types, r.Descriptions, sign)
+		}
+	}
+	for i, w := range p.changed {
+		apply(p.old[i], -1)
+		apply(w.ct, 1)
+	}
 }
 
 func comparePairs(a, b pairKey) int {
@@ -170,17 +191,127 @@ func orEmpty(s []string) []string {
 	return s
 }
 
-// mentionRow is one MENTIONS relationship: what one chunk says about an entity.
-type mentionRow struct {
-	chunk               string
-	names, types, descs []string
+// tally is a multiset of strings: how many chunks gave each one.
+type tally map[string]int
+
+func (c *tally) add(ss []string, sign int) {
+	if len(ss) == 0 {
+		return
+	}
+	if *c == nil {
+		*c = tally{}
+	}
+	for _, s := range ss {
+		if n := (*c)[s] + sign; n > 0 {
+			(*c)[s] = n
+		} else {
+			delete(*c, s)
+		}
+	}
 }
 
-// evidenceRow is one EVIDENCE relationship: what one chunk says about a pair.
+// entState is the counter state of one entity, stored as JSON in Entity.agg:
+// the number of chunks mentioning it and, per name, type and description, the
+// number of chunks giving it. A Merge reads it instead of the mentions, so its
+// cost does not grow with the chunks that mention the entity.
+type entState struct {
+	Mentions int   `json:"m"`
+	Names    tally `json:"n,omitempty"`
+	Types    tally `json:"t,omitempty"`
+	Descs    tally `json:"d,omitempty"`
+}
+
+func (s *entState) add(e graphstore.EntityContribution, sign int) {
+	s.Mentions += sign
+	s.Names.add(e.Names, sign)
+	s.Types.add(e.Types, sign)
+	s.Descs.add(e.Descriptions, sign)
+}
+
+// params are the Entity properties derived from the state, agg included.
+func (s *entState) params(key string) (map[string]any, error) {
+	agg, err := json.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("encoding state of entity %q: %w", key, err)
+	}
+	name := graphstore.MostFrequent(s.Names)
+	if name == "" {
+		name = key // only ever implied by relationships
+	}
+	d := summarizeDescs(s.Descs)
+	return map[string]any{
+		"name": name, "type": graphstore.MostFrequent(s.Types),
+		"longest": d.longest, "descriptions": orEmpty(d.first), "descFP": d.fp,
+		"mentions": s.Mentions, "agg": string(agg),
+	}, nil
+}
+
+// maxExactWeight bounds the weights kept by adding and subtracting whole
+// strengths: below 2^53 every such float64 sum is exact, whatever the order.
+const maxExactWeight = 1 << 53
+
+// relState is the counter state of one relationship, stored as JSON in
+// RELATED.agg, plus its weight (the RELATED.weight property).
+type relState struct {
+	Chunks int `json:"c"`
+	// Frac counts the chunks whose strength is not a whole number.
+	Frac  int   `json:"f,omitempty"`
+	Types tally `json:"t,omitempty"`
+	Descs tally `json:"d,omitempty"`
+
+	weight float64
+	// resum is set when weight can no longer be updated exactly in place and must
+	// be re-summed from the evidence in chunk id order, as graphstore specifies.
+	resum bool
+}
+
+// loaded marks a state read from the database: a weight summed from fractional
+// strengths is only exact in chunk id order.
+func (s *relState) loaded() { s.resum = s.Frac > 0 }
+
+func (s *relState) add(strength float64, types, descs []string, sign int) {
+	s.Chunks += sign
+	s.Types.add(types, sign)
+	s.Descs.add(descs, sign)
+	if strength != math.Trunc(strength) {
+		s.Frac += sign
+		s.resum = true
+	}
+	s.weight += float64(sign) * strength
+	if s.weight >= maxExactWeight {
+		s.resum = true
+	}
+}
+
+// params are the RELATED properties derived from the state, agg included.
+func (s *relState) params() (map[string]any, error) {
+	agg, err := json.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("encoding relationship state: %w", err)
+	}
+	d := summarizeDescs(s.Descs)
+	return map[string]any{
+		"type": graphstore.MostFrequent(s.Types), "longest": d.longest,
+		"descriptions": orEmpty(d.first), "weight": s.weight, "agg": string(agg),
+	}, nil
+}
+
+// evidenceRow is one EVIDENCE relationship: a chunk's strength for a pair.
 type evidenceRow struct {
-	chunk        string
-	strength     float64
-	types, descs []string
+	chunk    string
+	strength float64
+}
+
+// sumEvidence sums strengths in chunk id order, as boltgraph does, so a weight
+// does not depend on the order chunks arrived in.
+func sumEvidence(rows []evidenceRow) float64 {
+	rows = slices.Clone(rows)
+	slices.SortFunc(rows, func(a, b evidenceRow) int { return strings.Compare(a.chunk, b.chunk) })
+	var w float64
+	for _, r := range rows {
+		w += r.strength
+	}
+	return w
 }
 
 // descSummary is the Descriptions/Description part of an aggregate.
@@ -190,12 +321,8 @@ type descSummary struct {
 	fp      int64 // fingerprint of the whole set, see fingerprint
 }
 
-func summarizeDescs(set map[string]struct{}) descSummary {
-	all := make([]string, 0, len(set))
-	for d := range set {
-		all = append(all, d)
-	}
-	slices.Sort(all)
+func summarizeDescs(set tally) descSummary {
+	all := slices.Sorted(maps.Keys(set))
 	var d descSummary
 	if len(all) > 0 {
 		d.first = slices.Clone(all[:min(len(all), graphstore.MaxDescriptions)])
@@ -218,99 +345,17 @@ func fingerprint(descs []string) int64 {
 	return int64(sum + uint64(len(descs))*0x9e3779b97f4a7c15)
 }
 
-// entityAgg is the stored aggregate of one entity.
-type entityAgg struct {
-	key, name, typ string
-	descs          descSummary
-	mentions       int
-	chunkIDs       []string
-}
-
-// aggregateEntity applies the Name, Type, Description and provenance rules of
-// package graphstore to an entity's mentions.
-func aggregateEntity(key string, rows []mentionRow) entityAgg {
-	names, types := map[string]int{}, map[string]int{}
-	descs := map[string]struct{}{}
-	a := entityAgg{key: key, mentions: len(rows), chunkIDs: make([]string, 0, len(rows))}
-	for _, r := range rows {
-		a.chunkIDs = append(a.chunkIDs, r.chunk)
-		for _, n := range r.names {
-			names[n]++
-		}
-		for _, t := range r.types {
-			types[t]++
-		}
-		for _, d := range r.descs {
-			descs[d] = struct{}{}
-		}
-	}
-	slices.Sort(a.chunkIDs)
-	a.name = graphstore.MostFrequent(names)
-	if a.name == "" {
-		a.name = key // only ever implied by relationships
-	}
-	a.typ = graphstore.MostFrequent(types)
-	a.descs = summarizeDescs(descs)
-	return a
-}
-
-func (a entityAgg) params() map[string]any {
-	return map[string]any{
-		"key": a.key, "name": a.name, "type": a.typ, "longest": a.descs.longest,
-		"descriptions": orEmpty(a.descs.first), "descFP": a.descs.fp,
-		"mentions": a.mentions, "chunkIds": orEmpty(a.chunkIDs),
-	}
-}
-
-// relAgg is the stored aggregate of one directed relationship.
-type relAgg struct {
-	pair     pairKey
-	typ      string
-	descs    descSummary
-	weight   float64
-	chunkIDs []string
-}
-
-// aggregateRelation applies the relationship rules: the weight is the sum of the
-// chunks' strengths taken in chunk id order, so it is exact for replays and does
-// not depend on the order chunks arrived in.
-func aggregateRelation(p pairKey, rows []evidenceRow) relAgg {
-	rows = slices.Clone(rows)
-	slices.SortFunc(rows, func(a, b evidenceRow) int { return strings.Compare(a.chunk, b.chunk) })
-	types := map[string]int{}
-	descs := map[string]struct{}{}
-	a := relAgg{pair: p, chunkIDs: make([]string, 0, len(rows))}
-	for _, r := range rows {
-		a.chunkIDs = append(a.chunkIDs, r.chunk)
-		a.weight += r.strength
-		for _, t := range r.types {
-			types[t]++
-		}
-		for _, d := range r.descs {
-			descs[d] = struct{}{}
-		}
-	}
-	a.typ = graphstore.MostFrequent(types)
-	a.descs = summarizeDescs(descs)
-	return a
-}
-
-func (a relAgg) params() map[string]any {
-	return map[string]any{
-		"s": a.pair.src, "t": a.pair.dst, "type": a.typ, "longest": a.descs.longest,
-		"descriptions": orEmpty(a.descs.first), "weight": a.weight, "chunkIds": orEmpty(a.chunkIDs),
-	}
-}
-
-// entityView builds the public entity from its stored properties.
-func entityView(key string, v map[string]any, communities []string) graphstore.Entity {
+// entityView builds the public entity from its stored properties and the ids
+// of the chunks mentioning it (any order).
+func entityView(key string, v map[string]any, chunkIDs, communities []string) graphstore.Entity {
+	slices.Sort(chunkIDs)
 	e := graphstore.Entity{
 		Key:          key,
 		Name:         asString(v["name"]),
 		Type:         asString(v["type"]),
 		Description:  asString(v["longest"]),
 		Descriptions: asStrings(v["descriptions"]),
-		ChunkIDs:     asStrings(v["chunkIds"]),
+		ChunkIDs:     chunkIDs,
 		MentionCount: int(asInt(v["mentions"])),
 		PageRank:     asFloat(v["pagerank"]),
 		Communities:  communities,

@@ -2,6 +2,7 @@ package neo4jgraph
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -53,17 +54,152 @@ func randomChunk(r *rand.Rand) graphstore.ChunkExtraction {
 	for range r.IntN(4) {
 		ce.Relations = append(ce.Relations, graphstore.RelationMention{
 			SourceKey: pick(keys...), TargetKey: pick(keys...), Type: pick("", "r", "s"),
-			Description: pick("", "rel", "relation text"), Strength: float64(r.IntN(4)) * 0.7,
+			Description: pick("", "rel", "relation text"), Strength: float64(r.IntN(4)),
 		})
+		if r.IntN(3) == 0 {
+			ce.Relations[len(ce.Relations)-1].Strength *= 0.7 // not a whole number: weights are re-summed
+		}
 	}
 	return ce
 }
 
-// TestAggregatesMatchBoltgraph checks the pure aggregation of this driver
-// against the embedded driver on random workloads: same entities, relationships
-// and snapshot, float for float.
+// simStore keeps what the database would hold for the pure half of Merge:
+// stored contributions and the counter states as their JSON round trip.
+type simStore struct {
+	chunks  map[string]oldChunk
+	ents    map[string]string // key -> agg
+	rels    map[pairKey]string
+	weights map[pairKey]float64
+}
+
+func newSimStore() *simStore {
+	return &simStore{map[string]oldChunk{}, map[string]string{}, map[pairKey]string{}, map[pairKey]float64{}}
+}
+
+// apply does what Store.apply does, with maps for the database.
+func (s *simStore) apply(t *testing.T, writes []chunkWrite) {
+	t.Helper()
+	p := makePlan(writes, s.chunks)
+	ents := map[string]*entState{}
+	for _, k := range p.keys {
+		st := new(entState)
+		if agg, ok := s.ents[k]; ok {
+			if err := json.Unmarshal([]byte(agg), st); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ents[k] = st
+	}
+	rels := map[pairKey]*relState{}
+	for _, pr := range p.pairs {
+		st := new(relState)
+		if agg, ok := s.rels[pr]; ok {
+			if err := json.Unmarshal([]byte(agg), st); err != nil {
+				t.Fatal(err)
+			}
+			st.weight = s.weights[pr]
+			st.loaded()
+		}
+		rels[pr] = st
+	}
+	p.fold(ents, rels)
+	for _, w := range p.changed {
+		if w.ct == nil {
+			delete(s.chunks, w.id)
+			continue
+		}
+		ct, err := decodeContribution(w.id, w.contrib)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.chunks[w.id] = oldChunk{exists: true, hash: w.hash, ct: ct}
+	}
+	for pr, st := range rels {
+		if st.resum && st.Chunks > 0 {
+			st.weight = sumEvidence(s.evidence(pr))
+		}
+		delete(s.rels, pr)
+		if st.Chunks > 0 {
+			props, err := st.params()
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.rels[pr], s.weights[pr] = props["agg"].(string), st.weight
+		}
+	}
+	for k, st := range ents {
+		delete(s.ents, k)
+		if st.Mentions > 0 {
+			props, err := st.params(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.ents[k] = props["agg"].(string)
+		}
+	}
+}
+
+func (s *simStore) evidence(p pairKey) []evidenceRow {
+	var out []evidenceRow
+	for id, o := range s.chunks {
+		for _, r := range o.ct.Relations {
+			if (pairKey{r.SourceKey, r.TargetKey}) == p {
+				out = append(out, evidenceRow{id, r.Strength})
+			}
+		}
+	}
+	return out
+}
+
+// views builds the entities and relationships as the read path would.
+func (s *simStore) views(t *testing.T) ([]graphstore.Entity, []graphstore.Relationship, []directedEdge) {
+	t.Helper()
+	chunksOf := map[string][]string{}
+	for id, o := range s.chunks {
+		for _, e := range o.ct.Entities {
+			chunksOf[e.Key] = append(chunksOf[e.Key], id)
+		}
+	}
+	var ents []graphstore.Entity
+	for _, k := range slices.Sorted(maps.Keys(s.ents)) {
+		st := new(entState)
+		if err := json.Unmarshal([]byte(s.ents[k]), st); err != nil {
+			t.Fatal(err)
+		}
+		props, err := st.params(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ents = append(ents, entityView(k, driverValue(props).(map[string]any), chunksOf[k], nil))
+	}
+	var rels []graphstore.Relationship
+	var directed []directedEdge
+	for p, agg := range s.rels {
+		st := &relState{weight: s.weights[p]}
+		if err := json.Unmarshal([]byte(agg), st); err != nil {
+			t.Fatal(err)
+		}
+		props, err := st.params()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, ev := range s.evidence(p) {
+			ids = append(ids, ev.chunk)
+		}
+		rel := relationshipView(p.src, p.dst, driverValue(props).(map[string]any), ids)
+		rels = append(rels, rel)
+		directed = append(directed, directedEdge{p.src, p.dst, rel.Weight})
+	}
+	slices.SortFunc(rels, byWeight)
+	return ents, rels, directed
+}
+
+// TestAggregatesMatchBoltgraph checks the incremental counter states of this
+// driver against the embedded driver on random workloads of merges, re-merges
+// and removals: same entities, relationships and snapshot, float for float.
 func TestAggregatesMatchBoltgraph(t *testing.T) {
-	for seed := range uint64(12) {
+	for seed := range uint64(24) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			ctx := t.Context()
 			r := rand.New(rand.NewPCG(seed, 99))
@@ -72,16 +208,14 @@ func TestAggregatesMatchBoltgraph(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer bolt.Close()
-			state := map[string]graphstore.Contribution{}
-			for range 8 {
+			sim := newSimStore()
+			for range 12 {
 				if r.IntN(4) == 0 {
 					ids := []string{fmt.Sprintf("c%02d", r.IntN(12)), fmt.Sprintf("c%02d", r.IntN(12))}
 					if err := bolt.RemoveChunks(ctx, "k", ids); err != nil {
 						t.Fatal(err)
 					}
-					for _, id := range ids {
-						delete(state, id)
-					}
+					sim.apply(t, prepareRemove(ids))
 					continue
 				}
 				var batch []graphstore.ChunkExtraction
@@ -95,31 +229,19 @@ func TestAggregatesMatchBoltgraph(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, w := range ws {
-					state[w.id] = *w.ct
-				}
+				sim.apply(t, ws)
 			}
-			mentions := map[string][]mentionRow{}
-			evidence := map[pairKey][]evidenceRow{}
-			for _, id := range slices.Sorted(maps.Keys(state)) {
-				ct := state[id]
-				for _, e := range ct.Entities {
-					mentions[e.Key] = append(mentions[e.Key], mentionRow{id, e.Names, e.Types, e.Descriptions})
-				}
-				for _, rc := range ct.Relations {
-					p := pairKey{rc.SourceKey, rc.TargetKey}
-					evidence[p] = append(evidence[p], evidenceRow{id, rc.Strength, rc.Types, rc.Descriptions})
-				}
+			got, gotRels, directed := sim.views(t)
+			keys := make([]string, len(got))
+			for i, e := range got {
+				keys[i] = e.Key
 			}
-			keys := slices.Sorted(maps.Keys(mentions))
 			want, err := bolt.Entities(ctx, "k", keys)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []graphstore.Entity
-			for _, k := range keys {
-				props := driverValue(aggregateEntity(k, mentions[k]).params()).(map[string]any)
-				got = append(got, entityView(k, props, nil))
+			if stats, err := bolt.Stats(ctx, "k"); err != nil || stats.Entities != len(got) {
+				t.Errorf("%d entities, boltgraph has %+v (%v)", len(got), stats, err)
 			}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("entities differ\n got %+v\nwant %+v", got, want)
@@ -128,15 +250,6 @@ func TestAggregatesMatchBoltgraph(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var gotRels []graphstore.Relationship
-			var directed []directedEdge
-			for p, ev := range evidence {
-				props := driverValue(aggregateRelation(p, ev).params()).(map[string]any)
-				rel := relationshipView(p.src, p.dst, props)
-				gotRels = append(gotRels, rel)
-				directed = append(directed, directedEdge{p.src, p.dst, rel.Weight})
-			}
-			slices.SortFunc(gotRels, byWeight)
 			if !reflect.DeepEqual(gotRels, wantRels) && (len(gotRels) > 0 || len(wantRels) > 0) {
 				t.Errorf("relationships differ\n got %+v\nwant %+v", gotRels, wantRels)
 			}
@@ -166,20 +279,70 @@ func TestBuildSnapshot(t *testing.T) {
 }
 
 func TestSummaryCurrency(t *testing.T) {
-	rows := []mentionRow{{chunk: "c1", descs: []string{"x", "y"}}}
-	props := driverValue(aggregateEntity("k", rows).params()).(map[string]any)
+	st := &entState{}
+	st.add(graphstore.EntityContribution{Key: "k", Descriptions: []string{"x", "y"}}, 1)
+	entProps := func() map[string]any {
+		p, err := st.params("k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return driverValue(p).(map[string]any)
+	}
+	props := entProps()
 	props["summary"], props["summaryFP"] = "sum", props["descFP"]
-	if got := entityView("k", props, nil).Description; got != "sum" {
+	if got := entityView("k", props, nil, nil).Description; got != "sum" {
 		t.Errorf("current summary: Description = %q, want sum", got)
 	}
-	rows = append(rows, mentionRow{chunk: "c2", descs: []string{"z"}})
-	next := driverValue(aggregateEntity("k", rows).params()).(map[string]any)
+	st.add(graphstore.EntityContribution{Key: "k", Descriptions: []string{"z"}}, 1)
+	next := entProps()
 	next["summary"], next["summaryFP"] = "sum", props["descFP"]
-	if got := entityView("k", next, nil).Description; got != "x" {
+	if got := entityView("k", next, nil, nil).Description; got != "x" {
 		t.Errorf("stale summary: Description = %q, want the longest description x", got)
+	}
+	st.add(graphstore.EntityContribution{Key: "k", Descriptions: []string{"z"}}, -1)
+	if back := entProps(); back["descFP"] != props["descFP"] {
+		t.Errorf("removing the new description: descFP %v, want %v again", back["descFP"], props["descFP"])
 	}
 	if fingerprint([]string{"a", "b"}) != fingerprint([]string{"b", "a"}) || fingerprint([]string{"a"}) == fingerprint([]string{"a", "b"}) {
 		t.Error("fingerprint must be order free and tell sets apart")
+	}
+}
+
+// TestRelStateWeight checks when a weight is kept by adding and subtracting
+// and when it must be re-summed in chunk id order.
+func TestRelStateWeight(t *testing.T) {
+	cases := []struct {
+		name      string
+		start     relState
+		strengths []float64 // added; negative: subtracted
+		want      float64
+		resum     bool
+	}{
+		{"whole strengths", relState{Chunks: 1, weight: 3}, []float64{2, -3, 5}, 7, false},
+		{"fraction added", relState{}, []float64{2, 0.7}, 2.7, true},
+		{"fraction stored", relState{Chunks: 1, Frac: 1, weight: 0.7}, []float64{1}, 1.7, true},
+		{"fraction removed", relState{Chunks: 2, Frac: 1, weight: 2.7}, []float64{-0.7}, 2, true},
+		{"past 2^53", relState{Chunks: 1, weight: maxExactWeight - 1}, []float64{1e9}, maxExactWeight - 1 + 1e9, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			st := c.start
+			st.loaded()
+			for _, s := range c.strengths {
+				sign := 1
+				if s < 0 {
+					s, sign = -s, -1
+				}
+				st.add(s, nil, nil, sign)
+			}
+			if st.weight != c.want || st.resum != c.resum {
+				t.Errorf("weight %v resum %v, want %v %v", st.weight, st.resum, c.want, c.resum)
+			}
+		})
+	}
+	ev := []evidenceRow{{"c2", 0.1}, {"c1", 0.7}, {"c3", 0.2}}
+	if got, want := sumEvidence(ev), (0.7+0.1)+0.2; got != want {
+		t.Errorf("sumEvidence = %v, want %v (chunk id order)", got, want)
 	}
 }
 
@@ -241,13 +404,19 @@ func TestMakePlan(t *testing.T) {
 			same = w
 		}
 	}
+	oldCt := &graphstore.Contribution{ChunkID: "changed",
+		Entities:  []graphstore.EntityContribution{{Key: "c"}, {Key: "gone", Names: []string{"G"}}},
+		Relations: []graphstore.RelationContribution{{SourceKey: "gone", TargetKey: "c", Strength: 1}}}
 	old := map[string]oldChunk{
-		"same":    {exists: true, hash: same.hash, keys: []string{"s"}},
-		"changed": {exists: true, hash: "old", keys: []string{"c", "gone"}, pairs: []pairKey{{"gone", "c"}}},
+		"same":    {exists: true, hash: same.hash, ct: same.ct},
+		"changed": {exists: true, hash: "old", ct: oldCt},
 	}
 	p := makePlan(append(ws, chunkWrite{id: "unknown"}), old) // removing an unknown chunk: nothing
 	if got := changedIDs(p.changed); !reflect.DeepEqual(got, []string{"changed", "new"}) {
 		t.Errorf("changed = %v, want [changed new] (the replay and the unknown removal skipped)", got)
+	}
+	if p.old[0] != oldCt || p.old[1] != nil {
+		t.Errorf("old contributions = %v", p.old)
 	}
 	if want := []string{"a", "b", "c", "gone"}; !reflect.DeepEqual(p.keys, want) {
 		t.Errorf("keys = %v, want %v", p.keys, want)
@@ -255,22 +424,29 @@ func TestMakePlan(t *testing.T) {
 	if want := []pairKey{{"a", "b"}, {"gone", "c"}}; !reflect.DeepEqual(p.pairs, want) {
 		t.Errorf("pairs = %v, want %v", p.pairs, want)
 	}
-	if want := []map[string]any{{"chunk": "changed", "s": "gone", "t": "c"}}; !reflect.DeepEqual(p.oldEvidence, want) {
-		t.Errorf("oldEvidence = %v, want %v", p.oldEvidence, want)
+	ents := map[string]*entState{}
+	for _, k := range p.keys {
+		ents[k] = &entState{}
 	}
-	if len(p.evidence) != 1 || p.evidence[0]["strength"] != 2.0 || p.evidence[0]["chunk"] != "new" {
-		t.Errorf("evidence = %v", p.evidence)
+	ents["gone"] = &entState{Mentions: 1, Names: tally{"G": 1}}
+	ents["c"] = &entState{Mentions: 1}
+	rels := map[pairKey]*relState{{"a", "b"}: {}, {"gone", "c"}: {Chunks: 1, weight: 1}}
+	p.fold(ents, rels)
+	if g, c, a := ents["gone"], ents["c"], ents["a"]; g.Mentions != 0 || len(g.Names) != 0 || c.Mentions != 1 ||
+		a.Mentions != 1 || a.Names["A"] != 1 {
+		t.Errorf("entity states after fold: gone %+v c %+v a %+v", g, c, a)
 	}
-	// Lists are never nil: nil would reach Neo4j as null and delete the property.
-	for _, rows := range [][]map[string]any{p.chunkRows, p.mentions, p.evidence} {
-		for _, row := range rows {
-			for k, v := range row {
-				if s, ok := v.([]string); ok && s == nil {
-					t.Errorf("row %v: %s is a nil list", row, k)
-				}
-			}
-		}
+	if ab, gc := rels[pairKey{"a", "b"}], rels[pairKey{"gone", "c"}]; ab.Chunks != 1 || ab.weight != 2 || gc.Chunks != 0 || gc.weight != 0 {
+		t.Errorf("relationship states after fold: a->b %+v gone->c %+v", ab, gc)
 	}
+}
+
+func changedIDs(ws []chunkWrite) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = w.id
+	}
+	return out
 }
 
 func TestWalk(t *testing.T) {
@@ -429,20 +605,16 @@ func TestOpenRejectsBadOptions(t *testing.T) {
 }
 
 func TestMalformedProvenance(t *testing.T) {
-	bad := []any{
-		[]any{"c1", []any{"n"}, []any{}}, // three fields
-		"not a list",
-	}
-	for i, v := range bad {
-		if _, err := mentionRows([]any{v}); err == nil {
-			t.Errorf("mentionRows(%d) accepted %v", i, v)
-		}
+	for i, v := range []any{[]any{"c1", 2.0, "x"}, "not a list"} {
 		if _, err := evidenceRows([]any{v}); err == nil {
 			t.Errorf("evidenceRows(%d) accepted %v", i, v)
 		}
 	}
-	rows, err := evidenceRows([]any{[]any{"c1", int64(2), []any{"t"}, nil}})
-	if err != nil || len(rows) != 1 || rows[0].strength != 2 || rows[0].types[0] != "t" || rows[0].descs != nil {
+	rows, err := evidenceRows([]any{[]any{"c1", int64(2)}})
+	if err != nil || len(rows) != 1 || rows[0].strength != 2 || rows[0].chunk != "c1" {
 		t.Errorf("evidenceRows = %+v, %v", rows, err)
+	}
+	if _, err := decodeContribution("c1", "{"); err == nil {
+		t.Error("decodeContribution accepted broken JSON")
 	}
 }

@@ -4,8 +4,8 @@
 //
 // It has the same semantics as the embedded boltgraph driver, checked by the
 // graphstoretest conformance suite: every aggregate (name, type, descriptions,
-// weights, provenance) is recomputed from per-chunk provenance with the helpers of
-// package graphstore, so both drivers agree byte for byte.
+// weights, provenance) follows the rules and helpers of package graphstore, so
+// both drivers agree byte for byte.
 //
 // # Graph model
 //
@@ -13,31 +13,46 @@
 // (composite uniqueness constraints created at Open):
 //
 //	(:Corpus {name, levels})
-//	(:Chunk {corpus, id, document, hash, relSrc, relDst})
+//	(:Chunk {corpus, id, document, hash, contrib})
 //	(:Entity {corpus, key, name, type, longest, descriptions, descFP, mentions,
-//	          chunkIds, pagerank, summary, summaryFP})
-//	(:Chunk)-[:MENTIONS {names, types, descs}]->(:Entity)            one per chunk and entity
-//	(:Entity)-[:EVIDENCE {chunk, strength, types, descs}]->(:Entity)  one per chunk and pair
-//	(:Entity)-[:RELATED {type, longest, descriptions, weight, chunkIds}]->(:Entity)
+//	          agg, pagerank, summary, summaryFP})
+//	(:Chunk)-[:MENTIONS]->(:Entity)                             one per chunk and entity
+//	(:Entity)-[:EVIDENCE {pk, chunk, strength}]->(:Entity)      one per chunk and pair
+//	(:Entity)-[:RELATED {pk, type, longest, descriptions, weight, agg}]->(:Entity)
 //	(:Community {corpus, id, level, parentId, childIds, members, relationshipCount})
-//	(:Membership {corpus, key, communities})                         Entity.Communities
+//	(:Membership {corpus, key, communities})                    Entity.Communities
 //
-// MENTIONS and EVIDENCE are the provenance; Entity and RELATED properties are the
-// aggregates derived from it. Membership is kept apart from Entity because the
-// hierarchy names keys, which outlive an entity that disappears and comes back.
+// Chunk.contrib is the chunk's normalized graphstore.Contribution (JSON) and
+// MENTIONS and EVIDENCE its provenance; Entity and RELATED hold the aggregates
+// and, in agg (JSON), the counter state they derive from: how many chunks
+// mention the entity (or support the pair) and give each name, type and
+// description. ChunkIDs are not stored: reads collect them from MENTIONS and
+// EVIDENCE. pk is a hash of corpus and pair, indexed on RELATED and on
+// EVIDENCE (with chunk), so a pair is found without expanding a hub entity.
+// Membership is kept apart from Entity because the hierarchy names keys, which
+// outlive an entity that disappears and comes back. See ADR 0029.
 //
 // # Writes
 //
 // A Merge is one managed write transaction (ExecuteWrite, which retries transient
-// errors such as deadlocks) of a fixed sequence of parameterized UNWIND statements:
-// lock the batch's chunks in id order and read their previous contribution, lock
-// (or create) every affected entity in key order, replace the provenance of the
-// chunks whose content hash changed, then read back the provenance of the affected
-// entities and pairs and write their aggregates. Locking before reading is what
-// makes concurrent merges of overlapping chunks correct under Neo4j's read
-// committed isolation; the fixed lock order keeps deadlocks rare. Recomputing an
-// entity reads all of its mentions, so a hub entity costs in proportion to the
-// chunks mentioning it (see BenchmarkMerge).
+// errors such as deadlocks) of a fixed sequence of parameterized UNWIND
+// statements, whatever the batch size: lock the batch's chunks in id order and
+// read their stored contributions, lock (or create) every affected entity in key
+// order and read its state, read the states of the affected pairs, replace the
+// provenance of the chunks whose content hash changed, then write the states,
+// with each changed chunk's old contribution subtracted and its new one added,
+// and the aggregates derived from them. Locking before reading is what makes
+// concurrent merges of overlapping chunks correct under Neo4j's read committed
+// isolation; the fixed lock order keeps deadlocks rare. After the locks, nodes
+// and relationships are addressed by element id. So a Merge reads and writes in
+// proportion to what the batch says, not to how often the corpus mentions the
+// entities it touches (TestMergeProfile checks this with PROFILE), except for
+// the distinct names, types and descriptions in a touched state.
+//
+// Weights are sums of strengths in chunk id order. While every strength of a
+// pair is a whole number and the sum stays below 2^53, adding and subtracting
+// is exact in any order and the weight is updated in place; otherwise it is
+// re-summed from the pair's EVIDENCE.
 //
 // No Cypher statement is built from input: all are constants, and user text
 // travels only as parameters.

@@ -2,6 +2,7 @@ package neo4jgraph
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
@@ -15,95 +16,103 @@ import (
 
 // Statements of a Merge, in the order they run. Setting and removing _lock is
 // the usual way to take a node's write lock before reading it: Neo4j holds it to
-// the end of the transaction.
+// the end of the transaction. Nodes and relationships found by the first
+// statements are named by element id afterwards, so that every later MATCH is
+// a direct seek rather than an index lookup or an expansion.
 const (
-	cyMergeCorpus = `MERGE (c:Corpus {name: $corpus})`
-
 	cyLockChunks = `
+MERGE (:Corpus {name: $corpus})
+WITH 1 AS one
 UNWIND $rows AS id
 MERGE (c:Chunk {corpus: $corpus, id: id})
 SET c._lock = true REMOVE c._lock
-RETURN id, c.hash AS hash, coalesce(c.relSrc, []) AS relSrc, coalesce(c.relDst, []) AS relDst,
-       [(c)-[:MENTIONS]->(e:Entity) | e.key] AS keys`
+RETURN id, elementId(c) AS eid, c.hash AS hash, c.contrib AS contrib`
 
 	// RemoveChunks must not create the chunks it removes.
 	cyLockExistingChunks = `
 UNWIND $rows AS id
 MATCH (c:Chunk {corpus: $corpus, id: id})
 SET c._lock = true REMOVE c._lock
-RETURN id, c.hash AS hash, coalesce(c.relSrc, []) AS relSrc, coalesce(c.relDst, []) AS relDst,
-       [(c)-[:MENTIONS]->(e:Entity) | e.key] AS keys`
+RETURN id, elementId(c) AS eid, c.hash AS hash, c.contrib AS contrib`
 
 	cyLockEntities = `
 UNWIND $rows AS k
 MERGE (e:Entity {corpus: $corpus, key: k})
-SET e._lock = true REMOVE e._lock`
+SET e._lock = true REMOVE e._lock
+RETURN k, elementId(e) AS eid, e.agg AS agg, e.mentions AS mentions`
+
+	// RELATED and EVIDENCE are found through the index on their pair hash pk
+	// (see pairHash; the planner picks those seeks, and a USING INDEX hint
+	// made each call ~100 times slower): expanding from a hub entity visits all its
+	// relationships. A hash collision is harmless, the ends are checked.
+	cyReadRelations = `
+UNWIND $rows AS r
+MATCH ()-[x:RELATED {pk: r.pk}]->()
+WHERE elementId(startNode(x)) = r.s AND elementId(endNode(x)) = r.t
+RETURN r.i AS i, elementId(x) AS xid, x.agg AS agg, x.weight AS weight`
 
 	cyDropMentions = `
-UNWIND $rows AS id
-MATCH (:Chunk {corpus: $corpus, id: id})-[m:MENTIONS]->()
+UNWIND $rows AS eid
+MATCH (c:Chunk)-[m:MENTIONS]->() WHERE elementId(c) = eid
 DELETE m`
 
 	cyDropEvidence = `
 UNWIND $rows AS r
-MATCH (:Entity {corpus: $corpus, key: r.s})-[ev:EVIDENCE {chunk: r.chunk}]->(:Entity {corpus: $corpus, key: r.t})
+MATCH ()-[ev:EVIDENCE]->()
+WHERE ev.pk = r.pk AND ev.chunk = r.chunk AND elementId(startNode(ev)) = r.s AND elementId(endNode(ev)) = r.t
 DELETE ev`
 
 	cyWriteChunks = `
 UNWIND $rows AS r
-MATCH (c:Chunk {corpus: $corpus, id: r.id})
-SET c.document = r.document, c.hash = r.hash, c.relSrc = r.relSrc, c.relDst = r.relDst`
+MATCH (c:Chunk) WHERE elementId(c) = r.c
+SET c.document = r.document, c.hash = r.hash, c.contrib = r.contrib
+WITH c, r
+UNWIND r.ents AS eid
+MATCH (e) WHERE elementId(e) = eid
+CREATE (c)-[:MENTIONS]->(e)`
 
 	cyDeleteChunks = `
-UNWIND $rows AS id
-MATCH (c:Chunk {corpus: $corpus, id: id})
+UNWIND $rows AS eid
+MATCH (c:Chunk) WHERE elementId(c) = eid
 DETACH DELETE c`
-
-	cyWriteMentions = `
-UNWIND $rows AS r
-MATCH (c:Chunk {corpus: $corpus, id: r.chunk})
-MATCH (e:Entity {corpus: $corpus, key: r.key})
-CREATE (c)-[:MENTIONS {names: r.names, types: r.types, descs: r.descs}]->(e)`
 
 	cyWriteEvidence = `
 UNWIND $rows AS r
-MATCH (s:Entity {corpus: $corpus, key: r.s})
-MATCH (t:Entity {corpus: $corpus, key: r.t})
-CREATE (s)-[:EVIDENCE {chunk: r.chunk, strength: r.strength, types: r.types, descs: r.descs}]->(t)`
-
-	cyReadMentions = `
-UNWIND $rows AS k
-MATCH (e:Entity {corpus: $corpus, key: k})
-RETURN k, [(c:Chunk)-[m:MENTIONS]->(e) | [c.id, m.names, m.types, m.descs]] AS rows`
+MATCH (s) WHERE elementId(s) = r.s
+MATCH (t) WHERE elementId(t) = r.t
+CREATE (s)-[:EVIDENCE {pk: r.pk, chunk: r.chunk, strength: r.strength}]->(t)`
 
 	cyReadEvidence = `
-UNWIND $rows AS p
-MATCH (s:Entity {corpus: $corpus, key: p.s})
-MATCH (t:Entity {corpus: $corpus, key: p.t})
-RETURN p.s AS s, p.t AS t, [(s)-[ev:EVIDENCE]->(t) | [ev.chunk, ev.strength, ev.types, ev.descs]] AS rows`
+UNWIND $rows AS r
+MATCH ()-[ev:EVIDENCE]->()
+WHERE ev.pk = r.pk AND ev.chunk IS NOT NULL AND elementId(startNode(ev)) = r.s AND elementId(endNode(ev)) = r.t
+RETURN r.i AS i, collect([ev.chunk, ev.strength]) AS rows`
 
 	cyWriteEntities = `
 UNWIND $rows AS r
-MATCH (e:Entity {corpus: $corpus, key: r.key})
-SET e.name = r.name, e.type = r.type, e.longest = r.longest, e.descriptions = r.descriptions,
-    e.descFP = r.descFP, e.mentions = r.mentions, e.chunkIds = r.chunkIds`
+MATCH (e) WHERE elementId(e) = r.id
+SET e += r.props`
 
 	cyDeleteEntities = `
-UNWIND $rows AS k
-MATCH (e:Entity {corpus: $corpus, key: k})
+UNWIND $rows AS eid
+MATCH (e) WHERE elementId(e) = eid
 DETACH DELETE e`
 
-	cyWriteRelations = `
+	cyUpdateRelations = `
 UNWIND $rows AS r
-MATCH (s:Entity {corpus: $corpus, key: r.s})
-MATCH (t:Entity {corpus: $corpus, key: r.t})
-MERGE (s)-[x:RELATED]->(t)
-SET x.type = r.type, x.longest = r.longest, x.descriptions = r.descriptions,
-    x.weight = r.weight, x.chunkIds = r.chunkIds`
+MATCH ()-[x]->() WHERE elementId(x) = r.id
+SET x += r.props`
+
+	cyCreateRelations = `
+UNWIND $rows AS r
+MATCH (s) WHERE elementId(s) = r.s
+MATCH (t) WHERE elementId(t) = r.t
+CREATE (s)-[x:RELATED {pk: r.pk}]->(t)
+SET x += r.props`
 
 	cyDeleteRelations = `
-UNWIND $rows AS r
-MATCH (:Entity {corpus: $corpus, key: r.s})-[x:RELATED]->(:Entity {corpus: $corpus, key: r.t})
+UNWIND $rows AS xid
+MATCH ()-[x]->() WHERE elementId(x) = xid
 DELETE x`
 )
 
@@ -135,36 +144,23 @@ func (s *Store) RemoveChunks(ctx context.Context, corpus string, chunkIDs []stri
 	})
 }
 
+// mergeTx is one run of apply: the element ids of what it locked and read.
+type mergeTx struct {
+	s      *Store
+	tx     neo4j.ManagedTransaction
+	base   map[string]any
+	chunks map[string]string // chunk id -> element id
+	ents   map[string]string // entity key -> element id
+	rels   map[pairKey]string
+}
+
 // apply replaces (or, when remove, deletes) the provenance of writes and
-// recomputes every aggregate it touches; see the package documentation.
+// updates every aggregate it touches; see the package documentation.
 func (s *Store) apply(ctx context.Context, tx neo4j.ManagedTransaction, corpus string, writes []chunkWrite, remove bool) error {
-	base := map[string]any{"corpus": corpus}
-	ids := make([]string, len(writes))
-	for i, w := range writes {
-		ids[i] = w.id
-	}
-	lock := cyLockChunks
-	if remove {
-		lock = cyLockExistingChunks
-	} else if _, err := run(ctx, tx, cyMergeCorpus, base); err != nil {
-		return fmt.Errorf("creating corpus: %w", err)
-	}
-	recs, err := runBatched(ctx, s, tx, lock, base, ids)
+	m := &mergeTx{s: s, tx: tx, base: map[string]any{"corpus": corpus}}
+	old, err := m.lockChunks(ctx, writes, remove)
 	if err != nil {
-		return fmt.Errorf("locking chunks: %w", err)
-	}
-	old := make(map[string]oldChunk, len(recs))
-	for _, r := range recs {
-		v := r.AsMap()
-		o := oldChunk{exists: v["hash"] != nil, hash: asString(v["hash"]), keys: asStrings(v["keys"])}
-		src, dst := asStrings(v["relSrc"]), asStrings(v["relDst"])
-		if len(src) != len(dst) {
-			return fmt.Errorf("chunk %q has %d relation sources and %d targets: stored data damaged", v["id"], len(src), len(dst))
-		}
-		for i := range src {
-			o.pairs = append(o.pairs, pairKey{src[i], dst[i]})
-		}
-		old[asString(v["id"])] = o
+		return err
 	}
 	p := makePlan(writes, old)
 	if len(p.changed) == 0 {
@@ -173,154 +169,272 @@ func (s *Store) apply(ctx context.Context, tx neo4j.ManagedTransaction, corpus s
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	steps := []struct {
-		doing, cypher string
-		rows          any
-		n             int
-	}{
-		{"locking entities", cyLockEntities, p.keys, len(p.keys)},
-		{"dropping old mentions", cyDropMentions, changedIDs(p.changed), len(p.changed)},
-		{"dropping old evidence", cyDropEvidence, p.oldEvidence, len(p.oldEvidence)},
-		{"writing chunks", cyWriteChunks, p.chunkRows, len(p.chunkRows)},
-		{"writing mentions", cyWriteMentions, p.mentions, len(p.mentions)},
-		{"writing evidence", cyWriteEvidence, p.evidence, len(p.evidence)},
-	}
-	if remove {
-		steps = append(steps, struct {
-			doing, cypher string
-			rows          any
-			n             int
-		}{"deleting chunks", cyDeleteChunks, changedIDs(p.changed), len(p.changed)})
-	}
-	for _, st := range steps {
-		if st.n == 0 {
-			continue
-		}
-		if err := s.runRows(ctx, tx, st.cypher, base, st.rows); err != nil {
-			return fmt.Errorf("%s: %w", st.doing, err)
-		}
-	}
-	if err := s.refreshEntities(ctx, tx, base, p.keys); err != nil {
+	ents, err := m.lockEntities(ctx, p.keys)
+	if err != nil {
 		return err
 	}
-	if err := s.refreshRelations(ctx, tx, base, p.pairs); err != nil {
+	rels, err := m.readRelations(ctx, p.pairs, ents)
+	if err != nil {
+		return err
+	}
+	p.fold(ents, rels)
+	if err := m.replaceProvenance(ctx, &p, remove); err != nil {
+		return err
+	}
+	if err := m.resumWeights(ctx, rels); err != nil {
+		return err
+	}
+	if err := m.writeRelations(ctx, rels); err != nil {
+		return err
+	}
+	if err := m.writeEntities(ctx, ents); err != nil {
 		return err
 	}
 	// A cancelled Merge must leave nothing behind: returning the error rolls back.
 	return ctx.Err()
 }
 
-// runRows runs a batched statement whose rows are []string or []map[string]any.
-func (s *Store) runRows(ctx context.Context, tx neo4j.ManagedTransaction, cypher string, base map[string]any, rows any) error {
-	var err error
-	switch r := rows.(type) {
-	case []string:
-		_, err = runBatched(ctx, s, tx, cypher, base, r)
-	case []map[string]any:
-		_, err = runBatched(ctx, s, tx, cypher, base, r)
-	default:
-		err = fmt.Errorf("rows of type %T", rows)
-	}
-	return err
+// stmt is one batched statement of a Merge.
+type stmt struct {
+	doing, cypher string
+	rows          []any
 }
 
-func changedIDs(ws []chunkWrite) []string {
-	out := make([]string, len(ws))
-	for i, w := range ws {
-		out[i] = w.id
-	}
-	return out
-}
-
-// refreshEntities recomputes the aggregates of keys from their mentions and
-// deletes the entities no chunk mentions any more.
-func (s *Store) refreshEntities(ctx context.Context, tx neo4j.ManagedTransaction, base map[string]any, keys []string) error {
-	recs, err := runBatched(ctx, s, tx, cyReadMentions, base, keys)
-	if err != nil {
-		return fmt.Errorf("reading mentions: %w", err)
-	}
-	var live []map[string]any
-	var dead []string
-	for _, r := range recs {
-		key := asString(r.Values[0])
-		rows, err := mentionRows(r.Values[1])
-		if err != nil {
-			return fmt.Errorf("entity %q: %w", key, err)
-		}
-		if len(rows) == 0 {
-			dead = append(dead, key)
+// steps runs the statements in order, skipping those without rows.
+func (m *mergeTx) steps(ctx context.Context, ss ...stmt) error {
+	for _, st := range ss {
+		if len(st.rows) == 0 {
 			continue
 		}
-		live = append(live, aggregateEntity(key, rows).params())
-	}
-	if len(live) > 0 {
-		if _, err := runBatched(ctx, s, tx, cyWriteEntities, base, live); err != nil {
-			return fmt.Errorf("writing entities: %w", err)
-		}
-	}
-	if len(dead) > 0 {
-		if _, err := runBatched(ctx, s, tx, cyDeleteEntities, base, dead); err != nil {
-			return fmt.Errorf("deleting entities: %w", err)
+		if _, err := runBatched(ctx, m.s, m.tx, st.cypher, m.base, st.rows); err != nil {
+			return fmt.Errorf("%s: %w", st.doing, err)
 		}
 	}
 	return nil
 }
 
-// refreshRelations recomputes the RELATED aggregates of pairs from their
-// evidence and deletes the ones no chunk supports any more.
-func (s *Store) refreshRelations(ctx context.Context, tx neo4j.ManagedTransaction, base map[string]any, pairs []pairKey) error {
-	rows := make([]map[string]any, len(pairs))
-	for i, p := range pairs {
-		rows[i] = map[string]any{"s": p.src, "t": p.dst}
+// lockChunks locks (creating them unless remove) the chunks of writes in id
+// order and reads their stored contributions.
+func (m *mergeTx) lockChunks(ctx context.Context, writes []chunkWrite, remove bool) (map[string]oldChunk, error) {
+	ids := make([]string, len(writes))
+	for i, w := range writes {
+		ids[i] = w.id
 	}
-	recs, err := runBatched(ctx, s, tx, cyReadEvidence, base, rows)
+	lock := cyLockChunks
+	if remove {
+		lock = cyLockExistingChunks
+	}
+	recs, err := runBatched(ctx, m.s, m.tx, lock, m.base, ids)
+	if err != nil {
+		return nil, fmt.Errorf("locking chunks: %w", err)
+	}
+	m.chunks = make(map[string]string, len(recs))
+	old := make(map[string]oldChunk, len(recs))
+	for _, r := range recs {
+		id, hash := asString(r.Values[0]), r.Values[2]
+		m.chunks[id] = asString(r.Values[1])
+		o := oldChunk{exists: hash != nil, hash: asString(hash)}
+		if o.exists {
+			contrib, ok := r.Values[3].(string)
+			if !ok {
+				return nil, fmt.Errorf("chunk %q has no stored contribution: %w", id, errOldLayout)
+			}
+			if o.ct, err = decodeContribution(id, contrib); err != nil {
+				return nil, err
+			}
+		}
+		old[id] = o
+	}
+	return old, nil
+}
+
+// errOldLayout reports a graph written before counter states were kept.
+var errOldLayout = fmt.Errorf("graph written by an older neo4jgraph layout (before ADR 0029): drop and rebuild the corpus: %w",
+	graphstore.ErrInvalid)
+
+// lockEntities locks (or creates) the entities of keys in key order and reads
+// their counter states.
+func (m *mergeTx) lockEntities(ctx context.Context, keys []string) (map[string]*entState, error) {
+	recs, err := runBatched(ctx, m.s, m.tx, cyLockEntities, m.base, keys)
+	if err != nil {
+		return nil, fmt.Errorf("locking entities: %w", err)
+	}
+	m.ents = make(map[string]string, len(recs))
+	out := make(map[string]*entState, len(recs))
+	for _, r := range recs {
+		k := asString(r.Values[0])
+		m.ents[k] = asString(r.Values[1])
+		st := new(entState)
+		if agg, ok := r.Values[2].(string); ok {
+			if err := json.Unmarshal([]byte(agg), st); err != nil {
+				return nil, fmt.Errorf("entity %q: decoding state: %w", k, err)
+			}
+		} else if r.Values[3] != nil {
+			return nil, fmt.Errorf("entity %q has no state: %w", k, errOldLayout)
+		}
+		out[k] = st
+	}
+	return out, nil
+}
+
+// readRelations reads the states of the RELATED relationships of pairs; pairs
+// without one get an empty state. The ends are locked entities, read in ents
+// before the fold: a pair with a new end (no mentions yet) has no RELATED.
+func (m *mergeTx) readRelations(ctx context.Context, pairs []pairKey, ents map[string]*entState) (map[pairKey]*relState, error) {
+	rows := make([]any, 0, len(pairs))
+	out := make(map[pairKey]*relState, len(pairs))
+	for i, p := range pairs {
+		out[p] = new(relState)
+		if ents[p.src].Mentions > 0 && ents[p.dst].Mentions > 0 {
+			rows = append(rows, m.pairRow(p, map[string]any{"i": i}))
+		}
+	}
+	recs, err := runBatched(ctx, m.s, m.tx, cyReadRelations, m.base, rows)
+	if err != nil {
+		return nil, fmt.Errorf("reading relationships: %w", err)
+	}
+	m.rels = make(map[pairKey]string, len(recs))
+	for _, r := range recs {
+		p := pairs[asInt(r.Values[0])]
+		m.rels[p] = asString(r.Values[1])
+		st := out[p]
+		agg, ok := r.Values[2].(string)
+		if !ok {
+			return nil, fmt.Errorf("relationship %q->%q has no state: %w", p.src, p.dst, errOldLayout)
+		}
+		if err := json.Unmarshal([]byte(agg), st); err != nil {
+			return nil, fmt.Errorf("relationship %q->%q: decoding state: %w", p.src, p.dst, err)
+		}
+		st.weight = asFloat(r.Values[3])
+		st.loaded()
+	}
+	return out, nil
+}
+
+// replaceProvenance drops the MENTIONS and EVIDENCE of the changed chunks and
+// writes the new ones (or deletes the chunks, when remove).
+func (m *mergeTx) replaceProvenance(ctx context.Context, p *plan, remove bool) error {
+	var chunkEIDs, oldMentions, oldEvidence, chunkRows, evidence []any
+	for i, w := range p.changed {
+		eid := m.chunks[w.id]
+		chunkEIDs = append(chunkEIDs, eid)
+		if o := p.old[i]; o != nil {
+			oldMentions = append(oldMentions, eid) // a new chunk has none
+			for _, r := range o.Relations {
+				oldEvidence = append(oldEvidence, m.pairRow(pairKey{r.SourceKey, r.TargetKey}, map[string]any{"chunk": w.id}))
+			}
+		}
+		if w.ct == nil {
+			continue
+		}
+		ents := make([]string, len(w.ct.Entities))
+		for j, e := range w.ct.Entities {
+			ents[j] = m.ents[e.Key]
+		}
+		chunkRows = append(chunkRows, map[string]any{
+			"c": eid, "document": w.ct.DocumentID, "hash": w.hash, "contrib": w.contrib, "ents": ents,
+		})
+		for _, r := range w.ct.Relations {
+			evidence = append(evidence, m.pairRow(pairKey{r.SourceKey, r.TargetKey},
+				map[string]any{"chunk": w.id, "strength": r.Strength}))
+		}
+	}
+	if remove {
+		return m.steps(ctx,
+			stmt{"dropping old evidence", cyDropEvidence, oldEvidence},
+			stmt{"deleting chunks", cyDeleteChunks, chunkEIDs})
+	}
+	return m.steps(ctx,
+		stmt{"dropping old mentions", cyDropMentions, oldMentions},
+		stmt{"dropping old evidence", cyDropEvidence, oldEvidence},
+		stmt{"writing chunks and mentions", cyWriteChunks, chunkRows},
+		stmt{"writing evidence", cyWriteEvidence, evidence})
+}
+
+// pairRow adds to row the element ids of the ends of p and its hash.
+func (m *mergeTx) pairRow(p pairKey, row map[string]any) map[string]any {
+	row["s"], row["t"], row["pk"] = m.ents[p.src], m.ents[p.dst], pairHash(m.base["corpus"].(string), p)
+	return row
+}
+
+// resumWeights re-sums, from the evidence now stored, the weights that adding
+// and subtracting could not keep exact (fractional strengths, huge sums).
+func (m *mergeTx) resumWeights(ctx context.Context, rels map[pairKey]*relState) error {
+	var pairs []pairKey
+	for p, st := range rels {
+		if st.resum && st.Chunks > 0 {
+			pairs = append(pairs, p)
+		}
+	}
+	if len(pairs) == 0 {
+		return nil
+	}
+	rows := make([]any, len(pairs))
+	for i, p := range pairs {
+		rows[i] = m.pairRow(p, map[string]any{"i": i})
+	}
+	recs, err := runBatched(ctx, m.s, m.tx, cyReadEvidence, m.base, rows)
 	if err != nil {
 		return fmt.Errorf("reading evidence: %w", err)
 	}
-	supported := map[pairKey]bool{}
-	var live []map[string]any
 	for _, r := range recs {
-		p := pairKey{asString(r.Values[0]), asString(r.Values[1])}
-		ev, err := evidenceRows(r.Values[2])
+		p := pairs[asInt(r.Values[0])]
+		ev, err := evidenceRows(r.Values[1])
 		if err != nil {
 			return fmt.Errorf("relationship %q->%q: %w", p.src, p.dst, err)
 		}
-		if len(ev) == 0 {
-			continue
-		}
-		supported[p] = true
-		live = append(live, aggregateRelation(p, ev).params())
-	}
-	var dead []map[string]any
-	for _, p := range pairs {
-		if !supported[p] {
-			dead = append(dead, map[string]any{"s": p.src, "t": p.dst})
-		}
-	}
-	if len(live) > 0 {
-		if _, err := runBatched(ctx, s, tx, cyWriteRelations, base, live); err != nil {
-			return fmt.Errorf("writing relationships: %w", err)
-		}
-	}
-	if len(dead) > 0 {
-		if _, err := runBatched(ctx, s, tx, cyDeleteRelations, base, dead); err != nil {
-			return fmt.Errorf("deleting relationships: %w", err)
-		}
+		rels[p].weight = sumEvidence(ev)
 	}
 	return nil
 }
 
-func mentionRows(v any) ([]mentionRow, error) {
-	l, _ := v.([]any)
-	out := make([]mentionRow, 0, len(l))
-	for _, x := range l {
-		t, ok := x.([]any)
-		if !ok || len(t) != 4 {
-			return nil, fmt.Errorf("malformed mention %v", x)
+// writeRelations updates, creates and deletes RELATED relationships after
+// their states, in pair order.
+func (m *mergeTx) writeRelations(ctx context.Context, rels map[pairKey]*relState) error {
+	var update, create, del []any
+	for _, p := range slices.SortedFunc(maps.Keys(rels), comparePairs) {
+		st, xid := rels[p], m.rels[p]
+		if st.Chunks <= 0 {
+			if xid != "" {
+				del = append(del, xid)
+			}
+			continue
 		}
-		out = append(out, mentionRow{chunk: asString(t[0]), names: asStrings(t[1]), types: asStrings(t[2]), descs: asStrings(t[3])})
+		props, err := st.params()
+		if err != nil {
+			return fmt.Errorf("relationship %q->%q: %w", p.src, p.dst, err)
+		}
+		if xid != "" {
+			update = append(update, map[string]any{"id": xid, "props": props})
+		} else {
+			create = append(create, m.pairRow(p, map[string]any{"props": props}))
+		}
 	}
-	return out, nil
+	return m.steps(ctx,
+		stmt{"updating relationships", cyUpdateRelations, update},
+		stmt{"creating relationships", cyCreateRelations, create},
+		stmt{"deleting relationships", cyDeleteRelations, del})
+}
+
+// writeEntities stores the entities' new states and derived properties and
+// deletes the entities no chunk mentions any more.
+func (m *mergeTx) writeEntities(ctx context.Context, ents map[string]*entState) error {
+	var live, dead []any
+	for _, k := range slices.Sorted(maps.Keys(ents)) {
+		st := ents[k]
+		if st.Mentions <= 0 {
+			dead = append(dead, m.ents[k])
+			continue
+		}
+		props, err := st.params(k)
+		if err != nil {
+			return err
+		}
+		live = append(live, map[string]any{"id": m.ents[k], "props": props})
+	}
+	return m.steps(ctx,
+		stmt{"writing entities", cyWriteEntities, live},
+		stmt{"deleting entities", cyDeleteEntities, dead})
 }
 
 func evidenceRows(v any) ([]evidenceRow, error) {
@@ -328,10 +442,10 @@ func evidenceRows(v any) ([]evidenceRow, error) {
 	out := make([]evidenceRow, 0, len(l))
 	for _, x := range l {
 		t, ok := x.([]any)
-		if !ok || len(t) != 4 {
+		if !ok || len(t) != 2 {
 			return nil, fmt.Errorf("malformed evidence %v", x)
 		}
-		out = append(out, evidenceRow{chunk: asString(t[0]), strength: asFloat(t[1]), types: asStrings(t[2]), descs: asStrings(t[3])})
+		out = append(out, evidenceRow{chunk: asString(t[0]), strength: asFloat(t[1])})
 	}
 	return out, nil
 }

@@ -20,19 +20,23 @@ const (
 UNWIND $rows AS k
 MATCH (e:Entity {corpus: $corpus, key: k})
 OPTIONAL MATCH (m:Membership {corpus: $corpus, key: k})
-RETURN k, properties(e) AS e, m.communities AS communities`
+RETURN k, e {.name, .type, .longest, .descriptions, .mentions, .pagerank, .summary, .summaryFP, .descFP} AS e,
+       m.communities AS communities, [(c:Chunk)-[:MENTIONS]->(e) | c.id] AS chunks`
 
 	cyRelationshipsOf = `
 UNWIND $rows AS k
 MATCH (:Entity {corpus: $corpus, key: k})-[r:RELATED]-(:Entity)
 WITH DISTINCT r
-RETURN startNode(r).key AS s, endNode(r).key AS t, properties(r) AS r`
+WITH r, startNode(r) AS a, endNode(r) AS b
+RETURN a.key AS s, b.key AS t, r {.type, .longest, .descriptions, .weight} AS r,
+       [(a)-[ev:EVIDENCE]->(b) | ev.chunk] AS chunks`
 
 	cyRelationshipsAmong = `
 UNWIND $rows AS k
-MATCH (:Entity {corpus: $corpus, key: k})-[r:RELATED]->(b:Entity)
+MATCH (a:Entity {corpus: $corpus, key: k})-[r:RELATED]->(b:Entity)
 WHERE b.key IN $keys
-RETURN k AS s, b.key AS t, properties(r) AS r`
+RETURN k AS s, b.key AS t, r {.type, .longest, .descriptions, .weight} AS r,
+       [(a)-[ev:EVIDENCE]->(b) | ev.chunk] AS chunks`
 
 	cyExisting = `
 UNWIND $rows AS k
@@ -85,7 +89,7 @@ func (s *Store) entities(ctx context.Context, tx neo4j.ManagedTransaction, corpu
 		k := asString(r.Values[0])
 		props, _ := r.Values[1].(map[string]any)
 		// Membership lists keep "" for levels where the key is in no community.
-		out[k] = entityView(k, props, asStrings(r.Values[2]))
+		out[k] = entityView(k, props, asStrings(r.Values[3]), asStrings(r.Values[2]))
 	}
 	return out, nil
 }
@@ -148,14 +152,17 @@ func byWeight(a, b graphstore.Relationship) int {
 		strings.Compare(a.SourceKey, b.SourceKey), strings.Compare(a.TargetKey, b.TargetKey))
 }
 
-func relationshipView(src, dst string, v map[string]any) graphstore.Relationship {
+// relationshipView builds the public relationship from its stored properties
+// and the ids of the chunks giving evidence for it (any order).
+func relationshipView(src, dst string, v map[string]any, chunkIDs []string) graphstore.Relationship {
+	slices.Sort(chunkIDs)
 	return graphstore.Relationship{
 		SourceKey: src, TargetKey: dst,
 		Type:         asString(v["type"]),
 		Description:  asString(v["longest"]),
 		Descriptions: asStrings(v["descriptions"]),
 		Weight:       asFloat(v["weight"]),
-		ChunkIDs:     asStrings(v["chunkIds"]),
+		ChunkIDs:     chunkIDs,
 	}
 }
 
@@ -180,7 +187,7 @@ func (s *Store) relationships(ctx context.Context, doing, corpus, cypher string,
 			}
 			seen[p] = struct{}{}
 			props, _ := r.Values[2].(map[string]any)
-			out = append(out, relationshipView(p.src, p.dst, props))
+			out = append(out, relationshipView(p.src, p.dst, props, asStrings(r.Values[3])))
 		}
 		return nil
 	})

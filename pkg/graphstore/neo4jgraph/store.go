@@ -67,13 +67,17 @@ type Store struct {
 
 // schema is created at Open; every statement is idempotent. Composite
 // uniqueness constraints (available in Community edition) give each identity a
-// range index, and the corpus indexes serve corpus-wide scans.
+// range index, the pair hash indexes let a Merge find a pair's RELATED and
+// EVIDENCE without expanding its ends, and the corpus indexes serve corpus-wide
+// scans.
 var schema = []string{
 	"CREATE CONSTRAINT graphrag_entity IF NOT EXISTS FOR (e:Entity) REQUIRE (e.corpus, e.key) IS UNIQUE",
 	"CREATE CONSTRAINT graphrag_chunk IF NOT EXISTS FOR (c:Chunk) REQUIRE (c.corpus, c.id) IS UNIQUE",
 	"CREATE CONSTRAINT graphrag_community IF NOT EXISTS FOR (c:Community) REQUIRE (c.corpus, c.id) IS UNIQUE",
 	"CREATE CONSTRAINT graphrag_membership IF NOT EXISTS FOR (m:Membership) REQUIRE (m.corpus, m.key) IS UNIQUE",
 	"CREATE CONSTRAINT graphrag_corpus IF NOT EXISTS FOR (c:Corpus) REQUIRE c.name IS UNIQUE",
+	"CREATE INDEX graphrag_related_pk IF NOT EXISTS FOR ()-[x:RELATED]-() ON (x.pk)",
+	"CREATE INDEX graphrag_evidence_pk IF NOT EXISTS FOR ()-[ev:EVIDENCE]-() ON (ev.pk, ev.chunk)",
 	"CREATE INDEX graphrag_entity_corpus IF NOT EXISTS FOR (e:Entity) ON (e.corpus)",
 	"CREATE INDEX graphrag_chunk_corpus IF NOT EXISTS FOR (c:Chunk) ON (c.corpus)",
 	"CREATE INDEX graphrag_community_corpus IF NOT EXISTS FOR (c:Community) ON (c.corpus)",
@@ -204,13 +208,39 @@ func translate(ctx context.Context, err error) error {
 	return err
 }
 
+// profile, when tests set it, runs every statement under PROFILE and receives
+// its executed plan; it is nil otherwise.
+var profile func(cypher string, plan neo4j.ProfiledPlan)
+
 // run executes one statement and collects its records.
 func run(ctx context.Context, tx neo4j.ManagedTransaction, cypher string, params map[string]any) ([]*neo4j.Record, error) {
+	if profile != nil {
+		return runProfiled(ctx, tx, cypher, params)
+	}
 	res, err := tx.Run(ctx, cypher, params)
 	if err != nil {
 		return nil, err
 	}
 	return res.Collect(ctx)
+}
+
+func runProfiled(ctx context.Context, tx neo4j.ManagedTransaction, cypher string, params map[string]any) ([]*neo4j.Record, error) {
+	res, err := tx.Run(ctx, "PROFILE "+cypher, params)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := res.Collect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sum, err := res.Consume(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if plan := sum.Profile(); plan != nil {
+		profile(cypher, plan)
+	}
+	return recs, nil
 }
 
 // runBatched runs cypher once per slice of at most s.cfg.batchRows rows, passed

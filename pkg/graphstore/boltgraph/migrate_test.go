@@ -124,6 +124,20 @@ func dumpCorpus(ctx context.Context, s *Store, corpus string) (storeDump, error)
 	return d, err
 }
 
+// openFixture opens a new store holding buildFixture's corpus, closed with the test.
+func openFixture(t *testing.T) *Store {
+	t.Helper()
+	s, err := Open(filepath.Join(t.TempDir(), "fixture.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	if err := buildFixture(t.Context(), s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // TestWriteV1Fixture writes a store file with the layout of this build. It wrote
 // testdata/v1.db (gzipped) once at commit fc2e472, layout version 1, and is skipped
 // unless asked for.
@@ -132,14 +146,7 @@ func TestWriteV1Fixture(t *testing.T) {
 	if out == "" {
 		t.Skip("set BOLTGRAPH_WRITE_FIXTURE to a file path to write the fixture")
 	}
-	s, err := Open(filepath.Join(t.TempDir(), "fixture.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if err := buildFixture(t.Context(), s); err != nil {
-		t.Fatal(err)
-	}
+	s := openFixture(t)
 	if err := s.Check(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -161,14 +168,7 @@ func TestWriteV1Dump(t *testing.T) {
 	if out == "" {
 		t.Skip("set BOLTGRAPH_WRITE_DUMP to a file path to write the dump")
 	}
-	s, err := Open(filepath.Join(t.TempDir(), "fixture.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if err := buildFixture(t.Context(), s); err != nil {
-		t.Fatal(err)
-	}
+	s := openFixture(t)
 	b, err := dumpJSON(t.Context(), s)
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,9 @@
 //   - records live in bbolt (vectors.db), the single source of truth; every
 //     write is an fsynced transaction and gets a per-collection sequence
 //     number (bbolt's bucket sequence), so an acknowledged Upsert survives
-//     kill -9;
+//     kill -9; Upserts that arrive while a write runs are committed together
+//     in the next transaction and text index batch (group commit), each
+//     returning once its records are durable;
 //   - dense search scans exactly (normalized vectors in memory, SIMD dot
 //     products, split across cores for large collections) up to
 //     WithExactThreshold live records, and above it walks an in-memory HNSW

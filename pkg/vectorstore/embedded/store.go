@@ -70,6 +70,13 @@ type collection struct {
 	writeMu   sync.Mutex
 	pruneTomb uint64 // tombs up to this sequence are in the durable text index; guarded by writeMu
 
+	// Upserts that wait for writeMu queue here; whichever takes writeMu first
+	// writes them all in one commit (group commit, see Upsert). commits counts
+	// the upsert commits, for tests.
+	queueMu sync.Mutex
+	queue   []*upsertReq
+	commits atomic.Int64
+
 	mu     sync.RWMutex
 	gone   error // ErrNotFound after a drop, ErrClosed after Close
 	dense  *denseIndex
@@ -528,25 +535,69 @@ func (s *Store) Upsert(ctx context.Context, name string, recs []vectorstore.Reco
 	if len(recs) == 0 {
 		return nil
 	}
-	// The last occurrence of an ID in a batch wins, as if applied in order.
-	last := make(map[string]int, len(recs))
-	for i, r := range recs {
-		last[r.ID] = i
-	}
+	req := &upsertReq{ctx: ctx, recs: recs}
+	c.queueMu.Lock()
+	c.queue = append(c.queue, req)
+	c.queueMu.Unlock()
 
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
+	if req.done {
+		return req.err // written by the writer that held writeMu before us
+	}
+	c.queueMu.Lock()
+	group := c.queue
+	c.queue = nil
+	c.queueMu.Unlock()
+	var all []vectorstore.Record
+	var live []*upsertReq
+	for _, r := range group {
+		if err := r.ctx.Err(); err != nil {
+			r.err, r.done = err, true
+			continue
+		}
+		all = append(all, r.recs...)
+		live = append(live, r)
+	}
+	err = s.upsertLocked(c, name, all)
+	for _, r := range live {
+		r.err, r.done = err, true
+	}
+	return req.err
+}
+
+// upsertReq is an Upsert waiting for its commit. done and err are written under
+// writeMu by the writer that commits it.
+type upsertReq struct {
+	ctx  context.Context
+	recs []vectorstore.Record
+	done bool
+	err  error
+}
+
+// upsertLocked writes recs in one bbolt commit and one text index batch: the records
+// of every Upsert that queued while the previous commit ran (group commit: one fsync
+// pair for all of them instead of one each, which is what bounded the summarizer's
+// four workers). Each caller returns once the commit holding its records is durable,
+// as before. Called with writeMu held.
+func (s *Store) upsertLocked(c *collection, name string, recs []vectorstore.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
 	if err := c.alive(); err != nil {
 		return err
 	}
-	if err := ctx.Err(); err != nil {
-		return err
+	c.commits.Add(1)
+	// The last occurrence of an ID wins, as if the batches were applied in order.
+	last := make(map[string]int, len(recs))
+	for i, r := range recs {
+		last[r.ID] = i
 	}
 	docs := make([]*doc, 0, len(last))
 	lens := make([]uint64, 0, len(last))
 	var ops []lexOp
 	var seq uint64
-	err = s.db.Update(func(tx *bolt.Tx) error {
+	err := s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketCollections).Bucket([]byte(name))
 		if err := c.prune(b); err != nil {
 			return err
@@ -556,6 +607,7 @@ func (s *Store) Upsert(ctx context.Context, name string, recs []vectorstore.Reco
 			if last[r.ID] != i {
 				continue
 			}
+			var err error
 			if seq, err = b.NextSequence(); err != nil {
 				return err
 			}

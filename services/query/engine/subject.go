@@ -122,6 +122,20 @@ type hop struct {
 	corpus  string
 	recs    map[string]vectorstore.Record
 	lexRank map[string]int
+	sents   map[string][]string // normalizedSentences of recs, computed once
+}
+
+// sentences returns the normalized sentences of the cached record id.
+func (h *hop) sentences(id string) []string {
+	if s, ok := h.sents[id]; ok {
+		return s
+	}
+	if h.sents == nil {
+		h.sents = map[string][]string{}
+	}
+	s := normalizedSentences(h.recs[id].Text)
+	h.sents[id] = s
+	return s
 }
 
 // records makes sure the records of ids are cached (at most maxSubjectChunks read).
@@ -286,7 +300,7 @@ func namePrefixes(keys []string) (prefixes map[string][]string, all []string) {
 func (h *hop) scoreHops(cands map[string]*hopCandidate, terms []string, p passageSeed, mentioned []string, about, prefixes map[string][]string) {
 	rec := h.recs[p.id]
 	own := subjectKeys(rec)
-	sents := normalizedSentences(rec.Text)
+	sents := h.sentences(p.id)
 	for _, k := range mentioned {
 		if slices.Contains(own, k) {
 			continue
@@ -351,6 +365,9 @@ func (h *hop) reverseHops(ctx context.Context, cands map[string]*hopCandidate, t
 	for _, p := range first {
 		own := subjectKeys(h.recs[p.id])
 		open := unexplained(terms, h.recs[p.id].Text)
+		if len(open) == 0 {
+			continue // the first hop explains the whole question
+		}
 		for _, k := range own {
 			best, bestFM := "", 0.0
 			for _, c := range mentionedBy[k] {
@@ -358,7 +375,7 @@ func (h *hop) reverseHops(ctx context.Context, cands map[string]*hopCandidate, t
 				if !ok || c == p.id || slices.Contains(subjectKeys(r), k) {
 					continue
 				}
-				fm := factMatch(open, normalizedSentences(r.Text), k, subjectKeys(r))
+				fm := factMatch(open, h.sentences(c), k, subjectKeys(r))
 				if fm > bestFM || (fm == bestFM && fm > 0 && h.better(c, best)) {
 					best, bestFM = c, fm
 				}

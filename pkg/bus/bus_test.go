@@ -322,17 +322,24 @@ func TestDeadLetter(t *testing.T) {
 				return err == nil && st.NumAckPending == 0 && st.NumPending == 0
 			})
 
+			// A message counts as processed once its ack is confirmed, which the
+			// consumer learns just after the server stops counting it pending: wait
+			// for the counter, then check every counter.
+			wantFailed, _ := strconv.Atoi(tt.wantDeliveries)
 			var rm metricdata.ResourceMetrics
-			if err := reader.Collect(ctx, &rm); err != nil {
-				t.Fatalf("collect metrics: %v", err)
-			}
+			eventually(t, "metrics settled", func() bool {
+				rm = metricdata.ResourceMetrics{}
+				if err := reader.Collect(ctx, &rm); err != nil {
+					t.Fatalf("collect metrics: %v", err)
+				}
+				return counterValue(rm, bus.MetricProcessed) >= 3
+			})
 			if got := counterValue(rm, bus.MetricDeadLettered); got != 1 {
 				t.Errorf("%s = %d, want 1", bus.MetricDeadLettered, got)
 			}
 			if got := counterValue(rm, bus.MetricProcessed); got != 3 {
 				t.Errorf("%s = %d, want 3", bus.MetricProcessed, got)
 			}
-			wantFailed, _ := strconv.Atoi(tt.wantDeliveries)
 			if got := counterValue(rm, bus.MetricFailed); got != int64(wantFailed) {
 				t.Errorf("%s = %d, want %d", bus.MetricFailed, got, wantFailed)
 			}

@@ -17,6 +17,8 @@ import (
 // statementCost is what PROFILE reported for one statement text over a Merge.
 type statementCost struct {
 	dbHits    int64
+	rows      int64 // rows the statement's UNWIND produced
+	found     int64 // the most records any operator produced
 	operators map[string]bool
 	ops       []string
 }
@@ -35,8 +37,12 @@ func profileMerge(t *testing.T, fn func() error) map[string]*statementCost {
 		var walk func(p neo4j.ProfiledPlan)
 		walk = func(p neo4j.ProfiledPlan) {
 			c.dbHits += p.DbHits()
+			if strings.HasPrefix(p.Operator(), "Unwind") {
+				c.rows += p.Records()
+			}
+			c.found = max(c.found, p.Records())
 			c.operators[strings.TrimSuffix(p.Operator(), "@neo4j")] = true
-			c.ops = append(c.ops, fmt.Sprintf("%s:%d", strings.TrimSuffix(p.Operator(), "@neo4j"), p.DbHits()))
+			c.ops = append(c.ops, fmt.Sprintf("%s:%d/%d", strings.TrimSuffix(p.Operator(), "@neo4j"), p.DbHits(), p.Records()))
 			for _, ch := range p.Children() {
 				walk(ch)
 			}
@@ -105,9 +111,18 @@ func TestMergeProfile(t *testing.T) {
 	for name, costs := range map[string]map[string]*statementCost{"new": big, "replace": replace, "remove": remove} {
 		for cypher, c := range costs {
 			t.Logf("%s: %7d db hits  %s  %v", name, c.dbHits, strings.Join(strings.Fields(cypher), " "), c.ops)
+			// The pair hash index keeps these statements at a few hits per row and
+			// per relationship found, whatever the degree of the ends; expanding
+			// from a hub entity would visit its thousands of relationships to find a
+			// few. The bound is on the hits, not on the operator's name: the planner
+			// may re-plan as statistics change (it did once in CI, 2026-11-25).
 			if strings.Contains(cypher, "ev.pk = r.pk") || strings.Contains(cypher, "MATCH ()-[x:RELATED {pk: r.pk}]") {
+				if c.dbHits > 10*(c.rows+c.found) {
+					t.Errorf("%s: %d db hits for %d rows finding %d (a hub is expanded?) in %s: %v",
+						name, c.dbHits, c.rows, c.found, strings.Join(strings.Fields(cypher), " "), c.ops)
+				}
 				if !c.operators["DirectedRelationshipIndexSeek"] {
-					t.Errorf("%s: no pair hash index seek in the plan of %s", name, cypher)
+					t.Logf("%s: the planner chose no pair hash index seek for %s", name, strings.Join(strings.Fields(cypher), " "))
 				}
 			}
 			for _, bad := range []string{"AllNodesScan", "NodeByLabelScan", "AllRelationshipsScan", "DirectedAllRelationshipsScan",

@@ -29,10 +29,11 @@ var (
 //   - a quoted nickname with the family name ("Nick Hexum");
 //   - before the copula of the first sentence, a name introduced by "also known as",
 //     "better known by his stage name", … or given after "or" ("A lilu or lilû is …");
+//   - extra: names the caller found (shortName);
 //   - for a person named with middle names, each given name with the family name
 //     ("Helen Elizabeth Hunt" → "Helen Hunt", "Elizabeth Hunt"; "Michael Trent
 //     Reznor" → "Trent Reznor"): other documents name people so.
-func aliases(name, opening string) []string {
+func aliases(name, opening string, extra ...string) []string {
 	key := normalize.Subject(name)
 	seen := map[string]bool{key: true}
 	var out []string
@@ -44,6 +45,9 @@ func aliases(name, opening string) []string {
 		}
 		seen[k] = true
 		out = append(out, a)
+	}
+	for _, a := range extra {
+		add(a)
 	}
 	first := firstSentence(opening)
 	if m := nickname.FindStringSubmatch(first); m != nil {

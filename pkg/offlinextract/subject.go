@@ -33,15 +33,29 @@ func Subject(title, text string) DocumentSubject {
 	title = strings.Join(strings.Fields(strings.ToValidUTF8(title, "")), " ")
 	opening := strings.ToValidUTF8(cutAtSpace(text, subjectWindow), "\uFFFD")
 	var ds DocumentSubject
+	var short string
 	if title != "" && (namedIn(title, opening) || nameLike(title)) {
 		ds.Name = title
+		short = shortName(title, inferSubject(opening))
 	} else {
 		ds.Name = inferSubject(opening)
 	}
 	if ds.Name != "" {
-		ds.Aliases = aliases(ds.Name, opening)
+		ds.Aliases = aliases(ds.Name, opening, short)
 	}
 	return ds
+}
+
+// shortName returns the text's own name for a titled subject when the title qualifies
+// it ("Young" for "Young, New South Wales", "Laie" for "Laie, Hawaii"): the subject the
+// text opens with, when the title's words start with it. Other documents mention the
+// subject by that name. "" otherwise.
+func shortName(title, inferred string) string {
+	t, k := normalize.Name(title), normalize.Name(inferred)
+	if k == "" || !strings.HasPrefix(t, k+" ") {
+		return ""
+	}
+	return inferred
 }
 
 // DocumentSubject is the entity a document is about.

@@ -59,6 +59,27 @@ func TestSubjectAliases(t *testing.T) {
 	}
 }
 
+// A title that qualifies the subject ("Young, New South Wales") gives the text's shorter
+// name for it as an alias: other documents say "born in Young".
+func TestSubjectShortNameOfQualifiedTitle(t *testing.T) {
+	for _, tc := range []struct {
+		title, text string
+		want        []string
+	}{
+		{"Young, New South Wales", "Young is a town in the South West Slopes region of New South Wales, Australia.", []string{"Young"}},
+		{"Laie, Hawaii", "Laie is a census-designated place located in the Koolauloa District on the island of Oahu.", []string{"Laie"}},
+		// The text names the whole title: nothing shorter to add.
+		{"Heinkel HD 23", "The Heinkel HD 23 was a carrier-borne fighter biplane designed in Germany.", nil},
+		// The text opens with another name, not a part of the title's: not an alias.
+		{"Young, New South Wales", "Boorowa is a town near the South West Slopes.", nil},
+	} {
+		ds := Subject(tc.title, tc.text)
+		if ds.Name != tc.title || !slices.Equal(ds.Aliases, tc.want) {
+			t.Errorf("Subject(%q) = %q %q, want %q %q", tc.title, ds.Name, ds.Aliases, tc.title, tc.want)
+		}
+	}
+}
+
 // An alias becomes an entity of the chunk, joined to the subject by ALIAS_OF, so that a
 // passage naming "Helen Hunt" reaches the one about "Helen Elizabeth Hunt".
 func TestExtractWithAliases(t *testing.T) {

@@ -69,13 +69,29 @@ func (e *Engine) subjectList(ctx context.Context, corpus, query string, linked [
 	if err != nil {
 		return res, err
 	}
+	// Round by round: the best passage about each linked entity, then the second
+	// best of each, … A long document about one of them must not fill the list
+	// before the passages about the others and before the second hop (a multi-chunk
+	// document's chunks all share its subject).
 	var tier0 []string
-	for _, k := range linkedKeys {
-		for _, c := range about[k] {
-			if _, ok := res.paths[c]; !ok {
+	firstRound := 0
+	for round := 0; ; round++ {
+		added := false
+		for _, k := range linkedKeys {
+			if round >= len(about[k]) {
+				continue
+			}
+			added = true
+			if c := about[k][round]; res.paths[c] == nil {
 				res.paths[c] = []string{k}
 				tier0 = append(tier0, c)
 			}
+		}
+		if !added {
+			break
+		}
+		if round == 0 {
+			firstRound = len(tier0)
 		}
 	}
 
@@ -100,17 +116,24 @@ func (e *Engine) subjectList(ctx context.Context, corpus, query string, linked [
 		return res, err
 	}
 
-	for i, c := range tier0 {
-		res.ids = append(res.ids, c)
-		res.scores = append(res.scores, 1/float64(i+1))
+	// The list: the best passage about each linked entity, the second hops, then the
+	// linked entities' other passages.
+	add := func(id string) {
+		res.ids = append(res.ids, id)
+		res.scores = append(res.scores, 1/float64(len(res.ids)))
+	}
+	for _, c := range tier0[:firstRound] {
+		add(c)
 	}
 	for _, x := range cands {
 		if _, ok := res.paths[x.id]; ok {
 			continue
 		}
-		res.ids = append(res.ids, x.id)
-		res.scores = append(res.scores, 1/float64(len(res.ids)))
 		res.paths[x.id] = x.path
+		add(x.id)
+	}
+	for _, c := range tier0[firstRound:] {
+		add(c)
 	}
 	return res, nil
 }
@@ -317,15 +340,17 @@ func (h *hop) scoreHops(cands map[string]*hopCandidate, terms []string, p passag
 			}
 			x.score += g
 		}
-		for _, c := range about[k] {
-			add(c, gain)
+		// The j-th best passage about k counts 1/j: a long document's chunks all
+		// share its subject, and the hop is to the one that matches best.
+		for j, c := range about[k] {
+			add(c, gain/float64(j+1))
 		}
 		for _, pk := range prefixes[k] {
 			if slices.Contains(own, pk) {
 				continue
 			}
-			for _, c := range about[pk] {
-				add(c, gain*prefixHopDiscount)
+			for j, c := range about[pk] {
+				add(c, gain*prefixHopDiscount/float64(j+1))
 			}
 		}
 	}

@@ -150,3 +150,29 @@ func chunkIDs(c Retrieved) []string {
 	}
 	return out
 }
+
+// A document of several chunks shares its subject among them: the list gives the best
+// chunk about each linked entity, then the second hops (the best chunk about a hop's
+// entity counting most), and only then the linked entities' other chunks. Before, a long
+// document about the question's entity filled the list ahead of every second hop.
+func TestSubjectListLongDocuments(t *testing.T) {
+	leland, film, port := "Leland, North Carolina", "Maximum Overdrive (film)", "Wilmington"
+	chunks := []bridgeChunk{
+		{"leland", leland, "Leland is a town. The 1986 film Maximum Overdrive was shot there, near Wilmington.", []string{leland, "Maximum Overdrive", port}},
+		{"leland2", leland, "Leland grew in the twentieth century along the river.", []string{leland}},
+		{"leland3", leland, "Leland has a town council of five members.", []string{leland}},
+		{"overdrive", film, "Maximum Overdrive is a horror picture that Stephen King made.", []string{"Maximum Overdrive"}},
+		{"overdrive2", film, "Maximum Overdrive was released in July 1986.", []string{"Maximum Overdrive"}},
+		{"overdrive3", film, "Maximum Overdrive was later remade for television.", []string{"Maximum Overdrive"}},
+		{"wilmington", port, "Wilmington is a port city on the Cape Fear River.", []string{port}},
+	}
+	e := newChunkEngine(t, querytest.Open(t), chunks, DefaultConfig())
+	res, err := e.subjectList(t.Context(), "demo", "", []linkedEntity{{key: "leland north carolina", score: 1}}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"leland", "overdrive", "wilmington", "overdrive2", "overdrive3", "leland2", "leland3"}
+	if !slices.Equal(res.ids, want) {
+		t.Fatalf("subject list %v, want %v", res.ids, want)
+	}
+}

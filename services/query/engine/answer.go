@@ -208,3 +208,15 @@ func firstSentence(s string) string {
 	}
 	return ss[0]
 }
+
+// matched returns the terms of terms that s holds, with their weights.
+func matched(terms map[string]float64, s string) map[string]float64 {
+	out := map[string]float64{}
+	for _, w := range queryWords(strings.ToLower(s)) {
+		w = lightStem(strings.Trim(w, ".'-"))
+		if v, ok := terms[w]; ok {
+			out[w] = v
+		}
+	}
+	return out
+}

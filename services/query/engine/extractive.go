@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -103,12 +104,21 @@ func offlinextractConnector(w string) bool {
 	return w == "of" || w == "the" || w == "and" || w == "de" || w == "von"
 }
 
+// The lead sentence of an extractive answer comes from the best leadPassages passages;
+// the supporting ones from the best answerPassages (the other hop of a multi-hop
+// question is often ranked lower: it shares fewer words with the question).
+const (
+	leadPassages   = 5
+	answerPassages = 10
+)
+
 // answerSentence is a sentence of a passage of the context, with the passage's number.
 type answerSentence struct {
 	text  string
 	chunk int
 	score float64
 	norm  string
+	terms map[string]float64 // the question's words it holds, with their weights
 }
 
 // ExtractiveAnswer answers without a model. It reads what the question asks for (who,
@@ -123,7 +133,8 @@ func ExtractiveAnswer(question string, c Retrieved) string {
 		return "No passage in the corpus matches the question."
 	}
 	kind, options := questionKind(question)
-	sents := contextSentences(question, c)
+	all := contextSentences(question, c)
+	sents := slices.DeleteFunc(slices.Clone(all), func(s answerSentence) bool { return s.chunk >= leadPassages })
 	if len(sents) == 0 {
 		return fmt.Sprintf("%s [1]", oneLine(firstSentence(bodyOf(c.Chunks[0].Text)), 400))
 	}
@@ -133,16 +144,17 @@ func ExtractiveAnswer(question string, c Retrieved) string {
 	case askChoice:
 		return choiceAnswer(question, options, sents)
 	}
-	for i := range sents {
-		if answerOf(kind, sents[i].text, question) != "" {
-			sents[i].score *= 2 // it holds an answer of the kind asked for
+	for i := range all {
+		if answerOf(kind, all[i].text, question) != "" {
+			all[i].score *= 2 // it holds an answer of the kind asked for
 		}
 	}
-	sortSentences(sents)
-	lead := sents[0]
+	sortSentences(all)
+	li := slices.IndexFunc(all, func(s answerSentence) bool { return s.chunk < leadPassages })
+	lead := all[li]
 	ans := answerOf(kind, lead.text, question)
 	parts := []answerSentence{lead}
-	parts = append(parts, supporting(sents[1:], lead, 2)...)
+	parts = append(parts, supporting(slices.Delete(all, li, li+1), lead, 2)...)
 	var b strings.Builder
 	if ans != "" {
 		b.WriteString(ans + ". ")
@@ -158,7 +170,7 @@ func contextSentences(question string, c Retrieved) []answerSentence {
 	terms := contentTerms(question)
 	var out []answerSentence
 	for i, ch := range c.Chunks {
-		if i >= 5 {
+		if i >= answerPassages {
 			break
 		}
 		person := "" // the last person the passage named
@@ -191,6 +203,7 @@ func contextSentences(question string, c Retrieved) []answerSentence {
 	for _, s := range out {
 		if sc := overlap(weighted, s.text); sc > 0 {
 			s.score = sc / (1 + 0.05*float64(s.chunk))
+			s.terms = matched(weighted, s.text)
 			kept = append(kept, s)
 		}
 	}
@@ -248,20 +261,42 @@ func sortSentences(s []answerSentence) {
 	sort.SliceStable(s, func(i, j int) bool { return s[i].score > s[j].score })
 }
 
-// supporting picks up to n more sentences, other passages first.
+// supporting picks up to n more sentences, other passages first: each time the one that
+// adds the most weight of the question's words that no sentence picked so far holds (the
+// other hop of a multi-hop question is in the words the lead lacks: "Which institute
+// employs the scientist who chaired the inquiry?" leads with the inquiry and goes on to
+// the institute), by score among those that add nothing.
 func supporting(rest []answerSentence, lead answerSentence, n int) []answerSentence {
+	covered := maps.Clone(lead.terms)
+	if covered == nil {
+		covered = map[string]float64{}
+	}
 	var out []answerSentence
 	used := map[int]int{lead.chunk: 1}
 	for pass := 0; pass < 2 && len(out) < n; pass++ {
-		for _, s := range rest {
-			if len(out) >= n {
+		for len(out) < n {
+			best, gain := -1, -1.0
+			for i, s := range rest {
+				if used[s.chunk] > pass || s.text == lead.text || slices.ContainsFunc(out, func(o answerSentence) bool { return o.text == s.text }) {
+					continue
+				}
+				g := 0.0
+				for t, w := range s.terms {
+					if _, ok := covered[t]; !ok {
+						g += w
+					}
+				}
+				if g /= 1 + 0.05*float64(s.chunk); g > gain {
+					best, gain = i, g
+				}
+			}
+			if best < 0 {
 				break
 			}
-			if used[s.chunk] > pass || slices.ContainsFunc(out, func(o answerSentence) bool { return o.text == s.text }) || s.text == lead.text {
-				continue
-			}
+			s := rest[best]
 			used[s.chunk]++
 			out = append(out, s)
+			maps.Copy(covered, s.terms)
 		}
 	}
 	return out

@@ -61,6 +61,28 @@ func TestExtractiveAnswerLeadsWithTheAnswer(t *testing.T) {
 	}
 }
 
+// After the lead, the answer goes on to the sentence that holds the question's words the
+// lead lacks (the other hop), even from a passage ranked below the fifth, rather than to
+// sentences that repeat the lead's words.
+func TestExtractiveAnswerGoesOnToTheOtherHop(t *testing.T) {
+	c := chunksOf(
+		"Inquiry\n\nThe Storm Hester inquiry was appointed in 1999 and chaired by Ada Quillane.",
+		"Storm\n\nStorm Hester hit the bay in 1998, and the inquiry into Storm Hester followed.",
+		"Storm damage\n\nStorm Hester flooded Harbour Street.",
+		"Storm surge\n\nThe surge of Storm Hester reached 2.4 metres.",
+		"Inquiry hearings\n\nThe inquiry held eleven hearings about Storm Hester.",
+		"Festival\n\nThe festival remembers Storm Hester every October.",
+		"Institute\n\nAda Quillane is a scientist at the Marine Institute, which employs 58 staff.",
+	)
+	got := ExtractiveAnswer("Which institute employs the scientist who chaired the Storm Hester inquiry?", c)
+	if !strings.Contains(got, "Marine Institute, which employs 58 staff. [7]") {
+		t.Errorf("answer %q, want it to go on to the institute (passage 7)", got)
+	}
+	if !strings.HasPrefix(got, "The Storm Hester inquiry was appointed") {
+		t.Errorf("answer %q, want it to lead with the best passage's sentence", got)
+	}
+}
+
 func TestExtractiveAnswerYesNoAndChoice(t *testing.T) {
 	c := chunksOf(
 		"Christopher Nolan is an English-American film director and producer.",

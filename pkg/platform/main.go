@@ -86,6 +86,14 @@ func Main(ctx context.Context, args []string, stderr io.Writer, spec Spec) error
 		return err
 	}
 	defer func() { _ = p.Close() }()
+	if common.HeapProfile != "" {
+		// Before the stores close (deferred calls run last first): their memory counts.
+		defer func() {
+			if err := WriteHeapProfile(common.HeapProfile); err != nil {
+				log.Error("heap profile not written", "err", err)
+			}
+		}()
+	}
 	mux := service.NewMux(p.Health, tel)
 	comps, err := spec.Build(ctx, p, mux, log)
 	if err != nil {

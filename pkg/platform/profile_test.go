@@ -30,3 +30,21 @@ func TestStartCPUProfile(t *testing.T) {
 		t.Error("a profile into a missing directory started")
 	}
 }
+
+// The heap profile is gzip-compressed pprof data; an unwritable path is an error.
+func TestWriteHeapProfile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "heap.pprof")
+	if err := WriteHeapProfile(path); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(b, []byte{0x1f, 0x8b}) {
+		t.Errorf("heap profile is not gzip-compressed pprof data: % x", b[:min(len(b), 8)])
+	}
+	if err := WriteHeapProfile(filepath.Join(t.TempDir(), "missing", "heap.pprof")); err == nil {
+		t.Error("a heap profile into a missing directory was reported written")
+	}
+}

@@ -47,6 +47,7 @@ type CommonFlags struct {
 	NATSTLSCert      string        `config:"nats-tls-cert"`
 	NATSTLSKey       string        `config:"nats-tls-key"`
 	CPUProfile       string        `config:"cpu-profile"`
+	HeapProfile      string        `config:"heap-profile"`
 }
 
 // Register defines the common flags on fs with their documented defaults.
@@ -68,6 +69,7 @@ func (c *CommonFlags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.NATSTLSCert, "nats-tls-cert", "", "path to a client certificate for NATS TLS")
 	fs.StringVar(&c.NATSTLSKey, "nats-tls-key", "", "path to the client certificate's key for NATS TLS")
 	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a CPU profile of the whole process life to this file (go tool pprof reads it)")
+	fs.StringVar(&c.HeapProfile, "heap-profile", "", "write a heap profile to this file when the process ends, before its stores close (what is still held: go tool pprof reads it)")
 }
 
 // Validate reports every inconsistent common flag at once.

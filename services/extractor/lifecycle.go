@@ -54,6 +54,16 @@ func (s *Service) deleteDocument(ctx context.Context, corpus string, seq uint64,
 		}
 		break
 	}
+	// A drop after seq recorded and listed between the check above and our claim did
+	// not see the document (it had no record): apply it now, as indexDocument does.
+	if !fromDrop {
+		if dropped, err := s.droppedSince(ctx, corpus, seq); err != nil || dropped {
+			if err != nil {
+				return err
+			}
+			return s.applyDrop(ctx, corpus, docID)
+		}
+	}
 	return s.finish(ctx, corpus, docID, seq)
 }
 

@@ -1,6 +1,8 @@
 package extractor
 
 import (
+	"context"
+	"errors"
 	"slices"
 	"testing"
 
@@ -32,6 +34,9 @@ func chunkIDs(t *testing.T, f fixture) []string {
 	t.Helper()
 	vs := f.svc.deps.Vectors.(vectorstore.Store)
 	ids, _, err := vs.List(t.Context(), schema.Collection("demo", schema.Chunks), "", 1000)
+	if errors.Is(err, vectorstore.ErrNotFound) {
+		return nil // no collection: no chunk was ever written
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,4 +157,63 @@ func extractionEvents(t *testing.T, f fixture) []events.Extraction {
 		out = append(out, x)
 	}
 	return out
+}
+
+// beforeWriteKV runs before just once, ahead of the first write of key: a handler
+// running on another replica that wins the race to that moment.
+type beforeWriteKV struct {
+	bus.KV
+	key    string
+	before func()
+}
+
+func (k *beforeWriteKV) hook(key string) {
+	if key == k.key && k.before != nil {
+		f := k.before
+		k.before = nil
+		f()
+	}
+}
+
+func (k *beforeWriteKV) Create(ctx context.Context, key string, value []byte) (uint64, error) {
+	k.hook(key)
+	return k.KV.Create(ctx, key, value)
+}
+
+func (k *beforeWriteKV) Update(ctx context.Context, key string, value []byte, rev uint64) (uint64, error) {
+	k.hook(key)
+	return k.KV.Update(ctx, key, value, rev)
+}
+
+// TestDropOvertakesClaim: an event at seq 7 of a document with no record (never seen,
+// or dropped before) decides to claim it; before its write, the corpus drop at seq 8
+// is handled entirely by another replica, whose list of documents cannot name one
+// that has no record yet. The drop must still win: the document ends with no record
+// and no chunks. Before the fix, a deletion checked for a later drop only before its
+// claim and left a record at seq 7 (TestLifecycleProperty's "record at seq 77, the
+// last event is 78").
+func TestDropOvertakesClaim(t *testing.T) {
+	deletion := &events.DocumentDeleted{Schema: events.SchemaDocumentDeleted, Corpus: "demo", ID: "d"}
+	for name, ev := range map[string]events.Event{"deletion": deletion, "publication": doc("Version seven. The Harbour School.")} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, nil)
+			f.svc.dim = 64
+			ctx := t.Context()
+			drop := docMsg(t, 8, 1, &events.CorpusDropped{Schema: events.SchemaCorpusDropped, Corpus: "demo"})
+			f.svc.state = &beforeWriteKV{KV: f.svc.state, key: schema.DocumentKey("demo", "d"), before: func() {
+				if err := f.svc.handleDocument(ctx, "demo", drop); err != nil {
+					t.Error(err)
+				}
+			}}
+			if err := f.svc.handleDocument(ctx, "demo", docMsg(t, 7, 1, ev)); err != nil {
+				t.Fatal(err)
+			}
+			if docs, err := pipeline.ListDocuments(ctx, f.svc.state, "demo"); err != nil || len(docs) != 0 {
+				t.Fatalf("records after the drop at 8: %+v, %v", docs, err)
+			}
+			if ids := chunkIDs(t, f); len(ids) != 0 {
+				t.Fatalf("chunks after the drop at 8: %v", ids)
+			}
+		})
+	}
 }

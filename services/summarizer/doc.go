@@ -8,5 +8,8 @@
 // report (title, summary, findings, rating) through JSON Schema output; offline an
 // extractive report built from the same context. The report text is embedded and upserted
 // into the vector store's community collection with its level, parent and counts, keyed by
-// the content-derived community id, so the write is idempotent.
+// the content-derived community id, so the write is idempotent. The reports of concurrent
+// handlers are embedded and upserted together (one Embed call and one Upsert per group,
+// see reportWriter); each handler still acknowledges its event only once its own report
+// is durable.
 package summarizer

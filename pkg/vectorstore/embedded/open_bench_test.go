@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 	"github.com/graphrag/graphrag/pkg/vectorstore/vecgen"
@@ -71,9 +72,10 @@ func fillOpenBench(b *testing.B, dir string, n int) annSet {
 	return set
 }
 
-// storeRecall is the store's recall@50 against the exact top 50.
-func storeRecall(b *testing.B, s *Store, set annSet) float64 {
-	rec, _ := recallOf(set, 50, func(q []float32) []int {
+// storeRecall is the store's recall@50 against the exact top 50, and the
+// latency of each query.
+func storeRecall(b *testing.B, s *Store, set annSet) (float64, []time.Duration) {
+	return recallOf(set, 50, func(q []float32) []int {
 		hits, err := s.Search(context.Background(), "c", q, 50, vectorstore.Filter{})
 		if err != nil {
 			b.Fatal(err)
@@ -84,14 +86,14 @@ func storeRecall(b *testing.B, s *Store, set annSet) float64 {
 		}
 		return out
 	})
-	return rec
 }
 
 // BenchmarkOpen is the time to open a store whose one collection holds an
 // HNSW graph: from its snapshot, and rebuilt (the snapshot removed, as after
 // a crash before any snapshot). heap-B/rec is the dense index's heap per
 // record after the open (vectors, graph, ID maps); recall@50 is the store's
-// against the exact top 50 of 100 question-like queries.
+// against the exact top 50 of 100 question-like queries, p50-ms and p99-ms
+// their latency.
 func BenchmarkOpen(b *testing.B) {
 	for _, n := range openBenchSizes() {
 		b.Run(fmt.Sprintf("n=%dk", n/1000), func(b *testing.B) {
@@ -106,6 +108,7 @@ func BenchmarkOpen(b *testing.B) {
 				b.Run(mode, func(b *testing.B) {
 					var heap uint64
 					var recall float64
+					var lat []time.Duration
 					for range b.N {
 						b.StopTimer()
 						if err := os.Remove(snap); err != nil && !os.IsNotExist(err) {
@@ -127,7 +130,7 @@ func BenchmarkOpen(b *testing.B) {
 							c.snapWG.Wait() // the snapshot after a rebuild holds a copy of the links
 						}
 						heap = heapInUse() - before
-						recall = storeRecall(b, s, set)
+						recall, lat = storeRecall(b, s, set)
 						if err := s.Close(); err != nil {
 							b.Fatal(err)
 						}
@@ -135,6 +138,8 @@ func BenchmarkOpen(b *testing.B) {
 					}
 					b.ReportMetric(float64(heap)/float64(n), "heap-B/rec")
 					b.ReportMetric(recall, "recall@50")
+					b.ReportMetric(quantileMs(lat, 0.5), "p50-ms")
+					b.ReportMetric(quantileMs(lat, 0.99), "p99-ms")
 				})
 			}
 		})

@@ -27,7 +27,7 @@ func exactTop(vecs [][]float32, q []float32, k int) []int {
 	t := &topK{k: k}
 	docs := make([]doc, len(vecs))
 	for i, v := range vecs {
-		docs[i] = doc{id: fmt.Sprintf("%09d", i), vec: v, pos: i}
+		docs[i] = doc{id: fmt.Sprintf("%09d", i), pos: i}
 		t.offer(scored{d: &docs[i], score: vek32.Dot(q, v)})
 	}
 	out := make([]int, 0, k)
@@ -113,16 +113,44 @@ func buildANN(vecs [][]float32, m, efc int) (*annGraph, time.Duration, uint64) {
 	t0 := time.Now()
 	g := newANNGraph(m, efc)
 	for i, v := range vecs {
-		g.insert(uint64(i), v)
+		g.insert(uint64(i), quantizeUnit(v))
 	}
 	took := time.Since(t0)
-	size := uint64(len(g.keys)) * (8 + 24 + 24 + 48) // key, vector header, layers header, byKey entry
+	size := uint64(len(g.keys)) * (8 + 32 + 24 + 48) // key, vector header, layers header, byKey entry
 	for _, layers := range g.links {
 		for _, l := range layers {
 			size += 24 + 4*uint64(cap(l))
 		}
 	}
 	return g, took, size
+}
+
+// memoryScorer is an exactScorer over vectors held in memory, indexed by
+// doc.pos, for benchmarks without a record store.
+func memoryScorer(vecs [][]float32, q []float32) exactScorer {
+	return func(ds []*doc) ([]float32, error) {
+		out := make([]float32, len(ds))
+		for i, d := range ds {
+			out[i] = vek32.Dot(q, vecs[d.pos])
+		}
+		return out, nil
+	}
+}
+
+// graphSearch is the store's graph path without filters: the graph's ef
+// nearest by quantized distance, re-ranked exactly (refine).
+func graphSearch(g *annGraph, docs []*doc, q query, k, ef int, ex exactScorer) ([]scored, error) {
+	found := g.search(q.q, k, ef)
+	cands := make([]*doc, len(found))
+	approx := make([]float32, len(found))
+	for i, n := range found {
+		cands[i], approx[i] = docs[g.keys[n.id]], 1-n.d
+	}
+	top := make([]scored, min(len(cands), rerankDepth(k)))
+	for i := range top {
+		top[i] = scored{d: cands[i], score: approx[i]}
+	}
+	return refine(q, k, cands, approx, top, ex)
 }
 
 // BenchmarkANNRecall builds the HNSW graph on realistic vectors (10k and
@@ -152,13 +180,13 @@ func BenchmarkANNRecall(b *testing.B) {
 func benchANN(b *testing.B, s annSet, k int) {
 	docs := make([]*doc, len(s.vecs))
 	for i, v := range s.vecs {
-		docs[i] = &doc{id: fmt.Sprintf("%09d", i), vec: v, pos: i}
+		docs[i] = &doc{id: fmt.Sprintf("%09d", i), vec: quantizeUnit(v), pos: i}
 	}
 	b.Run("exact", func(b *testing.B) {
 		var lat []time.Duration
 		for b.Loop() {
 			_, lat = recallOf(s, k, func(q []float32) []int {
-				res, err := exactSearch(b.Context(), q, k, docs)
+				res, err := exactSearch(b.Context(), newQuery(q), k, docs, memoryScorer(s.vecs, q))
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -190,10 +218,13 @@ func benchANN(b *testing.B, s annSet, k int) {
 				var lat []time.Duration
 				for b.Loop() {
 					rec, lat = recallOf(s, k, func(q []float32) []int {
-						res := g.search(q, k, ef)
+						res, err := graphSearch(g, docs, newQuery(q), k, ef, memoryScorer(s.vecs, q))
+						if err != nil {
+							b.Fatal(err)
+						}
 						out := make([]int, len(res))
-						for i, c := range res {
-							out[i] = int(g.keys[c.id])
+						for i, r := range res {
+							out[i] = r.d.pos
 						}
 						return out
 					})

@@ -119,7 +119,7 @@ func checkGraph(t *testing.T, s *Store, coll string, wantDead int) {
 		t.Fatalf("nodes=%d all=%d docs=%d, want equal", len(x.nodes), len(x.all), len(x.docs))
 	}
 	for id, d := range x.docs {
-		if v, ok := x.graph.lookup(d.seq); !ok || !slices.Equal(v, d.vec) || x.nodes[d.seq] != d {
+		if v, ok := x.graph.lookup(d.seq); !ok || !equalQ(v, d.vec) || x.nodes[d.seq] != d {
 			t.Fatalf("live record %s (seq %d) missing from the graph", id, d.seq)
 		}
 	}

@@ -183,7 +183,7 @@ func TestNeighbourListsStayAtCapacity(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 11))
 	g := newANNGraph(4, 20)
 	for i, v := range clustered(r, 2000, 8) {
-		g.insert(uint64(i), v)
+		g.insert(uint64(i), quantizeUnit(v))
 	}
 	for i, ls := range g.links {
 		for l, nb := range ls {

@@ -2,7 +2,9 @@ package embedded
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -144,6 +146,17 @@ func TestBadSnapshotRebuilds(t *testing.T) {
 				t.Fatal(err)
 			}
 			if err := os.Truncate(snap, st.Size()/2); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"unknown version", func(t *testing.T, snap, _ string) {
+			b, err := os.ReadFile(snap)
+			if err != nil {
+				t.Fatal(err)
+			}
+			copy(b, "GRVSHNS9") // intact otherwise, checksum included
+			binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], crcTable))
+			if err := os.WriteFile(snap, b, 0o600); err != nil {
 				t.Fatal(err)
 			}
 		}},

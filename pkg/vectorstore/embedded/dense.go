@@ -15,7 +15,7 @@ type doc struct {
 	id    string
 	seq   uint64
 	vec   qvec // normalized and quantized; the exact vector is in bbolt
-	attrs map[string]string
+	attrs attrSet
 	pos   int // index in denseIndex.all
 }
 
@@ -270,6 +270,7 @@ type denseIndex struct {
 	dead      int
 	sinceSnap int // graph insertions since the last snapshot
 	maxSeq    uint64
+	keys      attrInterner // attribute keys, shared by the docs; writers only
 	// builds counts whole-graph builds and replayed the records a loaded
 	// snapshot lacked: what an open cost (tests and benchmarks read them).
 	builds, replayed int
@@ -281,6 +282,7 @@ func newDenseIndex(cfg config, dim int) *denseIndex {
 		dim:   dim,
 		docs:  make(map[string]*doc),
 		nodes: make(map[uint64]*doc),
+		keys:  make(attrInterner),
 	}
 }
 
@@ -339,17 +341,19 @@ func (x *denseIndex) buildGraph() (*annGraph, map[uint64]*doc) {
 	return g, nodes
 }
 
+// stored reads what memory does not hold from the record store: exact
+// vectors, and long attribute values.
+type stored struct {
+	exact exactScorer
+	attr  func(id, key, want string) (bool, error)
+}
+
 // search returns up to k live docs matching attrs and ids, best first by
-// their exact scores (ex).
-func (x *denseIndex) search(ctx context.Context, q query, k int, ids []string, attrs map[string]string, ex exactScorer) ([]scored, error) {
-	match := func(d *doc) bool {
-		for key, v := range attrs {
-			if got, ok := d.attrs[key]; !ok || got != v {
-				return false
-			}
-		}
-		return true
-	}
+// their exact scores.
+func (x *denseIndex) search(ctx context.Context, q query, k int, ids []string, attrs map[string]string, st stored) ([]scored, error) {
+	f := &attrFilter{want: attrs, check: st.attr}
+	match := f.match
+	ex := st.exact
 	if len(ids) > 0 {
 		// An ID filter names the candidates: rank them exactly.
 		seen := make(map[string]struct{}, len(ids))
@@ -363,6 +367,9 @@ func (x *denseIndex) search(ctx context.Context, q query, k int, ids []string, a
 				cands = append(cands, d)
 			}
 		}
+		if f.err != nil {
+			return nil, f.err
+		}
 		return exactSearch(ctx, q, k, cands, ex)
 	}
 	cands := x.all
@@ -372,6 +379,9 @@ func (x *denseIndex) search(ctx context.Context, q query, k int, ids []string, a
 			if match(d) {
 				cands = append(cands, d)
 			}
+		}
+		if f.err != nil {
+			return nil, f.err
 		}
 	}
 	if x.graph == nil || len(cands) <= x.cfg.exactThreshold || k*4 >= len(cands) ||
@@ -402,6 +412,9 @@ func (x *denseIndex) search(ctx context.Context, q query, k int, ids []string, a
 			}
 			hits = append(hits, d)
 			approx = append(approx, 1-n.d)
+		}
+		if f.err != nil {
+			return nil, f.err
 		}
 		if len(hits) >= k {
 			top := make([]scored, min(len(hits), rerankDepth(k)))

@@ -240,7 +240,7 @@ func (s *Store) loadCollection(name string) (*collection, error) {
 			if needText(r.seq) {
 				ops = append(ops, lexOp{id: string(k), text: r.text, attrs: r.attrs})
 			}
-			d := &doc{id: string(k), seq: r.seq, attrs: r.attrs}
+			d := &doc{id: string(k), seq: r.seq, attrs: compactAttrs(r.attrs, x.keys)}
 			if inSnap {
 				d.vec = snapVec // share the snapshot's quantized copy
 				x.nodes[d.seq] = d
@@ -621,7 +621,7 @@ func (s *Store) upsertLocked(c *collection, name string, recs []vectorstore.Reco
 			if err := rb.Put([]byte(r.ID), encodeRecord(storedRecord{seq: seq, vector: r.Vector, text: r.Text, textLen: textLen, attrs: attrs})); err != nil {
 				return err
 			}
-			docs = append(docs, &doc{id: r.ID, seq: seq, vec: quantize(r.Vector), attrs: attrs})
+			docs = append(docs, &doc{id: r.ID, seq: seq, vec: quantize(r.Vector), attrs: compactAttrs(attrs, c.dense.keys)})
 			if c.lex != nil {
 				ops = append(ops, lexOp{id: r.ID, text: r.Text, attrs: attrs})
 			}
@@ -960,7 +960,7 @@ func (s *Store) Search(ctx context.Context, name string, vec []float32, k int, f
 	if c.gone != nil {
 		return nil, fmt.Errorf("collection %q: %w", name, c.gone)
 	}
-	found, err := c.dense.search(ctx, q, k, f.IDs, f.Attrs, s.exactScorer(name, q.f))
+	found, err := c.dense.search(ctx, q, k, f.IDs, f.Attrs, stored{exact: s.exactScorer(name, q.f), attr: s.attrEquals(name)})
 	if err != nil {
 		return nil, fmt.Errorf("searching %q: %w", name, err)
 	}
@@ -1032,6 +1032,31 @@ func (s *Store) exactScorer(name string, q []float32) exactScorer {
 			return nil, fmt.Errorf("re-ranking by stored vectors: %w", err)
 		}
 		return out, nil
+	}
+}
+
+// attrEquals reports whether a record's attribute key equals want, reading
+// it from bbolt: for the long values memory does not keep.
+func (s *Store) attrEquals(name string) func(id, key, want string) (bool, error) {
+	return func(id, key, want string) (bool, error) {
+		var eq bool
+		err := s.db.View(func(tx *bolt.Tx) error {
+			v := tx.Bucket(bucketCollections).Bucket([]byte(name)).Bucket(bucketRecords).Get([]byte(id))
+			if v == nil {
+				return nil
+			}
+			r, err := decodeRecordLean(v, true, true)
+			if err != nil {
+				return fmt.Errorf("record %q: %w", id, err)
+			}
+			got, ok := r.attrs[key]
+			eq = ok && got == want
+			return nil
+		})
+		if err != nil {
+			return false, fmt.Errorf("filtering by attribute %q: %w", key, err)
+		}
+		return eq, nil
 	}
 }
 

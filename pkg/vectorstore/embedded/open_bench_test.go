@@ -36,7 +36,8 @@ func heapInUse() uint64 {
 	return m.HeapAlloc
 }
 
-// fillOpenBench writes n realistic 384-d records in batches of 1000 (the
+// fillOpenBench writes n realistic 384-d records with chunk-like attributes
+// in batches of 1000 (the
 // graph grows by inserts, as under the pipeline) and closes the store, which
 // leaves a snapshot. It logs the heap per record held while the store was
 // open after the inserts, and returns queries with their exact top 50.
@@ -48,6 +49,7 @@ func fillOpenBench(b *testing.B, dir string, n int) annSet {
 	set := newANNSet("open", vecs, gen.Queries(100), 50)
 	set.vecs = nil // only the queries and their truth are kept
 	before := heapInUse()
+	t0 := time.Now()
 	s, err := Open(dir, WithExactThreshold(0))
 	if err != nil {
 		b.Fatal(err)
@@ -58,18 +60,39 @@ func fillOpenBench(b *testing.B, dir string, n int) annSet {
 	for i := 0; i < n; i += 1000 {
 		recs := make([]vectorstore.Record, 0, 1000)
 		for j := i; j < min(i+1000, n); j++ {
-			recs = append(recs, vectorstore.Record{ID: fmt.Sprintf("r%07d", j), Vector: vecs[j]})
+			recs = append(recs, vectorstore.Record{ID: fmt.Sprintf("r%07d", j), Vector: vecs[j], Attrs: chunkAttrs(j)})
 		}
 		if err := s.Upsert(ctx, "c", recs); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.Logf("n=%d: heap per record after inserting: %d B", n, (heapInUse()-before)/uint64(n))
+	took := time.Since(t0)
+	b.Logf("n=%d: inserted in %v; heap per record after inserting: %d B", n, took.Round(time.Millisecond), (heapInUse()-before)/uint64(n))
 	runtime.KeepAlive(vecs) // counted in before: keep it out of the difference
 	if err := s.Close(); err != nil {
 		b.Fatal(err)
 	}
 	return set
+}
+
+// chunkAttrs are attributes shaped like those the extractor stores with a
+// chunk: its document (20 chunks each) and title, section, position, skip
+// flag, subject and subject aliases (every fourth list longer than 64 bytes).
+func chunkAttrs(i int) map[string]string {
+	d := i / 20
+	aliases := fmt.Sprintf("Subject %d\nS%d", d%500, d%500)
+	if d%4 == 0 {
+		aliases += "\nThe longer alias list of a subject with many names, as some have"
+	}
+	return map[string]string{
+		"document_id": fmt.Sprintf("doc-%08x", d*2654435761%(1<<32)),
+		"title":       fmt.Sprintf("Annual report of the organisation, part %d", d),
+		"section":     fmt.Sprintf("Section %d.%d", i%20/5+1, i%5+1),
+		"position":    fmt.Sprint(i % 20),
+		"skip":        "",
+		"subject":     fmt.Sprintf("Subject %d", d%500),
+		"aliases":     aliases,
+	}
 }
 
 // storeRecall is the store's recall@50 against the exact top 50, and the

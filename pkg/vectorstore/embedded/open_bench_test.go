@@ -132,6 +132,7 @@ func BenchmarkOpen(b *testing.B) {
 					var heap uint64
 					var recall float64
 					var lat []time.Duration
+					var replayed int
 					for range b.N {
 						b.StopTimer()
 						if err := os.Remove(snap); err != nil && !os.IsNotExist(err) {
@@ -149,8 +150,10 @@ func BenchmarkOpen(b *testing.B) {
 							b.Fatal(err)
 						}
 						b.StopTimer()
+						replayed = 0
 						for _, c := range s.colls {
 							c.snapWG.Wait() // the snapshot after a rebuild holds a copy of the links
+							replayed += c.dense.replayed
 						}
 						heap = heapInUse() - before
 						recall, lat = storeRecall(b, s, set)
@@ -161,6 +164,7 @@ func BenchmarkOpen(b *testing.B) {
 					}
 					b.ReportMetric(float64(heap)/float64(n), "heap-B/rec")
 					b.ReportMetric(recall, "recall@50")
+					b.ReportMetric(float64(replayed), "replayed")
 					b.ReportMetric(quantileMs(lat, 0.5), "p50-ms")
 					b.ReportMetric(quantileMs(lat, 0.99), "p99-ms")
 				})

@@ -21,32 +21,45 @@ type attrSet struct {
 // handful of keys, each repeated in every record. Used by writers only.
 type attrInterner map[string]string
 
-func (in attrInterner) key(k string) string {
-	if s, ok := in[k]; ok {
+func internKey[S string | []byte](in attrInterner, k S) string {
+	if s, ok := in[string(k)]; ok { // no allocation for a []byte key
 		return s
 	}
-	in[k] = k
-	return k
+	s := string(k)
+	in[s] = s
+	return s
 }
 
-// compactAttrs builds the attrSet of a, copying the short values into one
-// string so that no slice of a decoded buffer or caller's map stays alive.
+// compactAttrs builds the attrSet of a.
 func compactAttrs(a map[string]string, in attrInterner) attrSet {
 	if len(a) == 0 {
 		return attrSet{}
 	}
 	keys := make([]string, 0, len(a))
-	size := 0
-	for k, v := range a {
+	for k := range a {
 		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	vals := make([]string, len(keys))
+	for i, k := range keys {
+		vals[i] = a[k]
+	}
+	return buildAttrs(keys, vals, in)
+}
+
+// buildAttrs builds an attrSet from pairs sorted by key, copying the short
+// values into one string so that no caller's string or decoded buffer
+// stays alive.
+func buildAttrs[S string | []byte](keys, vals []S, in attrInterner) attrSet {
+	size := 0
+	for _, v := range vals {
 		if len(v) <= attrInlineMax {
 			size += len(v)
 		}
 	}
-	sort.Strings(keys)
 	buf := make([]byte, 0, size)
-	for _, k := range keys {
-		if v := a[k]; len(v) <= attrInlineMax {
+	for _, v := range vals {
+		if len(v) <= attrInlineMax {
 			buf = append(buf, v...)
 		}
 	}
@@ -54,18 +67,17 @@ func compactAttrs(a map[string]string, in attrInterner) attrSet {
 	s := attrSet{kv: make([]string, 0, 2*len(keys))}
 	at := 0
 	for i, k := range keys {
-		v := a[k]
-		if len(v) > attrInlineMax && i < 64 {
+		v := vals[i]
+		switch {
+		case len(v) <= attrInlineMax:
+			s.kv = append(s.kv, internKey(in, k), blob[at:at+len(v)])
+			at += len(v)
+		case i < 64:
 			s.long |= 1 << i
-			s.kv = append(s.kv, in.key(k), "")
-			continue
+			s.kv = append(s.kv, internKey(in, k), "")
+		default: // past the 64th pair: kept whole
+			s.kv = append(s.kv, internKey(in, k), string(v))
 		}
-		if len(v) > attrInlineMax { // past the 64th pair: kept whole
-			s.kv = append(s.kv, in.key(k), v)
-			continue
-		}
-		s.kv = append(s.kv, in.key(k), blob[at:at+len(v)])
-		at += len(v)
 	}
 	return s
 }

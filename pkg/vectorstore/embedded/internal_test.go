@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/graphrag/graphrag/pkg/vectorstore"
@@ -64,10 +65,19 @@ func FuzzDecodeRecord(f *testing.F) {
 	f.Add(encodeRecord(storedRecord{seq: 3, vector: []float32{1, 2}, text: "x", attrs: map[string]string{"k": "v"}}))
 	f.Add([]byte{recordVersion, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
 	f.Add([]byte{})
+	f.Add(encodeRecord(storedRecord{seq: 4, vector: []float32{1}, attrs: map[string]string{
+		"b": strings.Repeat("long", 20), "a": "", "c": "short"}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := decodeRecord(b, false)
+		set, serr := decodeAttrSet(b, make(attrInterner))
+		if (err == nil) != (serr == nil) {
+			t.Fatalf("decodeRecord: %v, decodeAttrSet: %v", err, serr)
+		}
 		if err != nil {
 			return
+		}
+		if want := compactAttrs(r.attrs, make(attrInterner)); !slices.Equal(set.kv, want.kv) || set.long != want.long {
+			t.Fatalf("decodeAttrSet = %+v, want %+v", set, want)
 		}
 		again, err := decodeRecord(encodeRecord(r), false)
 		if err != nil || !equalStored(again, r) {

@@ -230,7 +230,11 @@ func (s *Store) loadCollection(name string) (*collection, error) {
 			}
 			snapVec, inSnap := x.graph.lookup(seq)
 			inSnap = inSnap && len(snapVec.codes) == c.spec.Dim
-			r, err := decodeRecordLean(v, !needText(seq), inSnap)
+			r, err := decodeRecordParts(v, !needText(seq), inSnap, !needText(seq))
+			if err != nil {
+				return fmt.Errorf("record %q: %w", k, err)
+			}
+			attrs, err := decodeAttrSet(v, x.keys)
 			if err != nil {
 				return fmt.Errorf("record %q: %w", k, err)
 			}
@@ -240,7 +244,7 @@ func (s *Store) loadCollection(name string) (*collection, error) {
 			if needText(r.seq) {
 				ops = append(ops, lexOp{id: string(k), text: r.text, attrs: r.attrs})
 			}
-			d := &doc{id: string(k), seq: r.seq, attrs: compactAttrs(r.attrs, x.keys)}
+			d := &doc{id: string(k), seq: r.seq, attrs: attrs}
 			if inSnap {
 				d.vec = snapVec // share the snapshot's quantized copy
 				x.nodes[d.seq] = d

@@ -105,9 +105,9 @@ func quantileMs(d []time.Duration, q float64) float64 {
 	return float64(s[min(len(s)-1, int(q*float64(len(s))))].Microseconds()) / 1000
 }
 
-// buildANN inserts every vector, keyed by its index, and returns the graph,
-// the build time and the graph's own memory (links, keys and index; the
-// vectors are shared with the exact index). The memory is counted from the
+// buildANN inserts every vector (quantized), keyed by its index, and returns
+// the graph, the build time and the graph's own memory (links, keys, vector
+// headers and index; the codes are not counted). The memory is counted from the
 // structure: heap deltas are unreliable while earlier graphs get collected.
 func buildANN(vecs [][]float32, m, efc int) (*annGraph, time.Duration, uint64) {
 	t0 := time.Now()
@@ -155,8 +155,10 @@ func graphSearch(g *annGraph, docs []*doc, q query, k, ef int, ex exactScorer) (
 
 // BenchmarkANNRecall builds the HNSW graph on realistic vectors (10k and
 // 100k, question-like queries; and real embeddings when
-// GRAPHRAG_BENCH_VECTORS is set) and reports recall@50 against the exact
-// scan, query latency, build time and the graph's memory, for several ef,
+// GRAPHRAG_BENCH_VECTORS is set) over int8 vectors, re-ranks its candidates
+// by the float32 vectors as the store does (from memory here, not bbolt),
+// and reports recall@50 against the exact float32 top 50, query latency,
+// build time and the graph's memory, for several ef,
 // with the exact scan's latency and the graph of the parameters before ADR
 // 0019 (M 16; the store searched k = 50 with ef 154) in the same run.
 func BenchmarkANNRecall(b *testing.B) {

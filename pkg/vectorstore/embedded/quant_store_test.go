@@ -228,3 +228,20 @@ func TestSnapshotV2Migrates(t *testing.T) {
 		t.Fatalf("Search after migration = %v, %v; want %v", got, err, want)
 	}
 }
+
+// TestSnapshotOneDimension: a snapshot of 1-d vectors (shorter than a
+// vector's scale and bound) round-trips.
+func TestSnapshotOneDimension(t *testing.T) {
+	g := newANNGraph(4, 20)
+	for i := range 50 {
+		g.insert(uint64(i), quantizeUnit([]float32{float32(i%2*2 - 1)}))
+	}
+	path := filepath.Join(t.TempDir(), snapshotFile)
+	if err := writeSnapshot(path, snapshotHeader{Incarnation: 1, Seq: 50, Dim: 1}, g.freeze()); err != nil {
+		t.Fatal(err)
+	}
+	_, g2, err := readSnapshot(path, defaultConfig())
+	if err != nil || g2.len() != 50 || !equalQ(g2.vecs[7], g.vecs[7]) {
+		t.Fatalf("round trip of a 1-d graph: %v", err)
+	}
+}

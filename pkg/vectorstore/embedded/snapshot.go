@@ -184,8 +184,8 @@ func readSnapshot(path string, cfg config) (h snapshotHeader, g *annGraph, err e
 		}
 		return binary.LittleEndian.Uint32(b4[:]), nil
 	}
-	raw := make([]byte, 4*h.Dim)
-	codes := make([]int8, n*int(h.Dim)) // one allocation for all nodes
+	raw := make([]byte, max(8, 4*h.Dim)) // a v2 vector, or a v3 scale and bound
+	codes := make([]int8, n*int(h.Dim))  // one allocation for all nodes
 	for i := range n {
 		var b8 [8]byte
 		if _, err := io.ReadFull(r, b8[:]); err != nil {

@@ -230,11 +230,13 @@ func TestSnapshotV2Migrates(t *testing.T) {
 }
 
 // TestSnapshotOneDimension: a snapshot of 1-d vectors (shorter than a
-// vector's scale and bound) round-trips.
+// vector's scale and bound) round-trips, in version 3 and from version 2.
 func TestSnapshotOneDimension(t *testing.T) {
 	g := newANNGraph(4, 20)
+	floats := make(map[uint64][]float32)
 	for i := range 50 {
-		g.insert(uint64(i), quantizeUnit([]float32{float32(i%2*2 - 1)}))
+		floats[uint64(i)] = []float32{float32(i%2*2 - 1)}
+		g.insert(uint64(i), quantizeUnit(floats[uint64(i)]))
 	}
 	path := filepath.Join(t.TempDir(), snapshotFile)
 	if err := writeSnapshot(path, snapshotHeader{Incarnation: 1, Seq: 50, Dim: 1}, g.freeze()); err != nil {
@@ -243,5 +245,9 @@ func TestSnapshotOneDimension(t *testing.T) {
 	_, g2, err := readSnapshot(path, defaultConfig())
 	if err != nil || g2.len() != 50 || !equalQ(g2.vecs[7], g.vecs[7]) {
 		t.Fatalf("round trip of a 1-d graph: %v", err)
+	}
+	writeSnapshotV2(t, path, snapshotHeader{Incarnation: 1, Seq: 50, Dim: 1}, g.freeze(), floats)
+	if _, g2, err = readSnapshot(path, defaultConfig()); err != nil || g2.len() != 50 || !equalQ(g2.vecs[7], g.vecs[7]) {
+		t.Fatalf("migration of a 1-d v2 graph: %v", err)
 	}
 }

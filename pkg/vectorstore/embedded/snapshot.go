@@ -266,6 +266,7 @@ func readQuantized(r io.Reader, raw []byte, codes []int8) (qvec, error) {
 // readFloatVec reads a version 2 vector (normalized float32) and quantizes
 // it into codes.
 func readFloatVec(r io.Reader, raw []byte, codes []int8) (qvec, error) {
+	raw = raw[:4*len(codes)]
 	if _, err := io.ReadFull(r, raw); err != nil {
 		return qvec{}, err
 	}

@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -111,10 +112,39 @@ func recordSeq(b []byte) (uint64, error) {
 	return seq, d.err
 }
 
+// recordVector decodes an encoded record's vector into dst, whose length
+// must be the record's dimension, without allocating: re-ranking reads a
+// few hundred vectors per search.
+func recordVector(b []byte, dst []float32) error {
+	if len(b) == 0 || b[0] != recordVersion {
+		return fmt.Errorf("%w: unknown version", errCorrupt)
+	}
+	d := decoder{b: b[1:]}
+	d.uvarint() // seq
+	dim := d.uvarint()
+	if d.err == nil && dim != uint64(len(dst)) {
+		return fmt.Errorf("%w: dimension %d, want %d", errCorrupt, dim, len(dst))
+	}
+	raw := d.bytes(4 * dim)
+	if d.err != nil {
+		return d.err
+	}
+	for i := range dst {
+		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+	}
+	return nil
+}
+
 // decodeRecordLean is decodeRecord that can also leave the vector out (nil):
 // an open that finds a record's normalized vector in the HNSW snapshot
 // would only make garbage of it (1.5 KB per 384-d record).
 func decodeRecordLean(b []byte, skipText, skipVector bool) (storedRecord, error) {
+	return decodeRecordParts(b, skipText, skipVector, false)
+}
+
+// decodeRecordParts is decodeRecordLean that can also leave the attributes
+// out (nil), for an open that reads them with decodeAttrSet.
+func decodeRecordParts(b []byte, skipText, skipVector, skipAttrs bool) (storedRecord, error) {
 	var r storedRecord
 	if len(b) == 0 || b[0] != recordVersion {
 		return r, fmt.Errorf("%w: unknown version", errCorrupt)
@@ -141,7 +171,12 @@ func decodeRecordLean(b []byte, skipText, skipVector bool) (storedRecord, error)
 	if d.err == nil && na > uint64(len(d.b))/2 {
 		return r, fmt.Errorf("%w: %d attributes exceed data", errCorrupt, na)
 	}
-	if d.err == nil && na > 0 {
+	if d.err == nil && skipAttrs {
+		for i := uint64(0); i < 2*na && d.err == nil; i++ {
+			d.bytes(d.uvarint())
+		}
+	}
+	if d.err == nil && na > 0 && !skipAttrs {
 		r.attrs = make(map[string]string, na)
 		for i := uint64(0); i < na && d.err == nil; i++ {
 			k := d.string()
@@ -155,6 +190,57 @@ func decodeRecordLean(b []byte, skipText, skipVector bool) (storedRecord, error)
 		return storedRecord{}, d.err
 	}
 	return r, nil
+}
+
+// decodeAttrSet reads an encoded record's attributes straight into an
+// attrSet (encodeRecord sorts them by key): an open does this for every
+// record, and a map and a string per value would only be garbage.
+func decodeAttrSet(b []byte, in attrInterner) (attrSet, error) {
+	if len(b) == 0 || b[0] != recordVersion {
+		return attrSet{}, fmt.Errorf("%w: unknown version", errCorrupt)
+	}
+	d := decoder{b: b[1:]}
+	d.uvarint() // seq
+	dim := d.uvarint()
+	if d.err == nil && dim > uint64(len(d.b))/4 {
+		return attrSet{}, fmt.Errorf("%w: dimension %d exceeds data", errCorrupt, dim)
+	}
+	d.bytes(4 * dim)
+	d.bytes(d.uvarint()) // text
+	d.uvarint()          // text length
+	na := d.uvarint()
+	if d.err == nil && na > uint64(len(d.b))/2 {
+		return attrSet{}, fmt.Errorf("%w: %d attributes exceed data", errCorrupt, na)
+	}
+	var keys, vals [][]byte
+	if d.err == nil && na > 0 {
+		keys, vals = make([][]byte, 0, na), make([][]byte, 0, na)
+	}
+	for i := uint64(0); i < na && d.err == nil; i++ {
+		keys = append(keys, d.bytes(d.uvarint()))
+		vals = append(vals, d.bytes(d.uvarint()))
+	}
+	if d.err == nil && len(d.b) != 0 {
+		d.err = fmt.Errorf("%w: %d trailing bytes", errCorrupt, len(d.b))
+	}
+	if d.err != nil {
+		return attrSet{}, d.err
+	}
+	if na == 0 {
+		return attrSet{}, nil
+	}
+	for i := 1; i < len(keys); i++ {
+		if bytes.Compare(keys[i-1], keys[i]) >= 0 {
+			// Not written by encodeRecord: as decodeRecord, the last
+			// occurrence of a key wins.
+			m := make(map[string]string, len(keys))
+			for j, k := range keys {
+				m[string(k)] = string(vals[j])
+			}
+			return compactAttrs(m, in), nil
+		}
+	}
+	return buildAttrs(keys, vals, in), nil
 }
 
 // seqKey is the big-endian key of a sequence number (sorted by bbolt).

@@ -14,8 +14,8 @@ import (
 type doc struct {
 	id    string
 	seq   uint64
-	vec   []float32 // normalized
-	attrs map[string]string
+	vec   qvec // normalized and quantized; the exact vector is in bbolt
+	attrs attrSet
 	pos   int // index in denseIndex.all
 }
 
@@ -31,6 +31,15 @@ func normalize(v []float32) []float32 {
 		out[i] = float32(float64(x) * inv)
 	}
 	return out
+}
+
+// cosine is the cosine similarity of the unit vector q and v.
+func cosine(q, v []float32) float32 {
+	n := vek32.Dot(v, v)
+	if n == 0 {
+		return 0
+	}
+	return vek32.Dot(q, v) / float32(math.Sqrt(float64(n)))
 }
 
 // newGraph returns an empty graph with the configured parameters.
@@ -105,11 +114,45 @@ const ctxCheckEvery = 4096
 // gain).
 const parallelScanMin = 16384
 
-// exactSearch ranks every candidate by cosine similarity.
-func exactSearch(ctx context.Context, q []float32, k int, cands []*doc) ([]scored, error) {
+// rerankDepth is how many of the best candidates by quantized score are
+// re-ranked by their exact vectors before refine checks whether any other
+// candidate could still enter the top k.
+func rerankDepth(k int) int { return 2 * k }
+
+// query is a search vector: normalized, and quantized for the in-memory
+// ranking.
+type query struct {
+	f []float32
+	q qvec
+}
+
+func newQuery(v []float32) query {
+	f := normalize(v)
+	return query{f: f, q: quantizeUnit(f)}
+}
+
+// exactScorer returns the exact cosine of the query and each doc's stored
+// vector, NaN for a doc whose record is gone (deleted since).
+type exactScorer func(ds []*doc) ([]float32, error)
+
+// exactSearch returns the exact top k of cands: it ranks them all by their
+// quantized vectors, re-ranks the best rerankDepth(k) exactly, then every
+// other candidate whose score bound still reaches the k-th exact score.
+func exactSearch(ctx context.Context, q query, k int, cands []*doc, ex exactScorer) ([]scored, error) {
+	approx := make([]float32, len(cands))
+	top, err := approxTop(ctx, q.q, rerankDepth(k), cands, approx)
+	if err != nil {
+		return nil, err
+	}
+	return refine(q, k, cands, approx, top, ex)
+}
+
+// approxTop ranks cands by quantized score, writing each score to approx,
+// and returns the best m, best first.
+func approxTop(ctx context.Context, q qvec, m int, cands []*doc, approx []float32) ([]scored, error) {
 	workers := min(runtime.GOMAXPROCS(0), len(cands)/parallelScanMin)
 	if workers <= 1 {
-		t, err := scan(ctx, q, k, cands)
+		t, err := scan(ctx, q, m, cands, approx)
 		if err != nil {
 			return nil, err
 		}
@@ -122,11 +165,11 @@ func exactSearch(ctx context.Context, q []float32, k int, cands []*doc) ([]score
 	for w := range workers {
 		wg.Go(func() {
 			lo, hi := w*step, min((w+1)*step, len(cands))
-			parts[w], errs[w] = scan(ctx, q, k, cands[lo:hi])
+			parts[w], errs[w] = scan(ctx, q, m, cands[lo:hi], approx[lo:hi])
 		})
 	}
 	wg.Wait()
-	t := &topK{k: k, items: make([]scored, 0, k)}
+	t := &topK{k: m, items: make([]scored, 0, m)}
 	for w, p := range parts {
 		if errs[w] != nil {
 			return nil, errs[w]
@@ -138,7 +181,7 @@ func exactSearch(ctx context.Context, q []float32, k int, cands []*doc) ([]score
 	return t.sorted(), nil
 }
 
-func scan(ctx context.Context, q []float32, k int, cands []*doc) (*topK, error) {
+func scan(ctx context.Context, q qvec, k int, cands []*doc, approx []float32) (*topK, error) {
 	t := &topK{k: k, items: make([]scored, 0, k)}
 	for i, d := range cands {
 		if i%ctxCheckEvery == ctxCheckEvery-1 {
@@ -146,9 +189,67 @@ func scan(ctx context.Context, q []float32, k int, cands []*doc) (*topK, error) 
 				return nil, err
 			}
 		}
-		t.offer(scored{d: d, score: vek32.Dot(q, d.vec)})
+		approx[i] = q.dot(d.vec)
+		t.offer(scored{d: d, score: approx[i]})
 	}
 	return t, nil
+}
+
+// refine returns the exact top k of cands, whose quantized scores are
+// approx and whose best by them are top. It re-ranks top exactly; a
+// candidate outside top is re-ranked too if its quantized score plus its
+// error bound reaches the k-th exact score, so the result is the exact top k
+// of cands, not an approximation of it.
+func refine(q query, k int, cands []*doc, approx []float32, top []scored, ex exactScorer) ([]scored, error) {
+	res := &topK{k: k, items: make([]scored, 0, k)}
+	if err := rescore(res, top, ex); err != nil {
+		return nil, err
+	}
+	if len(top) >= len(cands) {
+		return res.sorted(), nil
+	}
+	floor := float32(math.Inf(-1))
+	if res.Len() == k {
+		floor = res.items[0].score
+	}
+	done := make(map[*doc]struct{}, len(top))
+	for _, s := range top {
+		done[s.d] = struct{}{}
+	}
+	var more []scored
+	for i, d := range cands {
+		if approx[i]+q.q.bound(d.vec) < floor {
+			continue
+		}
+		if _, ok := done[d]; !ok {
+			more = append(more, scored{d: d})
+		}
+	}
+	if err := rescore(res, more, ex); err != nil {
+		return nil, err
+	}
+	return res.sorted(), nil
+}
+
+// rescore offers cands to res with their exact scores.
+func rescore(res *topK, cands []scored, ex exactScorer) error {
+	if len(cands) == 0 {
+		return nil
+	}
+	ds := make([]*doc, len(cands))
+	for i, c := range cands {
+		ds[i] = c.d
+	}
+	exact, err := ex(ds)
+	if err != nil {
+		return err
+	}
+	for i, d := range ds {
+		if !math.IsNaN(float64(exact[i])) {
+			res.offer(scored{d: d, score: exact[i]})
+		}
+	}
+	return nil
 }
 
 // denseIndex is a collection's in-memory dense state. It is not locked: the
@@ -169,6 +270,7 @@ type denseIndex struct {
 	dead      int
 	sinceSnap int // graph insertions since the last snapshot
 	maxSeq    uint64
+	keys      attrInterner // attribute keys, shared by the docs; writers only
 	// builds counts whole-graph builds and replayed the records a loaded
 	// snapshot lacked: what an open cost (tests and benchmarks read them).
 	builds, replayed int
@@ -180,6 +282,7 @@ func newDenseIndex(cfg config, dim int) *denseIndex {
 		dim:   dim,
 		docs:  make(map[string]*doc),
 		nodes: make(map[uint64]*doc),
+		keys:  make(attrInterner),
 	}
 }
 
@@ -238,16 +341,19 @@ func (x *denseIndex) buildGraph() (*annGraph, map[uint64]*doc) {
 	return g, nodes
 }
 
-// search returns up to k live docs matching attrs and ids, best first.
-func (x *denseIndex) search(ctx context.Context, q []float32, k int, ids []string, attrs map[string]string) ([]scored, error) {
-	match := func(d *doc) bool {
-		for key, v := range attrs {
-			if got, ok := d.attrs[key]; !ok || got != v {
-				return false
-			}
-		}
-		return true
-	}
+// stored reads what memory does not hold from the record store: exact
+// vectors, and long attribute values.
+type stored struct {
+	exact exactScorer
+	attr  func(id, key, want string) (bool, error)
+}
+
+// search returns up to k live docs matching attrs and ids, best first by
+// their exact scores.
+func (x *denseIndex) search(ctx context.Context, q query, k int, ids []string, attrs map[string]string, st stored) ([]scored, error) {
+	f := &attrFilter{want: attrs, check: st.attr}
+	match := f.match
+	ex := st.exact
 	if len(ids) > 0 {
 		// An ID filter names the candidates: rank them exactly.
 		seen := make(map[string]struct{}, len(ids))
@@ -261,7 +367,10 @@ func (x *denseIndex) search(ctx context.Context, q []float32, k int, ids []strin
 				cands = append(cands, d)
 			}
 		}
-		return exactSearch(ctx, q, k, cands)
+		if f.err != nil {
+			return nil, f.err
+		}
+		return exactSearch(ctx, q, k, cands, ex)
 	}
 	cands := x.all
 	if len(attrs) > 0 {
@@ -271,10 +380,13 @@ func (x *denseIndex) search(ctx context.Context, q []float32, k int, ids []strin
 				cands = append(cands, d)
 			}
 		}
+		if f.err != nil {
+			return nil, f.err
+		}
 	}
 	if x.graph == nil || len(cands) <= x.cfg.exactThreshold || k*4 >= len(cands) ||
 		len(attrs) > 0 && len(cands) <= filteredExactMax {
-		return exactSearch(ctx, q, k, cands)
+		return exactSearch(ctx, q, k, cands, ex)
 	}
 	// The candidate list grows with k: recall@k at a fixed ef falls as k grows
 	// (BenchmarkANNRecall, docs/adr/0019-hnsw-recall.md).
@@ -288,18 +400,28 @@ func (x *denseIndex) search(ctx context.Context, q []float32, k int, ids []strin
 		}
 		if fetch >= x.graph.len()/2 {
 			// The graph would be walked nearly whole: scan instead.
-			return exactSearch(ctx, q, k, cands)
+			return exactSearch(ctx, q, k, cands, ex)
 		}
-		t := &topK{k: k, items: make([]scored, 0, k)}
-		for _, n := range x.graph.search(q, fetch, ef) {
+		found := x.graph.search(q.q, fetch, ef)
+		hits := make([]*doc, 0, len(found))
+		approx := make([]float32, 0, len(found))
+		for _, n := range found { // nearest first
 			d := x.nodes[x.graph.keys[n.id]]
 			if d == nil || !match(d) {
 				continue
 			}
-			t.offer(scored{d: d, score: vek32.Dot(q, d.vec)})
+			hits = append(hits, d)
+			approx = append(approx, 1-n.d)
 		}
-		if t.Len() >= k {
-			return t.sorted(), nil
+		if f.err != nil {
+			return nil, f.err
+		}
+		if len(hits) >= k {
+			top := make([]scored, min(len(hits), rerankDepth(k)))
+			for i := range top {
+				top[i] = scored{d: hits[i], score: approx[i]}
+			}
+			return refine(q, k, hits, approx, top, ex)
 		}
 		fetch *= 4
 	}

@@ -8,11 +8,18 @@
 //     kill -9; Upserts that arrive while a write runs are committed together
 //     in the next transaction and text index batch (group commit), each
 //     returning once its records are durable;
-//   - dense search scans exactly (normalized vectors in memory, SIMD dot
-//     products, split across cores for large collections) up to
-//     WithExactThreshold live records, and above it walks an in-memory HNSW
-//     graph (annGraph; github.com/coder/hnsw was measured first and rejected,
-//     see annGraph). Graph nodes are keyed by record sequence, not ID: a
+//   - memory holds each record's normalized vector quantized to int8 with
+//     one scale (qvec, a quarter of the float32 bytes) and its attributes
+//     up to 64 bytes a value (attrSet); bbolt holds the exact vector and the
+//     long values (docs/adr/0035-quantized-vectors.md);
+//   - dense search ranks by the quantized vectors (AVX2 integer dot
+//     products), scanning all candidates up to WithExactThreshold live
+//     records and above it walking an in-memory HNSW graph (annGraph;
+//     github.com/coder/hnsw was measured first and rejected, see annGraph),
+//     then re-ranks the best candidates by their exact vectors read from
+//     bbolt, and any other candidate whose quantization error bound could
+//     still place it in the top k (refine): scans stay exact. Graph nodes
+//     are keyed by record sequence, not ID: a
 //     replaced or deleted record leaves a dead node that searches skip, and
 //     the graph is rebuilt when dead nodes outnumber live ones;
 //   - the graph is snapshotted to collections/<name>/hnsw.snap with a

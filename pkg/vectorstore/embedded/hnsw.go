@@ -4,12 +4,11 @@ import (
 	"math"
 	"math/rand"
 	"sync"
-
-	"github.com/viterin/vek/vek32"
 )
 
 // annGraph is a Hierarchical Navigable Small World graph (Malkov & Yashunin,
-// 2018) over unit vectors, with the paper's neighbour-selection heuristic
+// 2018) over unit vectors quantized to int8 (qvec; distances are
+// approximate, the caller re-ranks what a search returns), with the paper's neighbour-selection heuristic
 // (Algorithm 4), 2·M links on layer 0 and the standard ef-bounded search.
 //
 // It replaces github.com/coder/hnsw v0.6.1, which was tried first and measured
@@ -28,7 +27,7 @@ type annGraph struct {
 	rng                   *rand.Rand
 
 	keys  []uint64
-	vecs  [][]float32
+	vecs  []qvec
 	links [][][]int32 // node → layer → neighbours
 	byKey map[uint64]int32
 	entry int32 // -1 when empty
@@ -49,18 +48,18 @@ func newANNGraph(m, efConstruction int) *annGraph {
 
 func (g *annGraph) len() int { return len(g.keys) }
 
-func (g *annGraph) lookup(key uint64) ([]float32, bool) {
+func (g *annGraph) lookup(key uint64) (qvec, bool) {
 	if g == nil {
-		return nil, false
+		return qvec{}, false
 	}
 	id, ok := g.byKey[key]
 	if !ok {
-		return nil, false
+		return qvec{}, false
 	}
 	return g.vecs[id], true
 }
 
-func dist(a, b []float32) float32 { return 1 - vek32.Dot(a, b) }
+func dist(a, b qvec) float32 { return 1 - a.dot(b) }
 
 // cand is a node and its distance to the query.
 type cand struct {
@@ -135,7 +134,7 @@ func (g *annGraph) getVisited() *visitSet {
 }
 
 // insert adds a node; key must be new.
-func (g *annGraph) insert(key uint64, vec []float32) {
+func (g *annGraph) insert(key uint64, vec qvec) {
 	id := int32(len(g.keys))
 	level := int(-math.Log(1-g.rng.Float64()) * g.ml)
 	g.keys = append(g.keys, key)
@@ -215,7 +214,7 @@ func (g *annGraph) selectNeighbors(cands []cand, m int) []int32 {
 }
 
 // greedy walks layer l towards q from ep and returns the closest node found.
-func (g *annGraph) greedy(q []float32, ep int32, l int) int32 {
+func (g *annGraph) greedy(q qvec, ep int32, l int) int32 {
 	cur, curD := ep, dist(q, g.vecs[ep])
 	for changed := true; changed; {
 		changed = false
@@ -229,7 +228,7 @@ func (g *annGraph) greedy(q []float32, ep int32, l int) int32 {
 }
 
 // searchLayer returns up to ef nodes of layer l nearest to q, nearest first.
-func (g *annGraph) searchLayer(q []float32, ep int32, ef, l int) []cand {
+func (g *annGraph) searchLayer(q qvec, ep int32, ef, l int) []cand {
 	vis := g.getVisited()
 	defer g.visited.Put(vis)
 	d0 := dist(q, g.vecs[ep])
@@ -264,8 +263,9 @@ func (g *annGraph) searchLayer(q []float32, ep int32, ef, l int) []cand {
 	return out
 }
 
-// search returns up to max(ef, k) nodes nearest to q, nearest first.
-func (g *annGraph) search(q []float32, k, ef int) []cand {
+// search returns up to max(ef, k) nodes nearest to q, nearest first (by
+// the quantized distance).
+func (g *annGraph) search(q qvec, k, ef int) []cand {
 	if g.entry < 0 {
 		return nil
 	}
@@ -282,7 +282,7 @@ func (g *annGraph) search(q []float32, k, ef int) []cand {
 // in place.
 type frozenGraph struct {
 	keys   []uint64
-	vecs   [][]float32
+	vecs   []qvec
 	layers []uint8  // per node
 	counts []uint16 // per node and layer, in order
 	links  []int32  // all lists, in order

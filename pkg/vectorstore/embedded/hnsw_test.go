@@ -40,7 +40,7 @@ func TestANNGraphRecall(t *testing.T) {
 	vecs := clustered(r, n, dim)
 	g := newANNGraph(16, 100)
 	for i, v := range vecs {
-		g.insert(uint64(i)+1000, v)
+		g.insert(uint64(i)+1000, quantizeUnit(v))
 	}
 	if g.len() != n {
 		t.Fatalf("len = %d, want %d", g.len(), n)
@@ -59,7 +59,7 @@ func TestANNGraphRecall(t *testing.T) {
 					ids[i] = i
 				}
 				sort.Slice(ids, func(a, b int) bool { return vek32.Dot(q, vecs[ids[a]]) > vek32.Dot(q, vecs[ids[b]]) })
-				res := g.search(q, k, tc.ef)
+				res := g.search(quantizeUnit(q), k, tc.ef)
 				if len(res) < k || !slices.IsSortedFunc(res, func(a, b cand) int { return cmpF(a.d, b.d) }) {
 					t.Fatalf("search returned %d results, sorted=%v", len(res), slices.IsSortedFunc(res, func(a, b cand) int { return cmpF(a.d, b.d) }))
 				}
@@ -78,7 +78,7 @@ func TestANNGraphRecall(t *testing.T) {
 	}
 	// Every stored vector finds itself.
 	for i := 0; i < n; i += 97 {
-		if res := g.search(vecs[i], 1, 32); g.keys[res[0].id] != uint64(i)+1000 {
+		if res := g.search(quantizeUnit(vecs[i]), 1, 32); g.keys[res[0].id] != uint64(i)+1000 {
 			t.Fatalf("self search for %d found %d", i, g.keys[res[0].id])
 		}
 	}
@@ -100,7 +100,7 @@ func TestSnapshotValidation(t *testing.T) {
 	r := rand.New(rand.NewPCG(6, 6))
 	g := newANNGraph(4, 20)
 	for i, v := range clustered(r, 200, 4) {
-		g.insert(uint64(i), v)
+		g.insert(uint64(i), quantizeUnit(v))
 	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, snapshotFile)
@@ -117,12 +117,12 @@ func TestSnapshotValidation(t *testing.T) {
 		t.Fatalf("round trip: %+v, %v", h2, err)
 	}
 	for i := range g.keys {
-		if g2.keys[i] != g.keys[i] || !slices.Equal(g2.vecs[i], g.vecs[i]) || len(g2.links[i]) != len(g.links[i]) {
+		if g2.keys[i] != g.keys[i] || !equalQ(g2.vecs[i], g.vecs[i]) || len(g2.links[i]) != len(g.links[i]) {
 			t.Fatalf("node %d differs after round trip", i)
 		}
 	}
 	hdr := len(snapshotMagic) + binary.Size(snapshotHeader{})
-	firstLinks := hdr + 8 + 4 + 4*4 + 4 // node 0: key, layers, vector, link count
+	firstLinks := hdr + 8 + 4 + 8 + 4 + 4 // node 0: key, layers, scale and bound, codes, link count
 	tests := []struct {
 		name   string
 		mutate func(b []byte)
@@ -146,4 +146,8 @@ func TestSnapshotValidation(t *testing.T) {
 			}
 		})
 	}
+}
+
+func equalQ(a, b qvec) bool {
+	return a.scale == b.scale && a.err == b.err && slices.Equal(a.codes, b.codes)
 }

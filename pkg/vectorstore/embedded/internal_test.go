@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/graphrag/graphrag/pkg/vectorstore"
@@ -64,10 +65,19 @@ func FuzzDecodeRecord(f *testing.F) {
 	f.Add(encodeRecord(storedRecord{seq: 3, vector: []float32{1, 2}, text: "x", attrs: map[string]string{"k": "v"}}))
 	f.Add([]byte{recordVersion, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
 	f.Add([]byte{})
+	f.Add(encodeRecord(storedRecord{seq: 4, vector: []float32{1}, attrs: map[string]string{
+		"b": strings.Repeat("long", 20), "a": "", "c": "short"}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := decodeRecord(b, false)
+		set, serr := decodeAttrSet(b, make(attrInterner))
+		if (err == nil) != (serr == nil) {
+			t.Fatalf("decodeRecord: %v, decodeAttrSet: %v", err, serr)
+		}
 		if err != nil {
 			return
+		}
+		if want := compactAttrs(r.attrs, make(attrInterner)); !slices.Equal(set.kv, want.kv) || set.long != want.long {
+			t.Fatalf("decodeAttrSet = %+v, want %+v", set, want)
 		}
 		again, err := decodeRecord(encodeRecord(r), false)
 		if err != nil || !equalStored(again, r) {
@@ -119,7 +129,7 @@ func checkGraph(t *testing.T, s *Store, coll string, wantDead int) {
 		t.Fatalf("nodes=%d all=%d docs=%d, want equal", len(x.nodes), len(x.all), len(x.docs))
 	}
 	for id, d := range x.docs {
-		if v, ok := x.graph.lookup(d.seq); !ok || !slices.Equal(v, d.vec) || x.nodes[d.seq] != d {
+		if v, ok := x.graph.lookup(d.seq); !ok || !equalQ(v, d.vec) || x.nodes[d.seq] != d {
 			t.Fatalf("live record %s (seq %d) missing from the graph", id, d.seq)
 		}
 	}

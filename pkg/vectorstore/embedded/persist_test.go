@@ -2,7 +2,9 @@ package embedded
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -147,6 +149,17 @@ func TestBadSnapshotRebuilds(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
+		{"unknown version", func(t *testing.T, snap, _ string) {
+			b, err := os.ReadFile(snap)
+			if err != nil {
+				t.Fatal(err)
+			}
+			copy(b, "GRVSHNS9") // intact otherwise, checksum included
+			binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], crcTable))
+			if err := os.WriteFile(snap, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
 		{"other incarnation", func(t *testing.T, snap, foreign string) {
 			if err := copyFile(foreign, snap); err != nil {
 				t.Fatal(err)
@@ -183,7 +196,7 @@ func TestNeighbourListsStayAtCapacity(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 11))
 	g := newANNGraph(4, 20)
 	for i, v := range clustered(r, 2000, 8) {
-		g.insert(uint64(i), v)
+		g.insert(uint64(i), quantizeUnit(v))
 	}
 	for i, ls := range g.links {
 		for l, nb := range ls {

@@ -13,8 +13,15 @@ import (
 )
 
 // snapshotMagic starts an HNSW snapshot file; the trailing 4 bytes are the
-// CRC-32 (Castagnoli) of everything before them.
-const snapshotMagic = "GRVSHNS2"
+// CRC-32 (Castagnoli) of everything before them. Version 3 holds quantized
+// vectors (scale, error bound, one byte per dimension); version 2 held
+// float32 vectors and is still read, its vectors quantized on load, so that
+// an upgrade does not rebuild every graph. Any other magic is ignored and
+// the graph rebuilt.
+const (
+	snapshotMagic   = "GRVSHNS3"
+	snapshotMagicV2 = "GRVSHNS2"
+)
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
@@ -41,7 +48,8 @@ const (
 
 // writeSnapshot writes the graph atomically: temp file, fsync, rename,
 // fsync of the directory. Layout after the magic and header, per node: key,
-// number of layers, vector, then per layer the neighbour count and ids.
+// number of layers, the vector's scale and error bound (float32), its codes,
+// then per layer the neighbour count and ids.
 func writeSnapshot(path string, h snapshotHeader, g *frozenGraph) (err error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".hnsw-*.tmp")
 	if err != nil {
@@ -68,8 +76,11 @@ func writeSnapshot(path string, h snapshotHeader, g *frozenGraph) (err error) {
 	for i, key := range g.keys {
 		buf = binary.LittleEndian.AppendUint64(buf[:0], key)
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(g.layers[i]))
-		for _, x := range g.vecs[i] {
-			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(x))
+		v := g.vecs[i]
+		buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v.scale))
+		buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v.err))
+		for _, x := range v.codes {
+			buf = append(buf, byte(x))
 		}
 		for range g.layers[i] {
 			cnt := int(g.counts[list])
@@ -145,13 +156,17 @@ func readSnapshot(path string, cfg config) (h snapshotHeader, g *annGraph, err e
 	}
 	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, size-4), 1<<20)
 	magic := make([]byte, len(snapshotMagic))
-	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != snapshotMagic {
+	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != snapshotMagic && string(magic) != snapshotMagicV2 {
 		return h, nil, fmt.Errorf("%w: bad magic", errBadSnapshot)
+	}
+	readVec := readQuantized
+	if string(magic) == snapshotMagicV2 {
+		readVec = readFloatVec
 	}
 	if err := binary.Read(r, binary.LittleEndian, &h); err != nil {
 		return h, nil, fmt.Errorf("%w: header: %w", errBadSnapshot, err)
 	}
-	minNode := int64(8 + 4 + 4*h.Dim)
+	minNode := int64(8 + 4 + 8 + h.Dim)
 	if h.Dim == 0 || h.Nodes > uint64((size-hdrSize)/minNode) || h.Top >= maxSnapshotLevels ||
 		h.Entry < -1 || h.Entry >= int64(h.Nodes) || (h.Nodes > 0) != (h.Entry >= 0) {
 		return h, nil, fmt.Errorf("%w: implausible header %+v", errBadSnapshot, h)
@@ -159,7 +174,7 @@ func readSnapshot(path string, cfg config) (h snapshotHeader, g *annGraph, err e
 	g = newANNGraph(cfg.hnswM, cfg.efConstruction)
 	n := int(h.Nodes)
 	g.keys = make([]uint64, n)
-	g.vecs = make([][]float32, n)
+	g.vecs = make([]qvec, n)
 	g.links = make([][][]int32, n)
 	g.entry, g.top = int32(h.Entry), int(h.Top)
 	var b4 [4]byte
@@ -169,7 +184,8 @@ func readSnapshot(path string, cfg config) (h snapshotHeader, g *annGraph, err e
 		}
 		return binary.LittleEndian.Uint32(b4[:]), nil
 	}
-	raw := make([]byte, 4*h.Dim)
+	raw := make([]byte, max(8, 4*h.Dim)) // a v2 vector, or a v3 scale and bound
+	codes := make([]int8, n*int(h.Dim))  // one allocation for all nodes
 	for i := range n {
 		var b8 [8]byte
 		if _, err := io.ReadFull(r, b8[:]); err != nil {
@@ -180,12 +196,9 @@ func readSnapshot(path string, cfg config) (h snapshotHeader, g *annGraph, err e
 		if err != nil || levels == 0 || levels > uint32(h.Top)+1 {
 			return h, nil, fmt.Errorf("%w: node %d: bad layer count", errBadSnapshot, i)
 		}
-		if _, err := io.ReadFull(r, raw); err != nil {
+		v, err := readVec(r, raw, codes[i*int(h.Dim):(i+1)*int(h.Dim):(i+1)*int(h.Dim)])
+		if err != nil {
 			return h, nil, fmt.Errorf("%w: node %d vector: %w", errBadSnapshot, i, err)
-		}
-		v := make([]float32, h.Dim)
-		for j := range v {
-			v[j] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*j:]))
 		}
 		g.vecs[i] = v
 		g.links[i] = make([][]int32, levels)
@@ -224,3 +237,50 @@ func readSnapshot(path string, cfg config) (h snapshotHeader, g *annGraph, err e
 	}
 	return h, g, nil
 }
+
+// readQuantized reads a version 3 vector: scale, error bound, codes (into
+// codes, whose length is the dimension).
+func readQuantized(r io.Reader, raw []byte, codes []int8) (qvec, error) {
+	hdr := raw[:8]
+	if _, err := io.ReadFull(r, hdr); err != nil {
+		return qvec{}, err
+	}
+	v := qvec{
+		codes: codes,
+		scale: math.Float32frombits(binary.LittleEndian.Uint32(hdr)),
+		err:   math.Float32frombits(binary.LittleEndian.Uint32(hdr[4:])),
+	}
+	if !finite(v.scale) || !finite(v.err) || v.scale < 0 || v.err < 0 {
+		return qvec{}, errors.New("bad scale or error bound")
+	}
+	b := raw[:len(codes)]
+	if _, err := io.ReadFull(r, b); err != nil {
+		return qvec{}, err
+	}
+	for j, x := range b {
+		codes[j] = int8(x)
+	}
+	return v, nil
+}
+
+// readFloatVec reads a version 2 vector (normalized float32) and quantizes
+// it into codes.
+func readFloatVec(r io.Reader, raw []byte, codes []int8) (qvec, error) {
+	raw = raw[:4*len(codes)]
+	if _, err := io.ReadFull(r, raw); err != nil {
+		return qvec{}, err
+	}
+	u := make([]float32, len(codes))
+	for j := range u {
+		u[j] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*j:]))
+		if !finite(u[j]) {
+			return qvec{}, errors.New("non-finite component")
+		}
+	}
+	v := quantizeUnit(u)
+	copy(codes, v.codes)
+	v.codes = codes
+	return v, nil
+}
+
+func finite(x float32) bool { return !math.IsNaN(float64(x)) && !math.IsInf(float64(x), 0) }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -228,8 +229,12 @@ func (s *Store) loadCollection(name string) (*collection, error) {
 				return fmt.Errorf("record %q: %w", k, err)
 			}
 			snapVec, inSnap := x.graph.lookup(seq)
-			inSnap = inSnap && len(snapVec) == c.spec.Dim
-			r, err := decodeRecordLean(v, !needText(seq), inSnap)
+			inSnap = inSnap && len(snapVec.codes) == c.spec.Dim
+			r, err := decodeRecordParts(v, !needText(seq), inSnap, !needText(seq))
+			if err != nil {
+				return fmt.Errorf("record %q: %w", k, err)
+			}
+			attrs, err := decodeAttrSet(v, x.keys)
 			if err != nil {
 				return fmt.Errorf("record %q: %w", k, err)
 			}
@@ -239,13 +244,13 @@ func (s *Store) loadCollection(name string) (*collection, error) {
 			if needText(r.seq) {
 				ops = append(ops, lexOp{id: string(k), text: r.text, attrs: r.attrs})
 			}
-			d := &doc{id: string(k), seq: r.seq, attrs: r.attrs}
+			d := &doc{id: string(k), seq: r.seq, attrs: attrs}
 			if inSnap {
-				d.vec = snapVec // share the snapshot's normalized copy
+				d.vec = snapVec // share the snapshot's quantized copy
 				x.nodes[d.seq] = d
 				found++
 			} else {
-				d.vec = normalize(r.vector)
+				d.vec = quantize(r.vector)
 				missing = append(missing, d)
 			}
 			d.pos = len(x.all)
@@ -620,7 +625,7 @@ func (s *Store) upsertLocked(c *collection, name string, recs []vectorstore.Reco
 			if err := rb.Put([]byte(r.ID), encodeRecord(storedRecord{seq: seq, vector: r.Vector, text: r.Text, textLen: textLen, attrs: attrs})); err != nil {
 				return err
 			}
-			docs = append(docs, &doc{id: r.ID, seq: seq, vec: normalize(r.Vector), attrs: attrs})
+			docs = append(docs, &doc{id: r.ID, seq: seq, vec: quantize(r.Vector), attrs: compactAttrs(attrs, c.dense.keys)})
 			if c.lex != nil {
 				ops = append(ops, lexOp{id: r.ID, text: r.Text, attrs: attrs})
 			}
@@ -953,13 +958,13 @@ func (s *Store) Search(ctx context.Context, name string, vec []float32, k int, f
 	if err := vectorstore.ValidateVector(vec, c.spec.Dim); err != nil {
 		return nil, fmt.Errorf("searching %q: %w", name, err)
 	}
-	q := normalize(vec)
+	q := newQuery(vec)
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.gone != nil {
 		return nil, fmt.Errorf("collection %q: %w", name, c.gone)
 	}
-	found, err := c.dense.search(ctx, q, k, f.IDs, f.Attrs)
+	found, err := c.dense.search(ctx, q, k, f.IDs, f.Attrs, stored{exact: s.exactScorer(name, q.f), attr: s.attrEquals(name)})
 	if err != nil {
 		return nil, fmt.Errorf("searching %q: %w", name, err)
 	}
@@ -1002,6 +1007,61 @@ func (s *Store) SearchText(ctx context.Context, name string, query string, k int
 		hits = append(hits, vectorstore.Hit{Record: vectorstore.Record{ID: h.id}, Score: h.score})
 	}
 	return s.fill(name, hits)
+}
+
+// exactScorer scores docs by the cosine of q and their exact vectors in
+// bbolt: the memory holds only quantized vectors, so the final candidates
+// are re-ranked from the record store (a B+tree lookup and a 1.5 KB read
+// each, on pages the OS caches).
+func (s *Store) exactScorer(name string, q []float32) exactScorer {
+	buf := make([]float32, len(q))
+	return func(ds []*doc) ([]float32, error) {
+		out := make([]float32, len(ds))
+		err := s.db.View(func(tx *bolt.Tx) error {
+			rb := tx.Bucket(bucketCollections).Bucket([]byte(name)).Bucket(bucketRecords)
+			for i, d := range ds {
+				v := rb.Get([]byte(d.id))
+				if v == nil {
+					out[i] = float32(math.NaN())
+					continue
+				}
+				if err := recordVector(v, buf); err != nil {
+					return fmt.Errorf("record %q: %w", d.id, err)
+				}
+				out[i] = cosine(q, buf)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("re-ranking by stored vectors: %w", err)
+		}
+		return out, nil
+	}
+}
+
+// attrEquals reports whether a record's attribute key equals want, reading
+// it from bbolt: for the long values memory does not keep.
+func (s *Store) attrEquals(name string) func(id, key, want string) (bool, error) {
+	return func(id, key, want string) (bool, error) {
+		var eq bool
+		err := s.db.View(func(tx *bolt.Tx) error {
+			v := tx.Bucket(bucketCollections).Bucket([]byte(name)).Bucket(bucketRecords).Get([]byte(id))
+			if v == nil {
+				return nil
+			}
+			r, err := decodeRecordLean(v, true, true)
+			if err != nil {
+				return fmt.Errorf("record %q: %w", id, err)
+			}
+			got, ok := r.attrs[key]
+			eq = ok && got == want
+			return nil
+		})
+		if err != nil {
+			return false, fmt.Errorf("filtering by attribute %q: %w", key, err)
+		}
+		return eq, nil
+	}
 }
 
 // fill loads the records of hits from bbolt, dropping any deleted meanwhile.

@@ -1,0 +1,6 @@
+//go:build !amd64
+
+package embedded
+
+// dotInt8 is the integer dot product of a and b[:len(a)].
+func dotInt8(a, b []int8) int32 { return dotInt8Go(a, b) }

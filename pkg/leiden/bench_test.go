@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/graph/community"
 	"gonum.org/v1/gonum/graph/simple"
 
+	"github.com/graphrag/graphrag/pkg/internal/proccpu"
 	"github.com/graphrag/graphrag/pkg/leiden"
 	"github.com/graphrag/graphrag/pkg/leiden/internal/edgelist"
 	"github.com/graphrag/graphrag/pkg/wgraph"
@@ -63,7 +64,7 @@ func BenchmarkLeidenStable(b *testing.B) {
 func benchLeiden(b *testing.B, g *wgraph.Graph, opts ...leiden.Option) {
 	b.ReportAllocs()
 	var res leiden.Result
-	cpu := processCPU()
+	cpu := proccpu.Used()
 	for b.Loop() {
 		var err error
 		res, err = leiden.Run(context.Background(), g, opts...)
@@ -71,7 +72,7 @@ func benchLeiden(b *testing.B, g *wgraph.Graph, opts ...leiden.Option) {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(processCPU()-cpu)/1e6/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(proccpu.Used()-cpu)/1e6/float64(b.N), "cpu-ms/op")
 	b.ReportMetric(res.Modularity[len(res.Modularity)-1], "modularity")
 	b.ReportMetric(float64(res.Levels[len(res.Levels)-1].Count), "communities")
 	b.ReportMetric(float64(len(res.Levels)), "levels")

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/graphrag/graphrag/pkg/internal/proccpu"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 	"github.com/graphrag/graphrag/pkg/vectorstore/vecgen"
 )
@@ -146,23 +147,23 @@ func BenchmarkOpen(b *testing.B) {
 							}
 						}
 						before := heapInUse()
-						cpu0 := processCPU()
+						cpu0 := proccpu.Used()
 						b.StartTimer()
 						s, err := Open(dir, WithExactThreshold(0))
 						if err != nil {
 							b.Fatal(err)
 						}
 						b.StopTimer()
-						openCPU = processCPU() - cpu0
+						openCPU = proccpu.Used() - cpu0
 						replayed = 0
 						for _, c := range s.colls {
 							c.snapWG.Wait() // the snapshot after a rebuild holds a copy of the links
 							replayed += c.dense.replayed
 						}
 						heap = heapInUse() - before
-						cpu1 := processCPU()
+						cpu1 := proccpu.Used()
 						recall, lat = storeRecall(b, s, set)
-						queryCPU = (processCPU() - cpu1) / time.Duration(len(lat))
+						queryCPU = (proccpu.Used() - cpu1) / time.Duration(len(lat))
 						if err := s.Close(); err != nil {
 							b.Fatal(err)
 						}

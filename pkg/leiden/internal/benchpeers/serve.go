@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/graphrag/graphrag/pkg/internal/proccpu"
 	"github.com/graphrag/graphrag/pkg/leiden"
 	"github.com/graphrag/graphrag/pkg/leiden/internal/edgelist"
 	"github.com/graphrag/graphrag/pkg/wgraph"
@@ -95,7 +96,7 @@ func runLeiden(ctx context.Context, g *wgraph.Graph, req request) (response, err
 	}
 	calls := max(req.Repeat, 1)
 	runtime.GC()
-	cpu := processCPU()
+	cpu := proccpu.Used()
 	start := time.Now()
 	var res leiden.Result
 	for range calls {
@@ -105,7 +106,7 @@ func runLeiden(ctx context.Context, g *wgraph.Graph, req request) (response, err
 		}
 	}
 	elapsed := time.Since(start) / time.Duration(calls)
-	cpu = (processCPU() - cpu) / time.Duration(calls)
+	cpu = (proccpu.Used() - cpu) / time.Duration(calls)
 	top := res.Levels[len(res.Levels)-1]
 	if req.Membership != "" {
 		if err := writeMembership(req.Membership, top.Membership); err != nil {

@@ -1,15 +1,15 @@
 //go:build unix
 
-package main
+package proccpu
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU is the CPU time used by the process so far (user + system, all
-// threads), comparable with Python's time.process_time.
-func processCPU() time.Duration {
+// Used is the CPU time (user and system) this process has used so far; 0 when
+// the system does not say.
+func Used() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0

@@ -87,6 +87,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer, spec Spec) error
 	}
 	defer func() { _ = p.Close() }()
 	if common.HeapProfile != "" {
+		HeapProfileOnSignal(ctx, common.HeapProfile, log)
 		// Before the stores close (deferred calls run last first): their memory counts.
 		defer func() {
 			if err := WriteHeapProfile(common.HeapProfile); err != nil {

@@ -1,10 +1,14 @@
 package platform
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"os"
+	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"syscall"
 )
 
 // StartCPUProfile starts profiling the process's CPU into path and returns the function
@@ -40,4 +44,28 @@ func WriteHeapProfile(path string) error {
 		return fmt.Errorf("writing the heap profile %s: %w", path, err)
 	}
 	return f.Close()
+}
+
+// HeapProfileOnSignal writes the live heap to path.N (N = 1, 2, ...) each time the process
+// gets SIGUSR1, until ctx ends. The profile at exit misses the peak of a long run (the
+// final detection of a 100k-chunk corpus, say); `kill -USR1 PID` then takes one.
+func HeapProfileOnSignal(ctx context.Context, path string, log *slog.Logger) {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGUSR1)
+	go func() {
+		defer signal.Stop(sig)
+		for n := 1; ; n++ {
+			select {
+			case <-ctx.Done():
+				return
+			case <-sig:
+				p := fmt.Sprintf("%s.%d", path, n)
+				if err := WriteHeapProfile(p); err != nil {
+					log.Error("heap profile not written", "err", err)
+					continue
+				}
+				log.Info("heap profile written", "path", p)
+			}
+		}
+	}()
 }

@@ -2,9 +2,14 @@ package platform
 
 import (
 	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // The profile file is written and holds a gzip-compressed pprof protobuf; a second
@@ -47,4 +52,27 @@ func TestWriteHeapProfile(t *testing.T) {
 	if err := WriteHeapProfile(filepath.Join(t.TempDir(), "missing", "heap.pprof")); err == nil {
 		t.Error("a heap profile into a missing directory was reported written")
 	}
+}
+
+// Each SIGUSR1 writes the next numbered heap profile.
+func TestHeapProfileOnSignal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "heap")
+	ctx, cancel := context.WithCancel(t.Context())
+	HeapProfileOnSignal(ctx, path, slog.New(slog.DiscardHandler))
+	for n := 1; n <= 2; n++ {
+		if err := syscall.Kill(os.Getpid(), syscall.SIGUSR1); err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("%s.%d", path, n)
+		for i := 0; ; i++ { // the handler writes asynchronously: wait for the file
+			if b, err := os.ReadFile(want); err == nil && bytes.HasPrefix(b, []byte{0x1f, 0x8b}) {
+				break
+			}
+			if i == 500 {
+				t.Fatalf("%s not written after SIGUSR1", want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	cancel()
 }

@@ -69,7 +69,7 @@ func (c *CommonFlags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.NATSTLSCert, "nats-tls-cert", "", "path to a client certificate for NATS TLS")
 	fs.StringVar(&c.NATSTLSKey, "nats-tls-key", "", "path to the client certificate's key for NATS TLS")
 	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a CPU profile of the whole process life to this file (go tool pprof reads it)")
-	fs.StringVar(&c.HeapProfile, "heap-profile", "", "write a heap profile to this file when the process ends, before its stores close (what is still held: go tool pprof reads it)")
+	fs.StringVar(&c.HeapProfile, "heap-profile", "", "write a heap profile to this file when the process ends, before its stores close (what is still held: go tool pprof reads it), and to FILE.N on each SIGUSR1")
 }
 
 // Validate reports every inconsistent common flag at once.

@@ -152,7 +152,8 @@ func (c Config) Detection() community.Options {
 // whatever is still missing.
 func (s *Service) publishUnreported(ctx context.Context, corpus string, comms []graphstore.Community, run string) ([]string, error) {
 	coll := schema.Collection(corpus, schema.Communities)
-	if err := s.deps.Vectors.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: s.dim, Lexical: true}); err != nil {
+	// Reports are found by their vectors and ids only: no lexical index (see EntityText).
+	if err := s.deps.Vectors.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: s.dim}); err != nil {
 		return nil, fmt.Errorf("ensuring community collection: %w", err)
 	}
 	ids := make([]string, len(comms))

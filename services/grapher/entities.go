@@ -16,8 +16,10 @@ import (
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
 
-// EntityText is what is embedded and lexically indexed for an entity: its name, type and
-// description. Query-time entity linking searches these.
+// EntityText is what is embedded for an entity: its name, type and description.
+// Query-time entity linking searches these vectors (names are matched in the graph, so
+// the collection has no lexical index: at 859k entities its segment merges were most of
+// a detection run's writes).
 func EntityText(e graphstore.Entity) string {
 	if e.Description == "" {
 		return e.Name
@@ -25,14 +27,21 @@ func EntityText(e graphstore.Entity) string {
 	return e.Name + " (" + strings.ToLower(e.Type) + "): " + e.Description
 }
 
+// entityWriteGroup is how many changed entities are embedded and upserted at once. Each
+// upsert is a durable commit that also updates the dense index; a few large ones cost far
+// less than many small ones (docs/benchmarks.md, 100k realistic chunks).
+const entityWriteGroup = 4096
+
 // embedEntities (re-)embeds entities whose text changed since they were last embedded and
 // deletes records of entities that are gone.
 func (s *Service) embedEntities(ctx context.Context, corpus string, keys []string) error {
 	coll := schema.Collection(corpus, schema.Entities)
-	if err := s.deps.Vectors.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: s.dim, Lexical: true}); err != nil {
+	if err := s.deps.Vectors.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: s.dim}); err != nil {
 		return fmt.Errorf("ensuring entity collection: %w", err)
 	}
-	for _, part := range batches(keys, 256) {
+	var todo []graphstore.Entity
+	var texts []string
+	for _, part := range batches(keys, 1024) {
 		ents, err := s.deps.Graph.Entities(ctx, corpus, part)
 		if err != nil {
 			return fmt.Errorf("reading entities: %w", err)
@@ -45,8 +54,6 @@ func (s *Service) embedEntities(ctx context.Context, corpus string, keys []strin
 		for _, r := range old {
 			prev[r.ID] = r.Attrs[schema.EntityTextHash]
 		}
-		var todo []graphstore.Entity
-		var texts []string
 		for _, e := range ents {
 			t := EntityText(e)
 			if prev[e.Key] == events.Hash(t)[:16] {
@@ -55,21 +62,15 @@ func (s *Service) embedEntities(ctx context.Context, corpus string, keys []strin
 			todo = append(todo, e)
 			texts = append(texts, t)
 		}
-		if len(todo) == 0 {
-			continue
+		if len(todo) >= entityWriteGroup {
+			if err := s.writeEntities(ctx, coll, todo, texts); err != nil {
+				return err
+			}
+			todo, texts = todo[:0], texts[:0]
 		}
-		vecs, err := s.deps.Embedder.Embed(ctx, texts)
-		if err != nil {
-			return fmt.Errorf("embedding %d entities: %w", len(todo), err)
-		}
-		recs := make([]vectorstore.Record, len(todo))
-		for i, e := range todo {
-			recs[i] = vectorstore.Record{ID: e.Key, Vector: vecs[i], Text: texts[i], Attrs: map[string]string{
-				schema.EntityName: e.Name, schema.EntityType: e.Type, schema.EntityTextHash: events.Hash(texts[i])[:16]}}
-		}
-		if err := s.deps.Vectors.Upsert(ctx, coll, recs); err != nil {
-			return fmt.Errorf("writing entity records: %w", err)
-		}
+	}
+	if err := s.writeEntities(ctx, coll, todo, texts); err != nil {
+		return err
 	}
 	n, err := s.deps.Vectors.Count(ctx, coll)
 	if err != nil {
@@ -83,6 +84,26 @@ func (s *Service) embedEntities(ctx context.Context, corpus string, keys []strin
 		if _, err := deleteStale(ctx, s.deps.Vectors, coll, current); err != nil {
 			return fmt.Errorf("deleting stale entity records: %w", err)
 		}
+	}
+	return nil
+}
+
+// writeEntities embeds texts and upserts the entities' records in one write.
+func (s *Service) writeEntities(ctx context.Context, coll string, ents []graphstore.Entity, texts []string) error {
+	if len(ents) == 0 {
+		return nil
+	}
+	vecs, err := s.deps.Embedder.Embed(ctx, texts)
+	if err != nil {
+		return fmt.Errorf("embedding %d entities: %w", len(ents), err)
+	}
+	recs := make([]vectorstore.Record, len(ents))
+	for i, e := range ents {
+		recs[i] = vectorstore.Record{ID: e.Key, Vector: vecs[i], Text: texts[i], Attrs: map[string]string{
+			schema.EntityName: e.Name, schema.EntityType: e.Type, schema.EntityTextHash: events.Hash(texts[i])[:16]}}
+	}
+	if err := s.deps.Vectors.Upsert(ctx, coll, recs); err != nil {
+		return fmt.Errorf("writing entity records: %w", err)
 	}
 	return nil
 }

@@ -32,6 +32,13 @@ type testGrapher struct {
 // communities of two or more members.
 func newTestGrapher(t *testing.T) testGrapher {
 	t.Helper()
+	return newTestGrapherWrapped(t, nil)
+}
+
+// newTestGrapherWrapped is newTestGrapher with the grapher's vector store seen through
+// wrap (nil: as is), for tests that count what the grapher writes.
+func newTestGrapherWrapped(t *testing.T, wrap func(VectorStore) VectorStore) testGrapher {
+	t.Helper()
 	ctx := t.Context()
 	srv := bustest.StartServer(t)
 	b, err := bus.New(bustest.Connect(t, srv))
@@ -54,7 +61,11 @@ func newTestGrapher(t *testing.T) testGrapher {
 	cfg := DefaultConfig()
 	cfg.MinCommunitySize = 2
 	cfg.Lease = false
-	s, err := New(cfg, Deps{Bus: b, Graph: g, Vectors: vs, Embedder: hashembed.New(32), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	var vectors VectorStore = vs
+	if wrap != nil {
+		vectors = wrap(vs)
+	}
+	s, err := New(cfg, Deps{Bus: b, Graph: g, Vectors: vectors, Embedder: hashembed.New(32), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

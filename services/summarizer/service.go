@@ -275,7 +275,7 @@ func (s *Service) writeReport(ctx context.Context, corpus string, cc CommunityCo
 		schema.ReportRelationships: strconv.Itoa(com.RelationshipCount), schema.ReportJSON: string(rj), schema.ReportMethod: method,
 		schema.ReportRun: run,
 	}}
-	spec := vectorstore.CollectionSpec{Name: schema.Collection(corpus, schema.Communities), Dim: s.dim, Lexical: true}
+	spec := vectorstore.CollectionSpec{Name: schema.Collection(corpus, schema.Communities), Dim: s.dim} // no lexical search of reports
 	if err := s.writer.write(ctx, spec, &rec); err != nil {
 		return vectorstore.Record{}, fmt.Errorf("community %s: writing report: %w", com.ID, err)
 	}

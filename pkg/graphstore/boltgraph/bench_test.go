@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -251,4 +252,32 @@ func BenchmarkCodec(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkReplaceCommunities writes a three-level hierarchy over the 100k entity graph
+// (communities of 10, 100 and 1,000 members, members drawn in random order), what every
+// detection run ends with.
+func BenchmarkReplaceCommunities(b *testing.B) {
+	s := benchGraph(b)
+	snap, err := s.Snapshot(b.Context(), "big")
+	if err != nil {
+		b.Fatal(err)
+	}
+	keys := slices.Clone(snap.Keys)
+	rand.New(rand.NewPCG(3, 3)).Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+	var cs []graphstore.Community
+	for level, size := range []int{10, 100, 1000} {
+		for i := 0; i < len(keys); i += size {
+			c := graphstore.Community{ID: fmt.Sprintf("c%d-%d", level, i/size), Level: level, Members: keys[i:min(i+size, len(keys))]}
+			if level < 2 {
+				c.ParentID = fmt.Sprintf("c%d-%d", level+1, i/(size*10))
+			}
+			cs = append(cs, c)
+		}
+	}
+	for b.Loop() {
+		if err := s.ReplaceCommunities(b.Context(), "big", cs); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -111,7 +111,7 @@ func (b *rewriteBreakdown) retired(i int, prev, next []graphstore.Community, was
 		return causeDissolved
 	}
 	s := next[main]
-	if union := len(p.Members) + len(s.Members) - held; float64(union-held) <= community.DefaultMaxChange*float64(union) {
+	if union := len(p.Members) + len(s.Members) - held; community.SmallChange(union-held, union, community.DefaultMaxChange) {
 		return causeRenamed
 	}
 	if held < len(p.Members) {

@@ -31,16 +31,22 @@ import (
 )
 
 // countingVectors counts the records the summarizer writes into the report collection:
-// each one is a report written (a model call with a chat model).
+// each one is a report written (a model call with a chat model) unless it is a copy of
+// a child's report (summarizer.Copied).
 type countingVectors struct {
 	summarizer.VectorStore
-	coll   string
-	writes atomic.Int64
+	coll           string
+	writes, copies atomic.Int64
 }
 
 func (c *countingVectors) Upsert(ctx context.Context, coll string, recs []vectorstore.Record) error {
 	if coll == c.coll {
 		c.writes.Add(int64(len(recs)))
+		for _, r := range recs {
+			if summarizer.Copied(r) {
+				c.copies.Add(1)
+			}
+		}
 	}
 	return c.VectorStore.Upsert(ctx, coll, recs)
 }
@@ -86,7 +92,8 @@ func (v wavesVariant) maxChangesCell() string {
 type wavesResult struct {
 	wavesVariant
 	docs, waves int
-	writes      int64 // reports written
+	writes      int64 // report records written
+	copies      int64 // of them, copies of a child's report (no model call)
 	communities int   // at the end
 	detections  int
 	wall        time.Duration
@@ -229,7 +236,7 @@ func runWaves(ctx context.Context, dir string, docs []realDoc, waves int, v wave
 	if err != nil {
 		return res, fmt.Errorf("reading graph stats: %w", err)
 	}
-	res.communities, res.writes = stats.Communities, w.counting.writes.Load()
+	res.communities, res.writes, res.copies = stats.Communities, w.counting.writes.Load(), w.counting.copies.Load()
 	if res.modularity, res.coldModularity, err = finalModularity(ctx, w.graph); err != nil {
 		return res, err
 	}
@@ -350,8 +357,9 @@ func benchResummarize(ctx context.Context, cfg *benchConfig, r *benchReport) err
 	r.line("documents is added to an indexed corpus, so every wave ends with a detection run. _Streaming_ waves:")
 	r.line("each wave is published as soon as the previous one is extracted (a corpus indexed from scratch while")
 	r.line("its documents stream in); the grapher's scheduling decides when detection runs. _Report writes_")
-	r.line("counts the records the summarizer writes into the report collection: with a chat model, each is a")
-	r.line("model call. `-community-max-change` (0.2, community.Stabilize) is how much of a community's membership may")
+	r.line("counts the records the summarizer writes into the report collection; _copies_ are those of a community")
+	r.line("with exactly its only child's members, which get the child's report; the others would each be a model")
+	r.line("call with a chat model (_model calls_). `-community-max-change` (0.2, community.Stabilize) is how much of a community's membership may")
 	r.line("change before it gets a new id and report. `-detect-max-changes` forces a detection run while busy after")
 	r.line("that many merged chunks; `-detect-growth` g also holds it back until the graph has grown g-fold since the")
 	r.line("last run. The dev set is too small for the default 5,000 to force a run, so the last two rows force runs")

@@ -12,20 +12,29 @@ import (
 // the change of its size since its report was written.
 const DefaultMaxChange = 0.2
 
+// TolerantMembers is the change, in members, that is always tolerated (when maxChange
+// is above 0), whatever share of the community it is. A share alone tolerates nothing
+// below 1/maxChange members (5 at 0.2): every entity joining or leaving a community of
+// 3 or 4 cost a new report, and those are the commonest communities. One entity more
+// or less is the smallest change there is; the report still describes all the others.
+const TolerantMembers = 1
+
 // Stabilize gives each community of next the id of the community of prev at the same
 // level that it barely differs from, so that its report stays (a report costs a model
 // call; a community that gained or lost a few members of many is still described by
 // it). A community of next keeps the id of a community of prev when
 //
-//   - their members' Jaccard similarity is at least 1 − maxChange, and
+//   - the members in one and not the other are at most maxChange of the members in
+//     either (their Jaccard similarity is at least 1 − maxChange), and
 //   - reported, when it knows the member count of the report written for that id,
-//     says the size changed by at most maxChange of that count since: a community
-//     that keeps growing by small steps is renamed (and re-reported) once the steps
-//     add up.
+//     says the size changed since by at most maxChange of the larger of the two
+//     counts (the same share, for a pure growth or shrink): a community that keeps
+//     growing by small steps is renamed (and re-reported) once the steps add up;
 //
-// Other communities keep their content-derived ids. Parent and child links follow the
-// renaming. With maxChange < 0.5 each old community matches at most one new one. The
-// result is sorted by level, then id, as Hierarchy's is.
+// a change of TolerantMembers passes both tests whatever its share. Other communities
+// keep their content-derived ids. Parent and child links follow the renaming. Each old
+// id goes to one new community at most, the most similar first. The result is sorted
+// by level, then id, as Hierarchy's is.
 func Stabilize(prev, next []graphstore.Community, reported map[string]int, maxChange float64) []graphstore.Community {
 	if len(prev) == 0 || len(next) == 0 || maxChange <= 0 {
 		return next
@@ -98,8 +107,8 @@ func matchCommunities(prev, next []graphstore.Community, reported map[string]int
 		}
 		for j, ov := range overlap {
 			p := prev[j]
-			jac := float64(ov) / float64(len(p.Members)+len(c.Members)-ov)
-			if jac < 1-maxChange || !sizeKept(reported, p.ID, len(c.Members), maxChange) {
+			union := len(p.Members) + len(c.Members) - ov
+			if !SmallChange(union-ov, union, maxChange) || !sizeKept(reported, p.ID, len(c.Members), maxChange) {
 				continue
 			}
 			// An old id that a different new community has as its own content id
@@ -107,7 +116,7 @@ func matchCommunities(prev, next []graphstore.Community, reported map[string]int
 			if p.ID != c.ID && nextIDs[p.ID] {
 				continue
 			}
-			cands = append(cands, match{next: i, prev: j, jaccard: jac})
+			cands = append(cands, match{next: i, prev: j, jaccard: float64(ov) / float64(union)})
 		}
 	}
 	// Best pairs first; ties by index, so the result does not depend on map order.
@@ -144,9 +153,15 @@ func sizeKept(reported map[string]int, id string, n int, maxChange float64) bool
 	if !ok || r <= 0 {
 		return true
 	}
-	d := float64(n - r)
+	d := n - r
 	if d < 0 {
 		d = -d
 	}
-	return d <= maxChange*float64(r)
+	return SmallChange(d, max(n, r), maxChange)
+}
+
+// SmallChange reports whether changed members of size are few enough for a community
+// to keep its id (and report) at maxChange.
+func SmallChange(changed, size int, maxChange float64) bool {
+	return changed <= TolerantMembers || float64(changed) <= maxChange*float64(size)
 }

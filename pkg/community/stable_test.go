@@ -72,11 +72,11 @@ func TestStabilize(t *testing.T) {
 		t.Errorf("not a valid hierarchy: %v", err)
 	}
 
-	// The report of a was written when it had 8 members: 10 now is 25% more.
-	got = Stabilize(prev, next, map[string]int{old0a.ID: 8}, DefaultMaxChange)
+	// The report of a was written when it had 7 members: 3 of the 10 now are not in it.
+	got = Stabilize(prev, next, map[string]int{old0a.ID: 7}, DefaultMaxChange)
 	for _, c := range got {
 		if c.ID == old0a.ID {
-			t.Errorf("a kept its id although it grew by 25%% since its report")
+			t.Errorf("a kept its id although it grew by 30%% of its size since its report")
 		}
 	}
 	// Threshold 0: content ids only.
@@ -116,7 +116,7 @@ func TestStabilizeAfterGrowth(t *testing.T) {
 		if oldIDs[stable[indexOfMembers(stable, c)].ID] {
 			kept++
 		}
-		if bestJaccard(c, before.Communities) >= 1-DefaultMaxChange {
+		if withinThreshold(c, before.Communities) {
 			within++
 		}
 	}
@@ -139,12 +139,13 @@ func indexOfMembers(cs []graphstore.Community, c graphstore.Community) int {
 	return -1
 }
 
-func bestJaccard(c graphstore.Community, prev []graphstore.Community) float64 {
+// withinThreshold reports whether c differs from a community of prev at its level by
+// a small change (SmallChange).
+func withinThreshold(c graphstore.Community, prev []graphstore.Community) bool {
 	set := map[string]bool{}
 	for _, m := range c.Members {
 		set[m] = true
 	}
-	best := 0.0
 	for _, p := range prev {
 		if p.Level != c.Level {
 			continue
@@ -155,9 +156,11 @@ func bestJaccard(c graphstore.Community, prev []graphstore.Community) float64 {
 				ov++
 			}
 		}
-		best = max(best, float64(ov)/float64(len(p.Members)+len(c.Members)-ov))
+		if union := len(p.Members) + len(c.Members) - ov; ov > 0 && SmallChange(union-ov, union, DefaultMaxChange) {
+			return true
+		}
 	}
-	return best
+	return false
 }
 
 // mergeSnapshots is the disjoint union of a and b, b's keys prefixed "j" (so they sort
@@ -198,4 +201,39 @@ func mergeSnapshots(a, b graphstore.Snapshot) graphstore.Snapshot {
 		return out.Edges[i].Target < out.Edges[j].Target
 	})
 	return out
+}
+
+// TestStabilizeTolerance checks where a change stops being small: one member more or
+// less never makes a new community (TolerantMembers), and the size since the report is
+// measured as the same share as the member change.
+func TestStabilizeTolerance(t *testing.T) {
+	a := keys("a", 30)
+	for _, tc := range []struct {
+		name          string
+		before, after []string
+		reported      int // members when its report was written; 0: unknown
+		keep          bool
+	}{
+		{"3 plus 1 (Jaccard 0.75)", a[:3], a[:4], 0, true},
+		{"4 plus 1, report of 4 (25 % larger)", a[:4], a[:5], 4, true},
+		{"4 minus 1", a[:4], a[1:4], 4, true},
+		{"3 plus 2", a[:3], a[:5], 0, false},
+		{"4 with 1 replaced (2 of 5 changed)", a[:4], append(append([]string{}, a[1:4]...), a[20]), 0, false},
+		{"24 plus 1, report of 20 (25 = 20 % not in it)", a[:24], a[:25], 20, true},
+		{"25 plus 1, report of 20 (26 > 20 % not in it)", a[:25], a[:26], 20, false},
+		{"10 plus 2", a[:10], a[:12], 10, true},
+		{"10 plus 3 (Jaccard 0.77)", a[:10], a[:13], 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			old := com(0, tc.before)
+			var reported map[string]int
+			if tc.reported > 0 {
+				reported = map[string]int{old.ID: tc.reported}
+			}
+			got := Stabilize([]graphstore.Community{old}, []graphstore.Community{com(0, tc.after)}, reported, DefaultMaxChange)
+			if kept := got[0].ID == old.ID; kept != tc.keep {
+				t.Errorf("kept the old id: %v, want %v", kept, tc.keep)
+			}
+		})
+	}
 }

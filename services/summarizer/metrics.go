@@ -28,7 +28,7 @@ var instruments = sync.OnceValue(func() reportInstruments {
 	m := otel.Meter("github.com/graphrag/graphrag/services/summarizer")
 	var in reportInstruments
 	var err error
-	if in.reports, err = m.Int64Counter(MetricReports, metric.WithUnit("{report}"), metric.WithDescription("Community reports written, by method kind (llm or extractive).")); err != nil {
+	if in.reports, err = m.Int64Counter(MetricReports, metric.WithUnit("{report}"), metric.WithDescription("Community reports written, by method kind (llm, extractive, or copy: a child's report reused).")); err != nil {
 		otel.Handle(err)
 	}
 	if in.fallbacks, err = m.Int64Counter(MetricFallbacks, metric.WithUnit("{report}"), metric.WithDescription("Extractive reports written because the model gave none, by reason.")); err != nil {
@@ -41,7 +41,7 @@ var instruments = sync.OnceValue(func() reportInstruments {
 // first report and the first fallback.
 func countersAtZero(ctx context.Context) {
 	in := instruments()
-	for _, kind := range []string{"llm", "extractive"} {
+	for _, kind := range []string{"llm", "extractive", "copy"} {
 		in.reports.Add(ctx, 0, metric.WithAttributes(attribute.String("kind", kind)))
 	}
 	in.fallbacks.Add(ctx, 0, metric.WithAttributes(attribute.String("reason", "invalid_output")))

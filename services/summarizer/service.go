@@ -228,18 +228,7 @@ func (s *Service) handleCommunity(ctx context.Context, corpus string, m *bus.Mes
 		// announcement made is dropped by its message id), write nothing.
 		return s.announce(ctx, corpus, summaryOf(corpus, existing[0], com, ev.Run))
 	}
-	cc, err := s.Context(ctx, corpus, com)
-	if err != nil {
-		return err
-	}
-	// A higher level condenses its sub-communities' reports, which other replicas (or
-	// workers) may still be writing: wait for them a couple of redeliveries, then write
-	// with what there is. Without the wait the report would depend on timing, and
-	// re-indexing identical content would miss the model cache.
-	if missing := len(com.ChildIDs) - len(cc.SubReports); missing > 0 && m.Deliveries < subReportDeliveries {
-		return fmt.Errorf("community %s: %d of %d sub-community reports not written yet; retrying", com.ID, missing, len(com.ChildIDs))
-	}
-	rec, err := s.writeReport(ctx, corpus, cc, ev.Run)
+	rec, err := s.newReport(ctx, corpus, com, m.Deliveries, ev.Run)
 	if err != nil {
 		return err
 	}
@@ -257,6 +246,28 @@ func (s *Service) handleCommunity(ctx context.Context, corpus string, m *bus.Mes
 	}
 	recordReport(ctx, s.deps.LLM != nil, rec.Attrs[schema.ReportMethod])
 	return s.announce(ctx, corpus, summaryOf(corpus, rec, com, ev.Run))
+}
+
+// newReport writes com's report: a copy of its only child's when that child has the
+// same members (twin.go), else one written from its context.
+func (s *Service) newReport(ctx context.Context, corpus string, com graphstore.Community, deliveries uint64, run string) (vectorstore.Record, error) {
+	if child, ok, err := s.twinReport(ctx, corpus, com); err != nil {
+		return vectorstore.Record{}, err
+	} else if ok {
+		return s.copyReport(ctx, corpus, com, child, run)
+	}
+	cc, err := s.Context(ctx, corpus, com)
+	if err != nil {
+		return vectorstore.Record{}, err
+	}
+	// A higher level condenses its sub-communities' reports, which other replicas (or
+	// workers) may still be writing: wait for them a couple of redeliveries, then write
+	// with what there is. Without the wait the report would depend on timing, and
+	// re-indexing identical content would miss the model cache.
+	if missing := len(com.ChildIDs) - len(cc.SubReports); missing > 0 && deliveries < subReportDeliveries {
+		return vectorstore.Record{}, fmt.Errorf("community %s: %d of %d sub-community reports not written yet; retrying", com.ID, missing, len(com.ChildIDs))
+	}
+	return s.writeReport(ctx, corpus, cc, run)
 }
 
 // writeReport writes the community's report (by the model, or extractive) with its

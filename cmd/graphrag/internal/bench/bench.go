@@ -25,6 +25,7 @@ type benchConfig struct {
 	workDir   string
 	corpusDir string    // base of the realistic corpus; "" = the embedded HotpotQA sample
 	waves     int       // resummarize: waves the corpus is published in
+	wavesMode string    // resummarize: "complete", "streaming" or "" (both)
 	log       io.Writer // progress lines
 }
 
@@ -62,6 +63,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.extractor, "extractor-bin", "", "extractor binary for the pipeline section (default: go build ./services/extractor/cmd/extractor)")
 	fs.StringVar(&cfg.corpusDir, "corpus", "", "directory with corpus.jsonl and questions.jsonl to scale into the realistic corpora (default: the embedded HotpotQA development sample)")
 	fs.IntVar(&cfg.waves, "waves", 10, "resummarize: number of waves the corpus is published in")
+	fs.StringVar(&cfg.wavesMode, "waves-mode", "", "resummarize: only the complete or only the streaming configurations (default both)")
 	fs.StringVar(&writeCorpus, "write-corpus", "", "write a realistic dataset for `graphrag eval -dataset` to this directory instead of benchmarking: -corpus-docs copies of the base corpus's passages with entity names rewritten per copy")
 	fs.IntVar(&corpusDocs, "corpus-docs", 10000, "with -write-corpus: number of passages")
 	fs.IntVar(&corpusQuestions, "corpus-questions", 1000, "with -write-corpus: number of questions, spread over the copies")

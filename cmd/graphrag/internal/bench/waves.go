@@ -31,16 +31,22 @@ import (
 )
 
 // countingVectors counts the records the summarizer writes into the report collection:
-// each one is a report written (a model call with a chat model).
+// each one is a report written (a model call with a chat model) unless it is a copy of
+// a child's report (summarizer.Copied).
 type countingVectors struct {
 	summarizer.VectorStore
-	coll   string
-	writes atomic.Int64
+	coll           string
+	writes, copies atomic.Int64
 }
 
 func (c *countingVectors) Upsert(ctx context.Context, coll string, recs []vectorstore.Record) error {
 	if coll == c.coll {
 		c.writes.Add(int64(len(recs)))
+		for _, r := range recs {
+			if summarizer.Copied(r) {
+				c.copies.Add(1)
+			}
+		}
 	}
 	return c.VectorStore.Upsert(ctx, coll, recs)
 }
@@ -54,6 +60,7 @@ type wavesVariant struct {
 	maxChange  float64 // -community-max-change
 	maxChanges int     // -detect-max-changes; 0: the default
 	growth     float64 // -detect-growth
+	warm       bool    // -detect-warm
 }
 
 func (v wavesVariant) mode() string {
@@ -64,7 +71,14 @@ func (v wavesVariant) mode() string {
 }
 
 func (v wavesVariant) String() string {
-	return fmt.Sprintf("waves %s, max change %g, detect-max-changes %s, detect-growth %g", v.mode(), v.maxChange, v.maxChangesCell(), v.growth)
+	return fmt.Sprintf("waves %s, max change %g, detect-max-changes %s, detect-growth %g, %s", v.mode(), v.maxChange, v.maxChangesCell(), v.growth, v.start())
+}
+
+func (v wavesVariant) start() string {
+	if v.warm {
+		return "warm"
+	}
+	return "cold"
 }
 
 func (v wavesVariant) maxChangesCell() string {
@@ -78,13 +92,16 @@ func (v wavesVariant) maxChangesCell() string {
 type wavesResult struct {
 	wavesVariant
 	docs, waves int
-	writes      int64 // reports written
+	writes      int64 // report records written
+	copies      int64 // of them, copies of a child's report (no model call)
 	communities int   // at the end
 	detections  int
 	wall        time.Duration
 	// Modularity of the final top level, and of a cold detection's on the same
 	// final graph (members of unrecorded small communities alone in both).
 	modularity, coldModularity float64
+	// rewrites: complete waves only, the old ids each wave's detection retired.
+	rewrites *rewriteBreakdown
 }
 
 // wavesStack is the extractor, grapher and summarizer services running in this process
@@ -150,7 +167,7 @@ func startWavesStack(ctx context.Context, dir string, v wavesVariant) (w *wavesS
 	}
 	gcfg := grapher.DefaultConfig()
 	gcfg.Lease, gcfg.MaxCommunityChange, gcfg.DetectGrowth = false, v.maxChange, v.growth
-	gcfg.WarmStart = true // -detect-warm: what this section measures (ADR 0032)
+	gcfg.WarmStart = v.warm
 	if v.maxChanges > 0 {
 		gcfg.MaxChanges = v.maxChanges
 	}
@@ -185,6 +202,10 @@ func runWaves(ctx context.Context, dir string, docs []realDoc, waves int, v wave
 	}
 	defer func() { err = errors.Join(err, w.close()) }()
 	t0 := time.Now()
+	var before []graphstore.Community
+	if !v.stream {
+		res.rewrites = newRewriteBreakdown()
+	}
 	for i := range waves {
 		lo, hi := i*len(docs)/waves, (i+1)*len(docs)/waves
 		for _, d := range docs[lo:hi] {
@@ -201,6 +222,11 @@ func runWaves(ctx context.Context, dir string, docs []realDoc, waves int, v wave
 			return res, fmt.Errorf("waiting for wave %d: %w", i+1, err)
 		}
 		res.detections = int(st.Graph.Detections)
+		if res.rewrites != nil {
+			if before, err = res.rewrites.addWave(ctx, w.graph, before); err != nil {
+				return res, err
+			}
+		}
 		if progress != nil {
 			progress(i+1, w.counting.writes.Load(), st)
 		}
@@ -210,7 +236,7 @@ func runWaves(ctx context.Context, dir string, docs []realDoc, waves int, v wave
 	if err != nil {
 		return res, fmt.Errorf("reading graph stats: %w", err)
 	}
-	res.communities, res.writes = stats.Communities, w.counting.writes.Load()
+	res.communities, res.writes, res.copies = stats.Communities, w.counting.writes.Load(), w.counting.copies.Load()
 	if res.modularity, res.coldModularity, err = finalModularity(ctx, w.graph); err != nil {
 		return res, err
 	}
@@ -313,9 +339,15 @@ func benchResummarize(ctx context.Context, cfg *benchConfig, r *benchReport) err
 	if cfg.quick {
 		docs, waves = docs[:60], min(waves, 3)
 	}
+	if cfg.wavesMode != "" && cfg.wavesMode != "complete" && cfg.wavesMode != "streaming" {
+		return fmt.Errorf("-waves-mode %q: want complete or streaming", cfg.wavesMode)
+	}
 	cmd := cfg.command("resummarize")
 	if cfg.waves != 10 {
 		cmd = strings.Replace(cmd, " -out", fmt.Sprintf(" -waves %d -out", cfg.waves), 1)
+	}
+	if cfg.wavesMode != "" {
+		cmd = strings.Replace(cmd, " -out", " -waves-mode "+cfg.wavesMode+" -out", 1)
 	}
 	r.command(cmd)
 	r.linef("The %d passages of the base corpus (%s) published in %d equal waves, in corpus order, through", len(docs), rc.source, waves)
@@ -325,36 +357,16 @@ func benchResummarize(ctx context.Context, cfg *benchConfig, r *benchReport) err
 	r.line("documents is added to an indexed corpus, so every wave ends with a detection run. _Streaming_ waves:")
 	r.line("each wave is published as soon as the previous one is extracted (a corpus indexed from scratch while")
 	r.line("its documents stream in); the grapher's scheduling decides when detection runs. _Report writes_")
-	r.line("counts the records the summarizer writes into the report collection: with a chat model, each is a")
-	r.line("model call. `-community-max-change` 0 gives a community whose members changed at all a new id and")
-	r.line("report; 0.2 is the default (community.Stabilize). `-detect-max-changes` forces a detection run while")
-	r.line("busy after that many merged chunks; `-detect-growth` g also holds it back until the graph has grown")
-	r.line("g-fold since the last run (0: as before). The dev set is too small for the default 5,000 to force a")
-	r.line("run, so the last two rows force runs after 100 chunks, as 5,000 would at 50k. _Final modularity_ is")
-	r.line("that of the top level at the end; _cold modularity_ that of a detection from scratch on the same final")
-	r.line("graph (with the grapher's -detect-warm, each detection after the first starts Leiden from the previous hierarchy; members of")
-	r.line("communities too small for a record count as alone in both).")
+	r.line("counts the records the summarizer writes into the report collection; _copies_ are those of a community")
+	r.line("with exactly its only child's members, which get the child's report; the others would each be a model")
+	r.line("call with a chat model (_model calls_). `-community-max-change` (0.2, community.Stabilize) is how much of a community's membership may")
+	r.line("change before it gets a new id and report. `-detect-max-changes` forces a detection run while busy after")
+	r.line("that many merged chunks; `-detect-growth` g also holds it back until the graph has grown g-fold since the")
+	r.line("last run. The dev set is too small for the default 5,000 to force a run, so the last two rows force runs")
+	r.line("after 100 chunks, as 5,000 would at 50k. _Start_: _cold_ detects from scratch each run (the default),")
+	r.line("_warm_ starts each run after the first from the stored hierarchy (the grapher's `-detect-warm`, ADR 0032).")
+	r.line("_Final modularity_ is that of the top level at the end; _cold modularity_ that of a detection from scratch")
+	r.line("on the same final graph (members of communities too small for a record count as alone in both).")
 	r.line("")
-	growth := grapher.DefaultConfig().DetectGrowth
-	variants := []wavesVariant{{false, 0, 0, growth}, {false, community.DefaultMaxChange, 0, growth}, {true, community.DefaultMaxChange, 0, growth},
-		{true, community.DefaultMaxChange, 100, 0}, {true, community.DefaultMaxChange, 100, growth}}
-	var rows [][]string
-	for i, v := range variants {
-		dir := filepath.Join(cfg.workDir, fmt.Sprintf("waves-%d", i))
-		res, err := runWaves(ctx, dir, docs, waves, v, func(wave int, writes int64, st pipeline.Status) {
-			cfg.progress("%s, wave %d: %d report writes so far, %d communities, %d detections", v, wave, writes, st.Graph.Communities, st.Graph.Detections)
-		})
-		if err != nil {
-			return fmt.Errorf("%s: %w", v, err)
-		}
-		per := float64(res.writes) / float64(max(res.communities, 1))
-		cfg.progress("%s: %d report writes for %d communities (%.2f each), %d detections, modularity %.4f (cold %.4f)", v, res.writes, res.communities, per, res.detections, res.modularity, res.coldModularity)
-		rows = append(rows, []string{v.mode(), strconv.FormatFloat(v.maxChange, 'g', -1, 64), v.maxChangesCell(), strconv.FormatFloat(v.growth, 'g', -1, 64), strconv.Itoa(res.detections),
-			strconv.FormatInt(res.writes, 10), strconv.Itoa(res.communities), fmt.Sprintf("%.2f", per),
-			fmt.Sprintf("%.4f", res.modularity), fmt.Sprintf("%.4f", res.coldModularity), benchRound(res.wall).String(),
-			benchVerdict(per <= 1.2, "≤ 1.2 writes per final community")})
-	}
-	r.table([]string{"waves", "max change", "detect-max-changes", "detect-growth", "detection runs", "report writes", "final communities", "writes per final community",
-		"final modularity", "cold modularity, same graph", "wall", "target"}, rows)
-	return nil
+	return runResummarizeVariants(ctx, cfg, r, docs, waves)
 }

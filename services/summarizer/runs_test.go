@@ -145,7 +145,7 @@ func TestCommunityHandledTwiceKeepsOneReportAndOneSummary(t *testing.T) {
 		schema.ReportLevel: "0", schema.ReportTitle: "Earlier", schema.ReportRating: "5.0", schema.ReportMethod: "extractive/v1", schema.ReportRun: "run1"}}
 	rec.Vector[0] = 1
 	coll := schema.Collection("demo", schema.Communities)
-	if err := ts.v.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: 64, Lexical: true}); err != nil {
+	if err := ts.v.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: 64}); err != nil {
 		t.Fatal(err)
 	}
 	if err := ts.v.Upsert(ctx, coll, []vectorstore.Record{rec}); err != nil {

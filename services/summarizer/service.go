@@ -286,8 +286,7 @@ func (s *Service) writeReport(ctx context.Context, corpus string, cc CommunityCo
 		schema.ReportRelationships: strconv.Itoa(com.RelationshipCount), schema.ReportJSON: string(rj), schema.ReportMethod: method,
 		schema.ReportRun: run,
 	}}
-	spec := vectorstore.CollectionSpec{Name: schema.Collection(corpus, schema.Communities), Dim: s.dim} // no lexical search of reports
-	if err := s.writer.write(ctx, spec, &rec); err != nil {
+	if err := s.writer.write(ctx, s.reportSpec(corpus), &rec); err != nil {
 		return vectorstore.Record{}, fmt.Errorf("community %s: writing report: %w", com.ID, err)
 	}
 	return rec, nil
@@ -346,4 +345,10 @@ func (s *Service) announce(ctx context.Context, corpus string, sum *events.Summa
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.ContextTokens, "report-context-tokens", c.ContextTokens, "token budget of the community context given to the model")
 	c.Stage.RegisterFlags(fs, "summarizer")
+}
+
+// reportSpec is the report collection of corpus: reports are found by vector and id, never
+// by words, so it has no lexical index (the grapher creates it the same way).
+func (s *Service) reportSpec(corpus string) vectorstore.CollectionSpec {
+	return vectorstore.CollectionSpec{Name: schema.Collection(corpus, schema.Communities), Dim: s.dim}
 }

@@ -84,9 +84,8 @@ func encodeContribution(ct *graphstore.Contribution) ([]byte, string, error) {
 // pairKey is a directed relationship identity.
 type pairKey struct{ src, dst string }
 
-// pairHash is the indexed pk property of a pair's RELATED and EVIDENCE
-// relationships: FNV-1a of the length-prefixed corpus and keys. It only
-// narrows an index seek, whose ends are then checked, so collisions are safe.
+// pairHash is the indexed pk property of a pair's RELATED relationship:
+// FNV-1a of the length-prefixed corpus and keys. It only narrows an index seek, whose ends are then checked, so collisions are safe.
 func pairHash(corpus string, p pairKey) int64 {
 	h := fnv.New64a()
 	for _, s := range []string{corpus, p.src, p.dst} {
@@ -175,6 +174,18 @@ func (p *plan) fold(ents map[string]*entState, rels map[pairKey]*relState) {
 	for i, w := range p.changed {
 		apply(p.old[i], -1)
 		apply(w.ct, 1)
+		if o := p.old[i]; o != nil {
+			for _, r := range o.Relations {
+				st := rels[pairKey{r.SourceKey, r.TargetKey}]
+				st.gone = append(st.gone, w.id)
+			}
+		}
+		if w.ct != nil {
+			for _, r := range w.ct.Relations {
+				st := rels[pairKey{r.SourceKey, r.TargetKey}]
+				st.added = append(st.added, evidenceRow{chunk: w.id, strength: r.Strength})
+			}
+		}
 	}
 }
 
@@ -263,6 +274,19 @@ type relState struct {
 	// resum is set when weight can no longer be updated exactly in place and must
 	// be re-summed from the evidence in chunk id order, as graphstore specifies.
 	resum bool
+	// gone are the changed chunks whose old contribution had the pair, added the
+	// strengths their new contributions give it: the edit of RELATED.chunks/ws.
+	gone  []string
+	added []evidenceRow
+	// full, when set, is the pair's whole evidence after the Merge, written as
+	// is instead of editing the stored lists.
+	full []evidenceRow
+}
+
+// setFull keeps the evidence after the Merge, edited from stored, and its weight.
+func (s *relState) setFull(stored []evidenceRow) {
+	s.full = s.edit(stored)
+	s.weight = sumEvidence(s.full)
 }
 
 // loaded marks a state read from the database: a weight summed from fractional
@@ -296,10 +320,36 @@ func (s *relState) params() (map[string]any, error) {
 	}, nil
 }
 
-// evidenceRow is one EVIDENCE relationship: a chunk's strength for a pair.
+// evidenceRow is one entry of RELATED.chunks and RELATED.ws: a chunk's
+// strength for a pair.
 type evidenceRow struct {
 	chunk    string
 	strength float64
+}
+
+// edit returns the pair's evidence after the Merge: stored without the gone
+// chunks, then the added ones. cyEditRelations does the same in Cypher.
+func (s *relState) edit(stored []evidenceRow) []evidenceRow {
+	gone := make(map[string]bool, len(s.gone))
+	for _, c := range s.gone {
+		gone[c] = true
+	}
+	out := make([]evidenceRow, 0, len(stored)+len(s.added))
+	for _, e := range stored {
+		if !gone[e.chunk] {
+			out = append(out, e)
+		}
+	}
+	return append(out, s.added...)
+}
+
+// evidenceLists splits evidence into the chunks and ws list properties.
+func evidenceLists(ev []evidenceRow) ([]string, []float64) {
+	chunks, ws := make([]string, len(ev)), make([]float64, len(ev))
+	for i, e := range ev {
+		chunks[i], ws[i] = e.chunk, e.strength
+	}
+	return chunks, ws
 }
 
 // sumEvidence sums strengths in chunk id order, as boltgraph does, so a weight

@@ -2,6 +2,8 @@ package neo4jgraph
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -632,5 +634,36 @@ func TestMalformedProvenance(t *testing.T) {
 	}
 	if _, err := decodeContribution("c1", "{"); err == nil {
 		t.Error("decodeContribution accepted broken JSON")
+	}
+	for _, v := range []any{[]byte("not deflate"), nil, int64(3)} {
+		if _, err := decodeContribution("c1", v); err == nil {
+			t.Errorf("decodeContribution accepted %v", v)
+		}
+	}
+}
+
+// TestContributionEncodings reads back both stored forms: deflated JSON, and
+// the plain JSON string of graphs written under ADR 0029.
+func TestContributionEncodings(t *testing.T) {
+	ct, err := graphstore.Contribute(randomChunk(rand.New(rand.NewPCG(1, 2))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	packed, hash, err := encodeContribution(&ct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := json.Marshal(&ct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := sha256.Sum256(plain); hash != hex.EncodeToString(sum[:]) {
+		t.Error("the hash is not that of the JSON: every stored chunk would look changed")
+	}
+	for _, stored := range []any{packed, string(plain)} {
+		got, err := decodeContribution(ct.ChunkID, stored)
+		if err != nil || !reflect.DeepEqual(*got, ct) {
+			t.Errorf("decoding %T: %+v, %v; want %+v", stored, got, err, ct)
+		}
 	}
 }

@@ -16,7 +16,8 @@ import (
 )
 
 // benchChunks builds n chunks of 10 entities drawn Zipf-like from a 20k-key
-// vocabulary (so a few hub entities recur, as in text) and 9 relations each.
+// vocabulary (so a few hub entities recur, as in text) and 9 relations each,
+// of whole strengths 1..5.
 func benchChunks(r *rand.Rand, zipf *rand.Zipf, first, n int) []graphstore.ChunkExtraction {
 	out := make([]graphstore.ChunkExtraction, n)
 	for i := range out {
@@ -39,7 +40,14 @@ func benchChunks(r *rand.Rand, zipf *rand.Zipf, first, n int) []graphstore.Chunk
 
 // BenchmarkMerge measures Merge throughput by batch size; every op merges one
 // batch of new chunks into a corpus that grows over the run.
-func BenchmarkMerge(b *testing.B) {
+func BenchmarkMerge(b *testing.B) { benchmarkMerge(b, 1) }
+
+// BenchmarkMergeTenths is BenchmarkMerge with the strengths the extractor
+// gives (1..10 scaled to 0.1..1): fractional, so every touched pair's weight
+// is re-summed from its evidence in chunk id order.
+func BenchmarkMergeTenths(b *testing.B) { benchmarkMerge(b, 0.1) }
+
+func benchmarkMerge(b *testing.B, scale float64) {
 	s := openEmpty(b, "GRAPHRAG_TEST_NEO4J_URI")
 	for _, size := range []int{1, 10, 100, 1000} {
 		b.Run(fmt.Sprintf("chunks=%d", size), func(b *testing.B) {
@@ -53,6 +61,11 @@ func BenchmarkMerge(b *testing.B) {
 			for range b.N {
 				b.StopTimer()
 				batch := benchChunks(r, zipf, next, size)
+				for _, ce := range batch {
+					for i := range ce.Relations {
+						ce.Relations[i].Strength *= scale
+					}
+				}
 				next += size
 				b.StartTimer()
 				if err := s.Merge(context.Background(), "bench", batch); err != nil {
@@ -130,4 +143,17 @@ func graphEdges(g *wgraph.Graph) []wgraph.Edge {
 		}
 	}
 	return out
+}
+
+// BenchmarkPrepareMerge measures the client side of a 1000-chunk Merge before
+// any statement: validation, JSON, hashing and compressing the contributions.
+func BenchmarkPrepareMerge(b *testing.B) {
+	r := rand.New(rand.NewSource(1))
+	batch := benchChunks(r, rand.NewZipf(r, 1.1, 1, 19999), 0, 1000)
+	b.ReportAllocs()
+	for range b.N {
+		if _, err := prepareMerge(batch); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

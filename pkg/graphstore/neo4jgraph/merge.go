@@ -234,11 +234,7 @@ func (m *mergeTx) lockChunks(ctx context.Context, writes []chunkWrite, remove bo
 		m.chunks[id] = asString(r.Values[1])
 		o := oldChunk{exists: hash != nil, hash: asString(hash)}
 		if o.exists {
-			contrib, ok := r.Values[3].(string)
-			if !ok {
-				return nil, fmt.Errorf("chunk %q has no stored contribution: %w", id, errOldLayout)
-			}
-			if o.ct, err = decodeContribution(id, contrib); err != nil {
+			if o.ct, err = decodeContribution(id, r.Values[3]); err != nil {
 				return nil, err
 			}
 		}

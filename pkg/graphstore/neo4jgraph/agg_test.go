@@ -2,6 +2,8 @@ package neo4jgraph
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -64,16 +66,19 @@ func randomChunk(r *rand.Rand) graphstore.ChunkExtraction {
 }
 
 // simStore keeps what the database would hold for the pure half of Merge:
-// stored contributions and the counter states as their JSON round trip.
+// stored contributions, the counter states as their JSON round trip and the
+// RELATED.chunks/ws lists.
 type simStore struct {
 	chunks  map[string]oldChunk
 	ents    map[string]string // key -> agg
 	rels    map[pairKey]string
 	weights map[pairKey]float64
+	lists   map[pairKey][]evidenceRow
 }
 
 func newSimStore() *simStore {
-	return &simStore{map[string]oldChunk{}, map[string]string{}, map[pairKey]string{}, map[pairKey]float64{}}
+	return &simStore{map[string]oldChunk{}, map[string]string{}, map[pairKey]string{}, map[pairKey]float64{},
+		map[pairKey][]evidenceRow{}}
 }
 
 // apply does what Store.apply does, with maps for the database.
@@ -115,16 +120,23 @@ func (s *simStore) apply(t *testing.T, writes []chunkWrite) {
 		s.chunks[w.id] = oldChunk{exists: true, hash: w.hash, ct: ct}
 	}
 	for pr, st := range rels {
-		if st.resum && st.Chunks > 0 {
-			st.weight = sumEvidence(s.evidence(pr))
+		stored, exists := s.lists[pr]
+		if st.Chunks > 0 && (st.resum || !exists) {
+			st.setFull(stored) // as resumWeights and writeRelations do
 		}
 		delete(s.rels, pr)
+		delete(s.lists, pr)
 		if st.Chunks > 0 {
 			props, err := st.params()
 			if err != nil {
 				t.Fatal(err)
 			}
 			s.rels[pr], s.weights[pr] = props["agg"].(string), st.weight
+			if st.full != nil {
+				s.lists[pr] = st.full
+			} else {
+				s.lists[pr] = st.edit(stored) // what cyEditRelations does
+			}
 		}
 	}
 	for k, st := range ents {
@@ -149,6 +161,12 @@ func (s *simStore) evidence(p pairKey) []evidenceRow {
 		}
 	}
 	return out
+}
+
+func evidenceChunks(ev []evidenceRow) []string {
+	ids, _ := evidenceLists(ev)
+	slices.Sort(ids)
+	return ids
 }
 
 // views builds the entities and relationships as the read path would.
@@ -183,9 +201,9 @@ func (s *simStore) views(t *testing.T) ([]graphstore.Entity, []graphstore.Relati
 		if err != nil {
 			t.Fatal(err)
 		}
-		var ids []string
-		for _, ev := range s.evidence(p) {
-			ids = append(ids, ev.chunk)
+		ids, _ := evidenceLists(s.lists[p])
+		if got, want := slices.Sorted(slices.Values(ids)), evidenceChunks(s.evidence(p)); !slices.Equal(got, want) {
+			t.Fatalf("%v: stored evidence %v, the chunks say %v", p, got, want)
 		}
 		rel := relationshipView(p.src, p.dst, driverValue(props).(map[string]any), ids)
 		rels = append(rels, rel)
@@ -605,16 +623,47 @@ func TestOpenRejectsBadOptions(t *testing.T) {
 }
 
 func TestMalformedProvenance(t *testing.T) {
-	for i, v := range []any{[]any{"c1", 2.0, "x"}, "not a list"} {
-		if _, err := evidenceRows([]any{v}); err == nil {
+	for i, v := range [][2]any{{[]any{"c1"}, []any{2.0, 3.0}}, {[]any{int64(1)}, []any{2.0}}, {"not a list", []any{1.0}}} {
+		if _, err := evidenceRows(v[0], v[1]); err == nil {
 			t.Errorf("evidenceRows(%d) accepted %v", i, v)
 		}
 	}
-	rows, err := evidenceRows([]any{[]any{"c1", int64(2)}})
+	rows, err := evidenceRows([]any{"c1"}, []any{int64(2)})
 	if err != nil || len(rows) != 1 || rows[0].strength != 2 || rows[0].chunk != "c1" {
 		t.Errorf("evidenceRows = %+v, %v", rows, err)
 	}
 	if _, err := decodeContribution("c1", "{"); err == nil {
 		t.Error("decodeContribution accepted broken JSON")
+	}
+	for _, v := range []any{[]byte("not deflate"), nil, int64(3)} {
+		if _, err := decodeContribution("c1", v); err == nil {
+			t.Errorf("decodeContribution accepted %v", v)
+		}
+	}
+}
+
+// TestContributionEncodings reads back both stored forms: deflated JSON, and
+// the plain JSON string of graphs written under ADR 0029.
+func TestContributionEncodings(t *testing.T) {
+	ct, err := graphstore.Contribute(randomChunk(rand.New(rand.NewPCG(1, 2))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	packed, hash, err := encodeContribution(&ct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := json.Marshal(&ct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := sha256.Sum256(plain); hash != hex.EncodeToString(sum[:]) {
+		t.Error("the hash is not that of the JSON: every stored chunk would look changed")
+	}
+	for _, stored := range []any{packed, string(plain)} {
+		got, err := decodeContribution(ct.ChunkID, stored)
+		if err != nil || !reflect.DeepEqual(*got, ct) {
+			t.Errorf("decoding %T: %+v, %v; want %+v", stored, got, err, ct)
+		}
 	}
 }

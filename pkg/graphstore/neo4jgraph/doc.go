@@ -17,20 +17,22 @@
 //	(:Entity {corpus, key, name, type, longest, descriptions, descFP, mentions,
 //	          agg, pagerank, summary, summaryFP})
 //	(:Chunk)-[:MENTIONS]->(:Entity)                             one per chunk and entity
-//	(:Entity)-[:EVIDENCE {pk, chunk, strength}]->(:Entity)      one per chunk and pair
-//	(:Entity)-[:RELATED {pk, type, longest, descriptions, weight, agg}]->(:Entity)
+//	(:Entity)-[:RELATED {pk, type, longest, descriptions, weight, agg, chunks, ws}]->(:Entity)
 //	(:Community {corpus, id, level, parentId, childIds, members, relationshipCount})
 //	(:Membership {corpus, key, communities})                    Entity.Communities
 //
 // Chunk.contrib is the chunk's normalized graphstore.Contribution (JSON) and
-// MENTIONS and EVIDENCE its provenance; Entity and RELATED hold the aggregates
+// MENTIONS the entity provenance; Entity and RELATED hold the aggregates
 // and, in agg (JSON), the counter state they derive from: how many chunks
 // mention the entity (or support the pair) and give each name, type and
-// description. ChunkIDs are not stored: reads collect them from MENTIONS and
-// EVIDENCE. pk is a hash of corpus and pair, indexed on RELATED and on
-// EVIDENCE (with chunk), so a pair is found without expanding a hub entity.
+// description. Entity.ChunkIDs are collected from MENTIONS on read. A pair's
+// evidence is kept on its RELATED as two parallel lists, in no particular
+// order: chunks (the chunk ids, Relationship.ChunkIDs once sorted) and ws
+// (their strengths). pk is a hash of corpus and pair, indexed on RELATED, so a
+// pair is found without expanding a hub entity.
 // Membership is kept apart from Entity because the hierarchy names keys, which
-// outlive an entity that disappears and comes back. See ADR 0029.
+// outlive an entity that disappears and comes back. See ADRs 0029 and 0036;
+// Open migrates a graph that still has the EVIDENCE relationships of ADR 0029.
 //
 // # Writes
 //
@@ -39,9 +41,10 @@
 // statements, whatever the batch size: lock the batch's chunks in id order and
 // read their stored contributions, lock (or create) every affected entity in key
 // order and read its state, read the states of the affected pairs, replace the
-// provenance of the chunks whose content hash changed, then write the states,
+// MENTIONS of the chunks whose content hash changed, then write the states,
 // with each changed chunk's old contribution subtracted and its new one added,
-// and the aggregates derived from them. Locking before reading is what makes
+// and the aggregates derived from them; the evidence lists are edited in place
+// (the changed chunks' entries removed, the new ones appended). Locking before reading is what makes
 // concurrent merges of overlapping chunks correct under Neo4j's read committed
 // isolation; the fixed lock order keeps deadlocks rare. After the locks, nodes
 // and relationships are addressed by element id. So a Merge reads and writes in
@@ -52,7 +55,7 @@
 // Weights are sums of strengths in chunk id order. While every strength of a
 // pair is a whole number and the sum stays below 2^53, adding and subtracting
 // is exact in any order and the weight is updated in place; otherwise it is
-// re-summed from the pair's EVIDENCE.
+// re-summed from the pair's evidence lists, which are then rewritten whole.
 //
 // No Cypher statement is built from input: all are constants, and user text
 // travels only as parameters.

@@ -41,26 +41,20 @@ MERGE (e:Entity {corpus: $corpus, key: k})
 SET e._lock = true REMOVE e._lock
 RETURN k, elementId(e) AS eid, e.agg AS agg, e.mentions AS mentions`
 
-	// RELATED and EVIDENCE are found through the index on their pair hash pk
-	// (see pairHash; the planner picks those seeks, and a USING INDEX hint
-	// made each call ~100 times slower): expanding from a hub entity visits all its
-	// relationships. A hash collision is harmless, the ends are checked.
+	// RELATED is found through the index on its pair hash pk (see pairHash;
+	// the planner picks that seek, and a USING INDEX hint made each call ~100
+	// times slower): expanding from a hub entity visits all its relationships.
+	// A hash collision is harmless, the ends are checked.
 	cyReadRelations = `
 UNWIND $rows AS r
 MATCH ()-[x:RELATED {pk: r.pk}]->()
 WHERE elementId(startNode(x)) = r.s AND elementId(endNode(x)) = r.t
-RETURN r.i AS i, elementId(x) AS xid, x.agg AS agg, x.weight AS weight`
+RETURN r.i AS i, elementId(x) AS xid, x.agg AS agg, x.weight AS weight, x.chunks IS NULL AS old`
 
 	cyDropMentions = `
 UNWIND $rows AS eid
 MATCH (c:Chunk)-[m:MENTIONS]->() WHERE elementId(c) = eid
 DELETE m`
-
-	cyDropEvidence = `
-UNWIND $rows AS r
-MATCH ()-[ev:EVIDENCE]->()
-WHERE ev.pk = r.pk AND ev.chunk = r.chunk AND elementId(startNode(ev)) = r.s AND elementId(endNode(ev)) = r.t
-DELETE ev`
 
 	cyWriteChunks = `
 UNWIND $rows AS r
@@ -76,17 +70,10 @@ UNWIND $rows AS eid
 MATCH (c:Chunk) WHERE elementId(c) = eid
 DETACH DELETE c`
 
-	cyWriteEvidence = `
-UNWIND $rows AS r
-MATCH (s) WHERE elementId(s) = r.s
-MATCH (t) WHERE elementId(t) = r.t
-CREATE (s)-[:EVIDENCE {pk: r.pk, chunk: r.chunk, strength: r.strength}]->(t)`
-
 	cyReadEvidence = `
 UNWIND $rows AS r
-MATCH ()-[ev:EVIDENCE]->()
-WHERE ev.pk = r.pk AND ev.chunk IS NOT NULL AND elementId(startNode(ev)) = r.s AND elementId(endNode(ev)) = r.t
-RETURN r.i AS i, collect([ev.chunk, ev.strength]) AS rows`
+MATCH ()-[x]->() WHERE elementId(x) = r.id
+RETURN r.i AS i, x.chunks AS chunks, x.ws AS ws`
 
 	cyWriteEntities = `
 UNWIND $rows AS r
@@ -102,6 +89,18 @@ DETACH DELETE e`
 UNWIND $rows AS r
 MATCH ()-[x]->() WHERE elementId(x) = r.id
 SET x += r.props`
+
+	// The evidence lists are edited in place, as relState.edit does, so that a
+	// Merge neither reads nor sends a hub pair's whole list. keep is computed
+	// before the SET, from the old lists.
+	cyEditRelations = `
+UNWIND $rows AS r
+MATCH ()-[x]->() WHERE elementId(x) = r.id
+WITH x, r, CASE WHEN size(r.gone) = 0 THEN null
+  ELSE [i IN range(0, size(x.chunks) - 1) WHERE NOT x.chunks[i] IN r.gone] END AS keep
+SET x += r.props,
+    x.chunks = CASE WHEN keep IS NULL THEN x.chunks ELSE [i IN keep | x.chunks[i]] END + r.add,
+    x.ws = CASE WHEN keep IS NULL THEN x.ws ELSE [i IN keep | x.ws[i]] END + r.addw`
 
 	cyCreateRelations = `
 UNWIND $rows AS r
@@ -235,11 +234,7 @@ func (m *mergeTx) lockChunks(ctx context.Context, writes []chunkWrite, remove bo
 		m.chunks[id] = asString(r.Values[1])
 		o := oldChunk{exists: hash != nil, hash: asString(hash)}
 		if o.exists {
-			contrib, ok := r.Values[3].(string)
-			if !ok {
-				return nil, fmt.Errorf("chunk %q has no stored contribution: %w", id, errOldLayout)
-			}
-			if o.ct, err = decodeContribution(id, contrib); err != nil {
+			if o.ct, err = decodeContribution(id, r.Values[3]); err != nil {
 				return nil, err
 			}
 		}
@@ -249,7 +244,8 @@ func (m *mergeTx) lockChunks(ctx context.Context, writes []chunkWrite, remove bo
 }
 
 // errOldLayout reports a graph written before counter states were kept.
-var errOldLayout = fmt.Errorf("graph written by an older neo4jgraph layout (before ADR 0029): drop and rebuild the corpus: %w",
+// Graphs of ADR 0029 are migrated at Open (see migrateEvidence); older ones are not.
+var errOldLayout = fmt.Errorf("graph written by an older neo4jgraph layout (before ADR 0029, or not migrated by Open): drop and rebuild the corpus: %w",
 	graphstore.ErrInvalid)
 
 // lockEntities locks (or creates) the entities of keys in key order and reads
@@ -299,8 +295,8 @@ func (m *mergeTx) readRelations(ctx context.Context, pairs []pairKey, ents map[s
 		m.rels[p] = asString(r.Values[1])
 		st := out[p]
 		agg, ok := r.Values[2].(string)
-		if !ok {
-			return nil, fmt.Errorf("relationship %q->%q has no state: %w", p.src, p.dst, errOldLayout)
+		if !ok || r.Values[4] == true {
+			return nil, fmt.Errorf("relationship %q->%q has no state or no evidence list: %w", p.src, p.dst, errOldLayout)
 		}
 		if err := json.Unmarshal([]byte(agg), st); err != nil {
 			return nil, fmt.Errorf("relationship %q->%q: decoding state: %w", p.src, p.dst, err)
@@ -311,18 +307,16 @@ func (m *mergeTx) readRelations(ctx context.Context, pairs []pairKey, ents map[s
 	return out, nil
 }
 
-// replaceProvenance drops the MENTIONS and EVIDENCE of the changed chunks and
-// writes the new ones (or deletes the chunks, when remove).
+// replaceProvenance drops the MENTIONS of the changed chunks and writes the
+// new ones (or deletes the chunks, when remove). The evidence of pairs is
+// edited with the RELATED relationships, in writeRelations.
 func (m *mergeTx) replaceProvenance(ctx context.Context, p *plan, remove bool) error {
-	var chunkEIDs, oldMentions, oldEvidence, chunkRows, evidence []any
+	var chunkEIDs, oldMentions, chunkRows []any
 	for i, w := range p.changed {
 		eid := m.chunks[w.id]
 		chunkEIDs = append(chunkEIDs, eid)
-		if o := p.old[i]; o != nil {
+		if p.old[i] != nil {
 			oldMentions = append(oldMentions, eid) // a new chunk has none
-			for _, r := range o.Relations {
-				oldEvidence = append(oldEvidence, m.pairRow(pairKey{r.SourceKey, r.TargetKey}, map[string]any{"chunk": w.id}))
-			}
 		}
 		if w.ct == nil {
 			continue
@@ -334,21 +328,13 @@ func (m *mergeTx) replaceProvenance(ctx context.Context, p *plan, remove bool) e
 		chunkRows = append(chunkRows, map[string]any{
 			"c": eid, "document": w.ct.DocumentID, "hash": w.hash, "contrib": w.contrib, "ents": ents,
 		})
-		for _, r := range w.ct.Relations {
-			evidence = append(evidence, m.pairRow(pairKey{r.SourceKey, r.TargetKey},
-				map[string]any{"chunk": w.id, "strength": r.Strength}))
-		}
 	}
 	if remove {
-		return m.steps(ctx,
-			stmt{"dropping old evidence", cyDropEvidence, oldEvidence},
-			stmt{"deleting chunks", cyDeleteChunks, chunkEIDs})
+		return m.steps(ctx, stmt{"deleting chunks", cyDeleteChunks, chunkEIDs})
 	}
 	return m.steps(ctx,
 		stmt{"dropping old mentions", cyDropMentions, oldMentions},
-		stmt{"dropping old evidence", cyDropEvidence, oldEvidence},
-		stmt{"writing chunks and mentions", cyWriteChunks, chunkRows},
-		stmt{"writing evidence", cyWriteEvidence, evidence})
+		stmt{"writing chunks and mentions", cyWriteChunks, chunkRows})
 }
 
 // pairRow adds to row the element ids of the ends of p and its hash.
@@ -357,21 +343,24 @@ func (m *mergeTx) pairRow(p pairKey, row map[string]any) map[string]any {
 	return row
 }
 
-// resumWeights re-sums, from the evidence now stored, the weights that adding
-// and subtracting could not keep exact (fractional strengths, huge sums).
+// resumWeights re-sums the weights that adding and subtracting could not keep
+// exact (fractional strengths, huge sums) from the pair's evidence after the
+// Merge, which it keeps in full for writeRelations. A new pair's evidence is
+// all in the batch; an existing pair's stored lists are read first.
 func (m *mergeTx) resumWeights(ctx context.Context, rels map[pairKey]*relState) error {
 	var pairs []pairKey
+	var rows []any
 	for p, st := range rels {
-		if st.resum && st.Chunks > 0 {
-			pairs = append(pairs, p)
+		if !st.resum || st.Chunks <= 0 {
+			continue
 		}
-	}
-	if len(pairs) == 0 {
-		return nil
-	}
-	rows := make([]any, len(pairs))
-	for i, p := range pairs {
-		rows[i] = m.pairRow(p, map[string]any{"i": i})
+		xid := m.rels[p]
+		if xid == "" {
+			st.setFull(nil)
+			continue
+		}
+		rows = append(rows, map[string]any{"i": len(pairs), "id": xid})
+		pairs = append(pairs, p)
 	}
 	recs, err := runBatched(ctx, m.s, m.tx, cyReadEvidence, m.base, rows)
 	if err != nil {
@@ -379,11 +368,11 @@ func (m *mergeTx) resumWeights(ctx context.Context, rels map[pairKey]*relState) 
 	}
 	for _, r := range recs {
 		p := pairs[asInt(r.Values[0])]
-		ev, err := evidenceRows(r.Values[1])
+		ev, err := evidenceRows(r.Values[1], r.Values[2])
 		if err != nil {
 			return fmt.Errorf("relationship %q->%q: %w", p.src, p.dst, err)
 		}
-		rels[p].weight = sumEvidence(ev)
+		rels[p].setFull(ev)
 	}
 	return nil
 }
@@ -391,7 +380,7 @@ func (m *mergeTx) resumWeights(ctx context.Context, rels map[pairKey]*relState) 
 // writeRelations updates, creates and deletes RELATED relationships after
 // their states, in pair order.
 func (m *mergeTx) writeRelations(ctx context.Context, rels map[pairKey]*relState) error {
-	var update, create, del []any
+	var update, edit, create, del []any
 	for _, p := range slices.SortedFunc(maps.Keys(rels), comparePairs) {
 		st, xid := rels[p], m.rels[p]
 		if st.Chunks <= 0 {
@@ -400,18 +389,29 @@ func (m *mergeTx) writeRelations(ctx context.Context, rels map[pairKey]*relState
 			}
 			continue
 		}
+		if xid == "" && st.full == nil {
+			st.setFull(nil) // a new pair: its evidence is what the batch adds
+		}
 		props, err := st.params()
 		if err != nil {
 			return fmt.Errorf("relationship %q->%q: %w", p.src, p.dst, err)
 		}
-		if xid != "" {
-			update = append(update, map[string]any{"id": xid, "props": props})
-		} else {
-			create = append(create, m.pairRow(p, map[string]any{"props": props}))
+		switch {
+		case st.full != nil:
+			props["chunks"], props["ws"] = evidenceLists(st.full)
+			if xid == "" {
+				create = append(create, m.pairRow(p, map[string]any{"props": props}))
+			} else {
+				update = append(update, map[string]any{"id": xid, "props": props})
+			}
+		default:
+			add, addw := evidenceLists(st.added)
+			edit = append(edit, map[string]any{"id": xid, "props": props, "gone": orEmpty(st.gone), "add": add, "addw": addw})
 		}
 	}
 	return m.steps(ctx,
 		stmt{"updating relationships", cyUpdateRelations, update},
+		stmt{"editing relationships", cyEditRelations, edit},
 		stmt{"creating relationships", cyCreateRelations, create},
 		stmt{"deleting relationships", cyDeleteRelations, del})
 }
@@ -437,15 +437,20 @@ func (m *mergeTx) writeEntities(ctx context.Context, ents map[string]*entState) 
 		stmt{"deleting entities", cyDeleteEntities, dead})
 }
 
-func evidenceRows(v any) ([]evidenceRow, error) {
-	l, _ := v.([]any)
-	out := make([]evidenceRow, 0, len(l))
-	for _, x := range l {
-		t, ok := x.([]any)
-		if !ok || len(t) != 2 {
-			return nil, fmt.Errorf("malformed evidence %v", x)
+// evidenceRows zips the stored RELATED.chunks and RELATED.ws lists.
+func evidenceRows(chunks, ws any) ([]evidenceRow, error) {
+	cs, _ := chunks.([]any)
+	wl, _ := ws.([]any)
+	if len(cs) != len(wl) {
+		return nil, fmt.Errorf("malformed evidence: %d chunks and %d strengths", len(cs), len(wl))
+	}
+	out := make([]evidenceRow, len(cs))
+	for i := range cs {
+		c, ok := cs[i].(string)
+		if !ok {
+			return nil, fmt.Errorf("malformed evidence: chunk id %v", cs[i])
 		}
-		out = append(out, evidenceRow{chunk: asString(t[0]), strength: asFloat(t[1])})
+		out[i] = evidenceRow{chunk: c, strength: asFloat(wl[i])}
 	}
 	return out, nil
 }

@@ -28,15 +28,13 @@ UNWIND $rows AS k
 MATCH (:Entity {corpus: $corpus, key: k})-[r:RELATED]-(:Entity)
 WITH DISTINCT r
 WITH r, startNode(r) AS a, endNode(r) AS b
-RETURN a.key AS s, b.key AS t, r {.type, .longest, .descriptions, .weight} AS r,
-       [(a)-[ev:EVIDENCE]->(b) | ev.chunk] AS chunks`
+RETURN a.key AS s, b.key AS t, r {.type, .longest, .descriptions, .weight, .chunks} AS r`
 
 	cyRelationshipsAmong = `
 UNWIND $rows AS k
 MATCH (a:Entity {corpus: $corpus, key: k})-[r:RELATED]->(b:Entity)
 WHERE b.key IN $keys
-RETURN k AS s, b.key AS t, r {.type, .longest, .descriptions, .weight} AS r,
-       [(a)-[ev:EVIDENCE]->(b) | ev.chunk] AS chunks`
+RETURN k AS s, b.key AS t, r {.type, .longest, .descriptions, .weight, .chunks} AS r`
 
 	cyExisting = `
 UNWIND $rows AS k
@@ -187,7 +185,7 @@ func (s *Store) relationships(ctx context.Context, doing, corpus, cypher string,
 			}
 			seen[p] = struct{}{}
 			props, _ := r.Values[2].(map[string]any)
-			out = append(out, relationshipView(p.src, p.dst, props, asStrings(r.Values[3])))
+			out = append(out, relationshipView(p.src, p.dst, props, asStrings(props["chunks"])))
 		}
 		return nil
 	})

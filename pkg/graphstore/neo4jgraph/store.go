@@ -67,9 +67,8 @@ type Store struct {
 
 // schema is created at Open; every statement is idempotent. Composite
 // uniqueness constraints (available in Community edition) give each identity a
-// range index, the pair hash indexes let a Merge find a pair's RELATED and
-// EVIDENCE without expanding its ends, and the corpus indexes serve corpus-wide
-// scans.
+// range index, the pair hash index lets a Merge find a pair's RELATED without
+// expanding its ends, and the corpus indexes serve corpus-wide scans.
 var schema = []string{
 	"CREATE CONSTRAINT graphrag_entity IF NOT EXISTS FOR (e:Entity) REQUIRE (e.corpus, e.key) IS UNIQUE",
 	"CREATE CONSTRAINT graphrag_chunk IF NOT EXISTS FOR (c:Chunk) REQUIRE (c.corpus, c.id) IS UNIQUE",
@@ -77,7 +76,8 @@ var schema = []string{
 	"CREATE CONSTRAINT graphrag_membership IF NOT EXISTS FOR (m:Membership) REQUIRE (m.corpus, m.key) IS UNIQUE",
 	"CREATE CONSTRAINT graphrag_corpus IF NOT EXISTS FOR (c:Corpus) REQUIRE c.name IS UNIQUE",
 	"CREATE INDEX graphrag_related_pk IF NOT EXISTS FOR ()-[x:RELATED]-() ON (x.pk)",
-	"CREATE INDEX graphrag_evidence_pk IF NOT EXISTS FOR ()-[ev:EVIDENCE]-() ON (ev.pk, ev.chunk)",
+	// The EVIDENCE relationships of ADR 0029 are gone (ADR 0036), and their index.
+	"DROP INDEX graphrag_evidence_pk IF EXISTS",
 	"CREATE INDEX graphrag_entity_corpus IF NOT EXISTS FOR (e:Entity) ON (e.corpus)",
 	"CREATE INDEX graphrag_chunk_corpus IF NOT EXISTS FOR (c:Chunk) ON (c.corpus)",
 	"CREATE INDEX graphrag_community_corpus IF NOT EXISTS FOR (c:Community) ON (c.corpus)",
@@ -121,10 +121,13 @@ func (s *Store) setup(ctx context.Context) error {
 			return err
 		}
 	}
-	return s.read(ctx, "waiting for indexes", func(tx neo4j.ManagedTransaction) error {
+	if err := s.read(ctx, "waiting for indexes", func(tx neo4j.ManagedTransaction) error {
 		_, err := run(ctx, tx, "CALL db.awaitIndexes(300)", nil)
 		return err
-	})
+	}); err != nil {
+		return err
+	}
+	return s.migrateEvidence(ctx)
 }
 
 // Close closes the driver; calling it again returns nil.

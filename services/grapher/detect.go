@@ -57,16 +57,19 @@ func (s *Service) Detect(ctx context.Context, corpus string) error {
 	if err := s.summarizeDescriptions(ctx, corpus, snap.Keys); err != nil {
 		return err
 	}
+	// Reports are written from the graph alone, so the summarizers start on them now,
+	// while this run embeds the entities: at 100k chunks each of the two takes minutes
+	// of one core. The corpus stays dirty (not complete) until the run ends.
+	run := runID(snap, start)
+	unreported, err := s.publishUnreported(ctx, corpus, comms, run)
+	if err != nil {
+		return err
+	}
 	if err := s.embedEntities(ctx, corpus, snap.Keys); err != nil {
 		return err
 	}
 	if err := s.refreshTaxonomy(ctx, corpus, snap.Keys); err != nil {
 		s.log.Warn("refreshing taxonomy", "corpus", corpus, "err", err)
-	}
-	run := runID(snap, start)
-	unreported, err := s.publishUnreported(ctx, corpus, comms, run)
-	if err != nil {
-		return err
 	}
 
 	s.mu.Lock()

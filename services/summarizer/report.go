@@ -61,7 +61,40 @@ type CommunityContext struct {
 // sub-community reports first for higher levels (they condense the most), then members by
 // PageRank, then relationships by weight.
 func (s *Service) Context(ctx context.Context, corpus string, com graphstore.Community) (CommunityContext, error) {
-	cc := CommunityContext{Community: com}
+	subs, err := s.subReports(ctx, corpus, com)
+	if err != nil {
+		return CommunityContext{Community: com}, err
+	}
+	return s.contextWith(ctx, corpus, com, subs)
+}
+
+// subReports reads the reports written so far of com's sub-communities, by rating.
+func (s *Service) subReports(ctx context.Context, corpus string, com graphstore.Community) ([]Report, error) {
+	if len(com.ChildIDs) == 0 {
+		return nil, nil
+	}
+	recs, err := s.deps.Vectors.Get(ctx, schema.Collection(corpus, schema.Communities), com.ChildIDs)
+	if errors.Is(err, vectorstore.ErrNotFound) {
+		recs, err = nil, nil // no report written yet in this corpus
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading sub-community reports of %s: %w", com.ID, err)
+	}
+	var subs []Report
+	for _, r := range recs {
+		var rep Report
+		if json.Unmarshal([]byte(r.Attrs[schema.ReportJSON]), &rep) == nil {
+			subs = append(subs, rep)
+		}
+	}
+	sort.SliceStable(subs, func(i, j int) bool { return subs[i].Rating > subs[j].Rating })
+	return subs, nil
+}
+
+// contextWith reads com's members and internal relationships and renders them with the
+// sub-community reports subs.
+func (s *Service) contextWith(ctx context.Context, corpus string, com graphstore.Community, subs []Report) (CommunityContext, error) {
+	cc := CommunityContext{Community: com, SubReports: subs}
 	ents, err := s.deps.Graph.Entities(ctx, corpus, com.Members)
 	if err != nil {
 		return cc, fmt.Errorf("reading members of %s: %w", com.ID, err)
@@ -79,22 +112,6 @@ func (s *Service) Context(ctx context.Context, corpus string, com graphstore.Com
 	}
 	sort.SliceStable(rels, func(i, j int) bool { return rels[i].Weight > rels[j].Weight })
 	cc.Relationships = rels
-	if len(com.ChildIDs) > 0 {
-		recs, err := s.deps.Vectors.Get(ctx, schema.Collection(corpus, schema.Communities), com.ChildIDs)
-		if errors.Is(err, vectorstore.ErrNotFound) {
-			recs, err = nil, nil // no report written yet in this corpus
-		}
-		if err != nil {
-			return cc, fmt.Errorf("reading sub-community reports of %s: %w", com.ID, err)
-		}
-		for _, r := range recs {
-			var rep Report
-			if json.Unmarshal([]byte(r.Attrs[schema.ReportJSON]), &rep) == nil {
-				cc.SubReports = append(cc.SubReports, rep)
-			}
-		}
-		sort.SliceStable(cc.SubReports, func(i, j int) bool { return cc.SubReports[i].Rating > cc.SubReports[j].Rating })
-	}
 	cc.Prompt = render(cc, s.cfg.ContextTokens)
 	return cc, nil
 }

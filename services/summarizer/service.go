@@ -256,16 +256,23 @@ func (s *Service) newReport(ctx context.Context, corpus string, com graphstore.C
 	} else if ok {
 		return s.copyReport(ctx, corpus, com, child, run)
 	}
-	cc, err := s.Context(ctx, corpus, com)
+	subs, err := s.subReports(ctx, corpus, com)
 	if err != nil {
 		return vectorstore.Record{}, err
 	}
 	// A higher level condenses its sub-communities' reports, which other replicas (or
 	// workers) may still be writing: wait for them a couple of redeliveries, then write
 	// with what there is. Without the wait the report would depend on timing, and
-	// re-indexing identical content would miss the model cache.
-	if missing := len(com.ChildIDs) - len(cc.SubReports); missing > 0 && deliveries < subReportDeliveries {
+	// re-indexing identical content would miss the model cache. The check comes before
+	// the members are read: a top-level community's members and relationships are much
+	// of the graph, and reading them for a delivery that waits was a large share of the
+	// summarizer's time at 100k chunks (docs/benchmarks.md).
+	if missing := len(com.ChildIDs) - len(subs); missing > 0 && deliveries < subReportDeliveries {
 		return vectorstore.Record{}, fmt.Errorf("community %s: %d of %d sub-community reports not written yet; retrying", com.ID, missing, len(com.ChildIDs))
+	}
+	cc, err := s.contextWith(ctx, corpus, com, subs)
+	if err != nil {
+		return vectorstore.Record{}, err
 	}
 	return s.writeReport(ctx, corpus, cc, run)
 }

@@ -1,6 +1,7 @@
 package summarizer
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -39,7 +40,8 @@ func TestParentReportWaitsForSubReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = v.Close() })
-	s, err := New(DefaultConfig(), Deps{Bus: b, Graph: g, Vectors: v, Embedder: hashembed.New(64), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	reads := &countingGraph{GraphReader: g}
+	s, err := New(DefaultConfig(), Deps{Bus: b, Graph: reads, Vectors: v, Embedder: hashembed.New(64), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,6 +82,11 @@ func TestParentReportWaitsForSubReports(t *testing.T) {
 	if err := s.handleCommunity(ctx, "demo", msg("c1-z", 1, 1)); err == nil || written("c1-z") {
 		t.Fatalf("parent handled before its sub-reports: err %v, written %v", err, written("c1-z"))
 	}
+	// A delivery that waits reads none of the members: at a high level they are much of
+	// the graph.
+	if reads.entities != 0 || reads.among != 0 {
+		t.Fatalf("a waiting delivery read members %d times and relationships %d times, want 0", reads.entities, reads.among)
+	}
 	if err := s.handleCommunity(ctx, "demo", msg("c0-x", 0, 1)); err != nil {
 		t.Fatal(err)
 	}
@@ -100,4 +107,20 @@ func TestParentReportWaitsForSubReports(t *testing.T) {
 	if err := s.handleCommunity(ctx, "demo", msg("c1-z", 1, 1)); err != nil {
 		t.Fatalf("parent with every sub-report waited: %v", err)
 	}
+}
+
+// countingGraph counts the member and relationship reads the summarizer makes.
+type countingGraph struct {
+	GraphReader
+	entities, among int
+}
+
+func (c *countingGraph) Entities(ctx context.Context, corpus string, keys []string) ([]graphstore.Entity, error) {
+	c.entities++
+	return c.GraphReader.Entities(ctx, corpus, keys)
+}
+
+func (c *countingGraph) RelationshipsAmong(ctx context.Context, corpus string, keys []string) ([]graphstore.Relationship, error) {
+	c.among++
+	return c.GraphReader.RelationshipsAmong(ctx, corpus, keys)
 }

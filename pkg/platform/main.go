@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/KimMachineGun/automemlimit/memlimit"
+
 	"github.com/graphrag/graphrag/pkg/service"
 	"github.com/graphrag/graphrag/pkg/telemetry"
 )
@@ -68,6 +70,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer, spec Spec) error
 		defer stop()
 	}
 	log := common.Logger(stderr).With("service", spec.Name)
+	SetMemoryLimit(log, memlimit.FromCgroup)
 	tcfg := common.TelemetryConfig("graphrag-"+spec.Name, Version)
 	tcfg.Logger = log // export failures as structured lines, not the SDK's plain text
 	tel, err := telemetry.Setup(ctx, tcfg)

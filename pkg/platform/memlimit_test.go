@@ -1,0 +1,39 @@
+package platform
+
+import (
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"runtime/debug"
+	"testing"
+
+	"github.com/KimMachineGun/automemlimit/memlimit"
+)
+
+// The heap is held to three quarters of a container's limit, unless GOMEMLIMIT says
+// otherwise; with no limit the runtime's default stands.
+func TestSetMemoryLimit(t *testing.T) {
+	prev := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(prev) })
+	for _, env := range []string{"AUTOMEMLIMIT", "GOMEMLIMIT"} {
+		t.Setenv(env, "") // restored after the test
+		if err := os.Unsetenv(env); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+
+	if got := SetMemoryLimit(log, memlimit.Limit(4<<30)); got != 3<<30 || debug.SetMemoryLimit(-1) != 3<<30 {
+		t.Fatalf("limit %d (runtime %d) under a 4 GiB container; want %d", got, debug.SetMemoryLimit(-1), int64(3<<30))
+	}
+	noLimit := func() (uint64, error) { return 0, memlimit.ErrNoLimit }
+	if got := SetMemoryLimit(log, noLimit); got != math.MaxInt64 {
+		t.Fatalf("limit %d without a container limit; want none", got)
+	}
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	debug.SetMemoryLimit(1 << 30)
+	if got := SetMemoryLimit(log, memlimit.Limit(4<<30)); got != 1<<30 {
+		t.Fatalf("limit %d with GOMEMLIMIT=1GiB; want the explicit one", got)
+	}
+}

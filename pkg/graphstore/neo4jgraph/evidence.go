@@ -17,7 +17,7 @@ import (
 
 // evidenceCap is the length past which appends open a new bucket. A bucket can
 // exceed it by what one Merge appends. Tests lower it to exercise buckets.
-var evidenceCap = 64
+var evidenceCap = 16
 
 // bucketKeys names the two list properties of bucket i.
 func bucketKeys(i int) (chunks, ws string) {

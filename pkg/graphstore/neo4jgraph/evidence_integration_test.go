@@ -3,7 +3,9 @@
 package neo4jgraph
 
 import (
+	"encoding/json"
 	"fmt"
+	mrand "math/rand"
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
@@ -101,4 +103,75 @@ RETURN coalesce(max(toInteger(substring(k, 6))), 0)`, map[string]any{"corpus": c
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestEvidenceRewriteBound replays BenchmarkMerge's batches on the simulated
+// store (agg_test.go) with the real bucket code and counts the list entries
+// each batch rewrites: with one list per pair (ADR 0036) every touched pair's
+// whole evidence, with buckets the written ones. It needs no server; it lives
+// here for benchChunks. The figures are in ADR 0039.
+func TestEvidenceRewriteBound(t *testing.T) {
+	sim := newSimStore()
+	r := mrand.New(mrand.NewSource(1))
+	zipf := mrand.NewZipf(r, 1.1, 1, 19999)
+	var whole, buckets int
+	for b := range 30 {
+		ws, err := prepareMerge(benchChunks(r, zipf, b*1000, 1000))
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole, buckets = sim.applyCounting(t, ws)
+	}
+	t.Logf("batch 30 of 1,000 chunks rewrites %d list entries, %d with one list per pair (cap %d)", buckets, whole, evidenceCap)
+	if buckets*3 > whole {
+		t.Errorf("buckets rewrite %d entries, more than a third of the %d of whole lists", buckets, whole)
+	}
+}
+
+// applyCounting is simStore.apply for batches of new chunks, counting the
+// list entries written: whole lists, or the buckets writeRelations writes.
+func (s *simStore) applyCounting(t *testing.T, writes []chunkWrite) (whole, buckets int) {
+	t.Helper()
+	p := makePlan(writes, s.chunks)
+	ents := map[string]*entState{}
+	for _, k := range p.keys {
+		ents[k] = new(entState) // entity states do not matter here
+	}
+	rels := map[pairKey]*relState{}
+	for _, pr := range p.pairs {
+		st := new(relState)
+		if agg, ok := s.rels[pr]; ok {
+			if err := json.Unmarshal([]byte(agg), st); err != nil {
+				t.Fatal(err)
+			}
+			st.weight = s.weights[pr]
+			st.loaded()
+		}
+		rels[pr] = st
+	}
+	p.fold(ents, rels)
+	for _, w := range p.changed {
+		s.chunks[w.id] = oldChunk{exists: true, hash: w.hash, ct: w.ct}
+	}
+	for pr, st := range rels {
+		if _, exists := s.rels[pr]; !exists || st.needsBuckets() {
+			st.rebucket(s.readBuckets(t, pr))
+		}
+		target := -1
+		if st.buckets == nil {
+			target = st.appendBucket()
+		}
+		s.writeRelation(t, pr, st, target)
+		for _, b := range s.buckets[pr] {
+			whole += len(b)
+		}
+		if target >= 0 {
+			buckets += len(s.buckets[pr][target]) // new chunks only: nothing leaves bucket 0
+			continue
+		}
+		for i := range st.dirty {
+			buckets += len(s.buckets[pr][i])
+		}
+	}
+	return whole, buckets
 }

@@ -95,9 +95,8 @@ SET x += r.props`
 	// sends a hub pair's evidence: the changed chunks leave bucket 0 (the only
 	// bucket when there are any, see relState.needsBuckets) and the added
 	// evidence goes to the end of bucket 0 here, of a later bucket r.ck/r.wk
-	// in cyAppendRelations (relState.appendBucket). The new lists are computed
-	// before the SET, from the old ones: reading a property after writing one
-	// makes the planner add an Eager, which holds all rows.
+	// in cyAppendRelations (relState.appendBucket). keep and the appended
+	// bucket are computed from the old lists, before any is written.
 	cyEditRelations = `
 UNWIND $rows AS r
 MATCH ()-[x]->() WHERE elementId(x) = r.id

@@ -327,24 +327,24 @@ type relState struct {
 	Frac  int   `json:"f,omitempty"`
 	Types tally `json:"t,omitempty"`
 	Descs tally `json:"d,omitempty"`
+	// Last is the index of the last evidence bucket and LastLen its length
+	// when Last > 0 (bucket 0 then holds all Chunks); see evidence.go.
+	Last    int `json:"b,omitempty"`
+	LastLen int `json:"l,omitempty"`
 
 	weight float64
 	// resum is set when weight can no longer be updated exactly in place and must
 	// be re-summed from the evidence in chunk id order, as graphstore specifies.
 	resum bool
 	// gone are the changed chunks whose old contribution had the pair, added the
-	// strengths their new contributions give it: the edit of RELATED.chunks/ws.
+	// strengths their new contributions give it: the edit of the evidence.
 	gone  []string
 	added []evidenceRow
-	// full, when set, is the pair's whole evidence after the Merge, written as
-	// is instead of editing the stored lists.
-	full []evidenceRow
-}
-
-// setFull keeps the evidence after the Merge, edited from stored, and its weight.
-func (s *relState) setFull(stored []evidenceRow) {
-	s.full = s.edit(stored)
-	s.weight = sumEvidence(s.full)
+	// buckets, when set by rebucket, is the pair's whole evidence after the
+	// Merge, and dirty the buckets to write; otherwise cyEditRelations edits
+	// the stored lists.
+	buckets [][]evidenceRow
+	dirty   map[int]bool
 }
 
 // loaded marks a state read from the database: a weight summed from fractional
@@ -383,22 +383,6 @@ func (s *relState) params() (map[string]any, error) {
 type evidenceRow struct {
 	chunk    string
 	strength float64
-}
-
-// edit returns the pair's evidence after the Merge: stored without the gone
-// chunks, then the added ones. cyEditRelations does the same in Cypher.
-func (s *relState) edit(stored []evidenceRow) []evidenceRow {
-	gone := make(map[string]bool, len(s.gone))
-	for _, c := range s.gone {
-		gone[c] = true
-	}
-	out := make([]evidenceRow, 0, len(stored)+len(s.added))
-	for _, e := range stored {
-		if !gone[e.chunk] {
-			out = append(out, e)
-		}
-	}
-	return append(out, s.added...)
 }
 
 // evidenceLists splits evidence into the chunks and ws list properties.

@@ -67,18 +67,89 @@ func randomChunk(r *rand.Rand) graphstore.ChunkExtraction {
 
 // simStore keeps what the database would hold for the pure half of Merge:
 // stored contributions, the counter states as their JSON round trip and the
-// RELATED.chunks/ws lists.
+// RELATED evidence buckets (chunks/ws, chunks1/ws1, ...) by bucket index.
 type simStore struct {
 	chunks  map[string]oldChunk
 	ents    map[string]string // key -> agg
 	rels    map[pairKey]string
 	weights map[pairKey]float64
-	lists   map[pairKey][]evidenceRow
+	buckets map[pairKey]map[int][]evidenceRow
+	// maxAdded is the most evidence one apply added to a pair: a bucket may
+	// exceed evidenceCap by that much.
+	maxAdded int
 }
 
 func newSimStore() *simStore {
 	return &simStore{map[string]oldChunk{}, map[string]string{}, map[pairKey]string{}, map[pairKey]float64{},
-		map[pairKey][]evidenceRow{}}
+		map[pairKey]map[int][]evidenceRow{}, 0}
+}
+
+// readBuckets is what cyReadEvidence returns for a pair, read by bucketRows.
+func (s *simStore) readBuckets(t *testing.T, p pairKey) [][]evidenceRow {
+	t.Helper()
+	var triples []any
+	for i, b := range s.buckets[p] {
+		ck, _ := bucketKeys(i)
+		cs, ws := make([]any, len(b)), make([]any, len(b))
+		for j, e := range b {
+			cs[j], ws[j] = e.chunk, e.strength
+		}
+		triples = append(triples, []any{ck, cs, ws})
+	}
+	bs, err := bucketRows(triples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bs
+}
+
+// writeRelation stores a pair's state and evidence as writeRelations would
+// have the database do it: target >= 0 is the cyEditRelations path.
+func (s *simStore) writeRelation(t *testing.T, p pairKey, st *relState, target int) {
+	t.Helper()
+	props, err := st.params()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.rels[p], s.weights[p] = props["agg"].(string), st.weight
+	s.maxAdded = max(s.maxAdded, len(st.added))
+	bs := s.buckets[p]
+	if bs == nil {
+		bs = map[int][]evidenceRow{}
+		s.buckets[p] = bs
+	}
+	if target < 0 {
+		st.bucketProps(props)
+		for k, v := range props {
+			i, err := bucketIndex(k)
+			if err != nil {
+				continue // not a chunks property
+			}
+			if v == nil {
+				delete(bs, i)
+				continue
+			}
+			ck, wk := bucketKeys(i)
+			cs, ws := props[ck].([]string), props[wk].([]float64)
+			bs[i] = make([]evidenceRow, len(cs))
+			for j := range cs {
+				bs[i][j] = evidenceRow{cs[j], ws[j]}
+			}
+		}
+		return
+	}
+	gone := map[string]bool{}
+	for _, c := range st.gone {
+		gone[c] = true
+	}
+	var keep []evidenceRow
+	for _, e := range bs[0] {
+		if !gone[e.chunk] {
+			keep = append(keep, e)
+		}
+	}
+	bs[0] = keep
+	bs[target] = append(bs[target], st.added...)
 }
 
 // apply does what Store.apply does, with maps for the database.
@@ -120,24 +191,20 @@ func (s *simStore) apply(t *testing.T, writes []chunkWrite) {
 		s.chunks[w.id] = oldChunk{exists: true, hash: w.hash, ct: ct}
 	}
 	for pr, st := range rels {
-		stored, exists := s.lists[pr]
-		if st.Chunks > 0 && (st.resum || !exists) {
-			st.setFull(stored) // as resumWeights and writeRelations do
+		_, exists := s.rels[pr]
+		if st.Chunks <= 0 {
+			delete(s.rels, pr)
+			delete(s.buckets, pr)
+			continue
 		}
-		delete(s.rels, pr)
-		delete(s.lists, pr)
-		if st.Chunks > 0 {
-			props, err := st.params()
-			if err != nil {
-				t.Fatal(err)
-			}
-			s.rels[pr], s.weights[pr] = props["agg"].(string), st.weight
-			if st.full != nil {
-				s.lists[pr] = st.full
-			} else {
-				s.lists[pr] = st.edit(stored) // what cyEditRelations does
-			}
+		if !exists || st.needsBuckets() {
+			st.rebucket(s.readBuckets(t, pr)) // as loadBuckets and writeRelations do
 		}
+		target := -1
+		if st.buckets == nil {
+			target = st.appendBucket()
+		}
+		s.writeRelation(t, pr, st, target)
 	}
 	for k, st := range ents {
 		delete(s.ents, k)
@@ -149,6 +216,34 @@ func (s *simStore) apply(t *testing.T, writes []chunkWrite) {
 			s.ents[k] = props["agg"].(string)
 		}
 	}
+}
+
+// checkBuckets checks the bucket layout of a pair against its state and
+// returns the chunk ids of all its buckets.
+func (s *simStore) checkBuckets(t *testing.T, p pairKey, st *relState) []string {
+	t.Helper()
+	bs := s.buckets[p]
+	if _, ok := bs[0]; !ok && len(bs) > 0 {
+		t.Fatalf("%v: buckets %v without bucket 0", p, bs)
+	}
+	var ids []string
+	for i, b := range bs {
+		if i > st.Last || (i > 0 && len(b) == 0) {
+			t.Fatalf("%v: bucket %d of %v, state says last %d", p, i, bs, st.Last)
+		}
+		if len(b) > evidenceCap+s.maxAdded {
+			t.Fatalf("%v: bucket %d has %d entries, cap %d", p, i, len(b), evidenceCap)
+		}
+		c, _ := evidenceLists(b)
+		ids = append(ids, c...)
+	}
+	if st.Last > 0 && len(bs[st.Last]) != st.LastLen {
+		t.Fatalf("%v: last bucket %d has %d entries, state says %d", p, st.Last, len(bs[st.Last]), st.LastLen)
+	}
+	if want := (len(ids) + evidenceCap - 1) / evidenceCap; len(bs) > 2*want+2 {
+		t.Fatalf("%v: %d buckets for %d entries", p, len(bs), len(ids))
+	}
+	return ids
 }
 
 func (s *simStore) evidence(p pairKey) []evidenceRow {
@@ -201,7 +296,7 @@ func (s *simStore) views(t *testing.T) ([]graphstore.Entity, []graphstore.Relati
 		if err != nil {
 			t.Fatal(err)
 		}
-		ids, _ := evidenceLists(s.lists[p])
+		ids := s.checkBuckets(t, p, st)
 		if got, want := slices.Sorted(slices.Values(ids)), evidenceChunks(s.evidence(p)); !slices.Equal(got, want) {
 			t.Fatalf("%v: stored evidence %v, the chunks say %v", p, got, want)
 		}
@@ -217,8 +312,12 @@ func (s *simStore) views(t *testing.T) ([]graphstore.Entity, []graphstore.Relati
 // driver against the embedded driver on random workloads of merges, re-merges
 // and removals: same entities, relationships and snapshot, float for float.
 func TestAggregatesMatchBoltgraph(t *testing.T) {
+	defer func(n int) { evidenceCap = n }(evidenceCap)
+	caps := []int{1, 2, 3, evidenceCap}
 	for seed := range uint64(24) {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+		// Small caps give pairs many evidence buckets, holes and repacks.
+		evidenceCap = caps[seed%4]
+		t.Run(fmt.Sprintf("%d/cap=%d", seed, evidenceCap), func(t *testing.T) {
 			ctx := t.Context()
 			r := rand.New(rand.NewPCG(seed, 99))
 			bolt, err := boltgraph.Open(filepath.Join(t.TempDir(), "g.db"))

@@ -17,7 +17,8 @@
 //	(:Entity {corpus, key, name, type, longest, descriptions, descFP, mentions,
 //	          agg, pagerank, summary, summaryFP})
 //	(:Chunk)-[:MENTIONS]->(:Entity)                             one per chunk and entity
-//	(:Entity)-[:RELATED {pk, type, longest, descriptions, weight, agg, chunks, ws}]->(:Entity)
+//	(:Entity)-[:RELATED {pk, type, longest, descriptions, weight, agg, chunks, ws,
+//	                     chunks1, ws1, ...}]->(:Entity)
 //	(:Community {corpus, id, level, parentId, childIds, members, relationshipCount})
 //	(:Membership {corpus, key, communities})                    Entity.Communities
 //
@@ -26,12 +27,15 @@
 // and, in agg (JSON), the counter state they derive from: how many chunks
 // mention the entity (or support the pair) and give each name, type and
 // description. Entity.ChunkIDs are collected from MENTIONS on read. A pair's
-// evidence is kept on its RELATED as two parallel lists, in no particular
-// order: chunks (the chunk ids, Relationship.ChunkIDs once sorted) and ws
-// (their strengths). pk is a hash of corpus and pair, indexed on RELATED, so a
-// pair is found without expanding a hub entity.
+// evidence is kept on its RELATED as pairs of parallel lists, in no particular
+// order: chunks<i> (chunk ids) and ws<i> (their strengths), where bucket 0 has
+// no number. Relationship.ChunkIDs are all chunks<i> lists, sorted. A Merge
+// appends to the last bucket and opens a new one when it is full, so it
+// rewrites one bucket of a hub pair (ADR 0039; agg says which bucket is last).
+// pk is a hash of corpus and pair, indexed on RELATED, so a pair is found
+// without expanding a hub entity.
 // Membership is kept apart from Entity because the hierarchy names keys, which
-// outlive an entity that disappears and comes back. See ADRs 0029 and 0036;
+// outlive an entity that disappears and comes back. See ADRs 0029, 0036 and 0039;
 // Open migrates a graph that still has the EVIDENCE relationships of ADR 0029.
 //
 // # Writes
@@ -44,7 +48,9 @@
 // MENTIONS of the chunks whose content hash changed, then write the states,
 // with each changed chunk's old contribution subtracted and its new one added,
 // and the aggregates derived from them; the evidence lists are edited in place
-// (the changed chunks' entries removed, the new ones appended). Locking before reading is what makes
+// (the changed chunks' entries removed from bucket 0, the new ones appended to
+// the last bucket). A pair with several buckets that loses a chunk has all its
+// buckets read, edited in Go and the changed ones written. Locking before reading is what makes
 // concurrent merges of overlapping chunks correct under Neo4j's read committed
 // isolation; the fixed lock order keeps deadlocks rare. After the locks, nodes
 // and relationships are addressed by element id. So a Merge reads and writes in
@@ -55,7 +61,8 @@
 // Weights are sums of strengths in chunk id order. While every strength of a
 // pair is a whole number and the sum stays below 2^53, adding and subtracting
 // is exact in any order and the weight is updated in place; otherwise it is
-// re-summed from the pair's evidence lists, which are then rewritten whole.
+// re-summed from all the pair's evidence buckets, of which only the changed
+// ones are written back.
 //
 // No Cypher statement is built from input: all are constants, and user text
 // travels only as parameters.

@@ -70,10 +70,11 @@ UNWIND $rows AS eid
 MATCH (c:Chunk) WHERE elementId(c) = eid
 DETACH DELETE c`
 
+	// Every evidence bucket of a pair, as [chunks key, chunks, ws] triples.
 	cyReadEvidence = `
 UNWIND $rows AS r
 MATCH ()-[x]->() WHERE elementId(x) = r.id
-RETURN r.i AS i, x.chunks AS chunks, x.ws AS ws`
+RETURN r.i AS i, [k IN keys(x) WHERE k STARTS WITH 'chunks' | [k, x[k], x['ws' + substring(k, 6)]]] AS buckets`
 
 	cyWriteEntities = `
 UNWIND $rows AS r
@@ -90,9 +91,12 @@ UNWIND $rows AS r
 MATCH ()-[x]->() WHERE elementId(x) = r.id
 SET x += r.props`
 
-	// The evidence lists are edited in place, as relState.edit does, so that a
-	// Merge neither reads nor sends a hub pair's whole list. keep is computed
-	// before the SET, from the old lists.
+	// The evidence lists are edited in place, so that a Merge neither reads nor
+	// sends a hub pair's evidence: the changed chunks leave bucket 0 (the only
+	// bucket when there are any, see relState.needsBuckets) and the added
+	// evidence goes to the end of bucket 0 here, of a later bucket r.ck/r.wk
+	// in cyAppendRelations (relState.appendBucket). keep and the appended
+	// bucket are computed from the old lists, before any is written.
 	cyEditRelations = `
 UNWIND $rows AS r
 MATCH ()-[x]->() WHERE elementId(x) = r.id
@@ -101,6 +105,17 @@ WITH x, r, CASE WHEN size(r.gone) = 0 THEN null
 SET x += r.props,
     x.chunks = CASE WHEN keep IS NULL THEN x.chunks ELSE [i IN keep | x.chunks[i]] END + r.add,
     x.ws = CASE WHEN keep IS NULL THEN x.ws ELSE [i IN keep | x.ws[i]] END + r.addw`
+
+	cyAppendRelations = `
+UNWIND $rows AS r
+MATCH ()-[x]->() WHERE elementId(x) = r.id
+WITH x, r, CASE WHEN size(r.gone) = 0 THEN null
+  ELSE [i IN range(0, size(x.chunks) - 1) WHERE NOT x.chunks[i] IN r.gone] END AS keep,
+  coalesce(x[r.ck], []) + r.add AS cs, coalesce(x[r.wk], []) + r.addw AS ws
+SET x += r.props,
+    x.chunks = CASE WHEN keep IS NULL THEN x.chunks ELSE [i IN keep | x.chunks[i]] END,
+    x.ws = CASE WHEN keep IS NULL THEN x.ws ELSE [i IN keep | x.ws[i]] END,
+    x[r.ck] = cs, x[r.wk] = ws`
 
 	cyCreateRelations = `
 UNWIND $rows AS r
@@ -180,7 +195,7 @@ func (s *Store) apply(ctx context.Context, tx neo4j.ManagedTransaction, corpus s
 	if err := m.replaceProvenance(ctx, &p, remove); err != nil {
 		return err
 	}
-	if err := m.resumWeights(ctx, rels); err != nil {
+	if err := m.loadBuckets(ctx, rels); err != nil {
 		return err
 	}
 	if err := m.writeRelations(ctx, rels); err != nil {
@@ -343,24 +358,18 @@ func (m *mergeTx) pairRow(p pairKey, row map[string]any) map[string]any {
 	return row
 }
 
-// resumWeights re-sums the weights that adding and subtracting could not keep
-// exact (fractional strengths, huge sums) from the pair's evidence after the
-// Merge, which it keeps in full for writeRelations. A new pair's evidence is
-// all in the batch; an existing pair's stored lists are read first.
-func (m *mergeTx) resumWeights(ctx context.Context, rels map[pairKey]*relState) error {
+// loadBuckets reads the evidence buckets of the stored pairs that need them
+// (relState.needsBuckets) and edits them with rebucket, which also re-sums
+// the weights that adding and subtracting could not keep exact (fractional
+// strengths, huge sums). writeRelations then writes the changed buckets.
+func (m *mergeTx) loadBuckets(ctx context.Context, rels map[pairKey]*relState) error {
 	var pairs []pairKey
 	var rows []any
 	for p, st := range rels {
-		if !st.resum || st.Chunks <= 0 {
-			continue
+		if xid := m.rels[p]; xid != "" && st.needsBuckets() {
+			rows = append(rows, map[string]any{"i": len(pairs), "id": xid})
+			pairs = append(pairs, p)
 		}
-		xid := m.rels[p]
-		if xid == "" {
-			st.setFull(nil)
-			continue
-		}
-		rows = append(rows, map[string]any{"i": len(pairs), "id": xid})
-		pairs = append(pairs, p)
 	}
 	recs, err := runBatched(ctx, m.s, m.tx, cyReadEvidence, m.base, rows)
 	if err != nil {
@@ -368,11 +377,11 @@ func (m *mergeTx) resumWeights(ctx context.Context, rels map[pairKey]*relState) 
 	}
 	for _, r := range recs {
 		p := pairs[asInt(r.Values[0])]
-		ev, err := evidenceRows(r.Values[1], r.Values[2])
+		bs, err := bucketRows(r.Values[1])
 		if err != nil {
 			return fmt.Errorf("relationship %q->%q: %w", p.src, p.dst, err)
 		}
-		rels[p].setFull(ev)
+		rels[p].rebucket(bs)
 	}
 	return nil
 }
@@ -380,7 +389,7 @@ func (m *mergeTx) resumWeights(ctx context.Context, rels map[pairKey]*relState) 
 // writeRelations updates, creates and deletes RELATED relationships after
 // their states, in pair order.
 func (m *mergeTx) writeRelations(ctx context.Context, rels map[pairKey]*relState) error {
-	var update, edit, create, del []any
+	var update, edit, appends, create, del []any
 	for _, p := range slices.SortedFunc(maps.Keys(rels), comparePairs) {
 		st, xid := rels[p], m.rels[p]
 		if st.Chunks <= 0 {
@@ -389,29 +398,38 @@ func (m *mergeTx) writeRelations(ctx context.Context, rels map[pairKey]*relState
 			}
 			continue
 		}
-		if xid == "" && st.full == nil {
-			st.setFull(nil) // a new pair: its evidence is what the batch adds
+		if xid == "" && st.buckets == nil {
+			st.rebucket(nil) // a new pair: its evidence is what the batch adds
+		}
+		target := -1
+		if st.buckets == nil {
+			target = st.appendBucket() // before params: it moves the state
 		}
 		props, err := st.params()
 		if err != nil {
 			return fmt.Errorf("relationship %q->%q: %w", p.src, p.dst, err)
 		}
 		switch {
-		case st.full != nil:
-			props["chunks"], props["ws"] = evidenceLists(st.full)
-			if xid == "" {
-				create = append(create, m.pairRow(p, map[string]any{"props": props}))
-			} else {
-				update = append(update, map[string]any{"id": xid, "props": props})
-			}
-		default:
+		case target == 0:
 			add, addw := evidenceLists(st.added)
 			edit = append(edit, map[string]any{"id": xid, "props": props, "gone": orEmpty(st.gone), "add": add, "addw": addw})
+		case target > 0:
+			add, addw := evidenceLists(st.added)
+			ck, wk := bucketKeys(target)
+			appends = append(appends, map[string]any{"id": xid, "props": props, "gone": orEmpty(st.gone),
+				"ck": ck, "wk": wk, "add": add, "addw": addw})
+		case xid == "":
+			st.bucketProps(props)
+			create = append(create, m.pairRow(p, map[string]any{"props": props}))
+		default:
+			st.bucketProps(props)
+			update = append(update, map[string]any{"id": xid, "props": props})
 		}
 	}
 	return m.steps(ctx,
 		stmt{"updating relationships", cyUpdateRelations, update},
 		stmt{"editing relationships", cyEditRelations, edit},
+		stmt{"appending to evidence buckets", cyAppendRelations, appends},
 		stmt{"creating relationships", cyCreateRelations, create},
 		stmt{"deleting relationships", cyDeleteRelations, del})
 }

@@ -16,6 +16,10 @@ import (
 // Ordering and limits are applied in Go, not in Cypher: graphstore sorts by
 // byte-wise string order, which Cypher's string ordering does not promise.
 const (
+	// cyEvidenceChunks collects the chunk ids of all evidence buckets of the
+	// RELATED r (see evidence.go).
+	cyEvidenceChunks = "reduce(a = [], k IN keys(r) | CASE WHEN k STARTS WITH 'chunks' THEN a + r[k] ELSE a END)"
+
 	cyEntities = `
 UNWIND $rows AS k
 MATCH (e:Entity {corpus: $corpus, key: k})
@@ -28,13 +32,13 @@ UNWIND $rows AS k
 MATCH (:Entity {corpus: $corpus, key: k})-[r:RELATED]-(:Entity)
 WITH DISTINCT r
 WITH r, startNode(r) AS a, endNode(r) AS b
-RETURN a.key AS s, b.key AS t, r {.type, .longest, .descriptions, .weight, .chunks} AS r`
+RETURN a.key AS s, b.key AS t, r {.type, .longest, .descriptions, .weight, chunks: ` + cyEvidenceChunks + `} AS r`
 
 	cyRelationshipsAmong = `
 UNWIND $rows AS k
 MATCH (a:Entity {corpus: $corpus, key: k})-[r:RELATED]->(b:Entity)
 WHERE b.key IN $keys
-RETURN k AS s, b.key AS t, r {.type, .longest, .descriptions, .weight, .chunks} AS r`
+RETURN k AS s, b.key AS t, r {.type, .longest, .descriptions, .weight, chunks: ` + cyEvidenceChunks + `} AS r`
 
 	cyExisting = `
 UNWIND $rows AS k

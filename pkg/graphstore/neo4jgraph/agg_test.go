@@ -166,18 +166,7 @@ func (s *simStore) apply(t *testing.T, writes []chunkWrite) {
 		}
 		ents[k] = st
 	}
-	rels := map[pairKey]*relState{}
-	for _, pr := range p.pairs {
-		st := new(relState)
-		if agg, ok := s.rels[pr]; ok {
-			if err := json.Unmarshal([]byte(agg), st); err != nil {
-				t.Fatal(err)
-			}
-			st.weight = s.weights[pr]
-			st.loaded()
-		}
-		rels[pr] = st
-	}
+	rels := s.loadRels(t, p.pairs)
 	p.fold(ents, rels)
 	for _, w := range p.changed {
 		if w.ct == nil {
@@ -765,4 +754,22 @@ func TestContributionEncodings(t *testing.T) {
 			t.Errorf("decoding %T: %+v, %v; want %+v", stored, got, err, ct)
 		}
 	}
+}
+
+// loadRels is the stored state of each pair, as a Merge reads it (new pairs: empty).
+func (s *simStore) loadRels(t *testing.T, pairs []pairKey) map[pairKey]*relState {
+	t.Helper()
+	rels := map[pairKey]*relState{}
+	for _, pr := range pairs {
+		st := new(relState)
+		if agg, ok := s.rels[pr]; ok {
+			if err := json.Unmarshal([]byte(agg), st); err != nil {
+				t.Fatal(err)
+			}
+			st.weight = s.weights[pr]
+			st.loaded()
+		}
+		rels[pr] = st
+	}
+	return rels
 }

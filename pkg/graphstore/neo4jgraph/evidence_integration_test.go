@@ -3,7 +3,6 @@
 package neo4jgraph
 
 import (
-	"encoding/json"
 	"fmt"
 	mrand "math/rand"
 	"math/rand/v2"
@@ -137,18 +136,7 @@ func (s *simStore) applyCounting(t *testing.T, writes []chunkWrite) (whole, buck
 	for _, k := range p.keys {
 		ents[k] = new(entState) // entity states do not matter here
 	}
-	rels := map[pairKey]*relState{}
-	for _, pr := range p.pairs {
-		st := new(relState)
-		if agg, ok := s.rels[pr]; ok {
-			if err := json.Unmarshal([]byte(agg), st); err != nil {
-				t.Fatal(err)
-			}
-			st.weight = s.weights[pr]
-			st.loaded()
-		}
-		rels[pr] = st
-	}
+	rels := s.loadRels(t, p.pairs)
 	p.fold(ents, rels)
 	for _, w := range p.changed {
 		s.chunks[w.id] = oldChunk{exists: true, hash: w.hash, ct: w.ct}

@@ -81,6 +81,7 @@ type feature struct {
 func (e *Embedder) embed(text string) []float32 {
 	tf := map[feature]int{}
 	var prev string
+	var starts []int // byte offsets of the runes of a marked word, and its end
 	for _, sp := range textseg.Words(text) {
 		w := strings.ToLower(sp.Text(text))
 		w = trimPossessive(w)
@@ -94,11 +95,19 @@ func (e *Embedder) embed(text string) []float32 {
 			tf[feature{'b', prev + " " + stem}]++
 		}
 		prev = stem
+		// Character n-grams are substrings of the marked word: slicing it by rune
+		// offsets allocates nothing, where a string per n-gram was most of the
+		// embedder's garbage (entities are embedded by the hundred thousand).
 		marked := "<" + w + ">"
-		runes := []rune(marked)
-		for _, n := range []int{3, 4} {
-			for k := 0; k+n <= len(runes); k++ {
-				tf[feature{'c', string(runes[k : k+n])}]++
+		starts = starts[:0]
+		for i := range marked {
+			starts = append(starts, i)
+		}
+		runes := len(starts)
+		starts = append(starts, len(marked))
+		for _, n := range [...]int{3, 4} {
+			for k := 0; k+n <= runes; k++ {
+				tf[feature{'c', marked[starts[k]:starts[k+n]]}]++
 			}
 		}
 	}

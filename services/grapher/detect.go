@@ -33,9 +33,6 @@ func (s *Service) Detect(ctx context.Context, corpus string) error {
 	changesAtStart := st.state.Changes
 	s.mu.Unlock()
 
-	// This run checks every entity of the snapshot it takes below; entities merged
-	// from now on are noted again.
-	s.forgetUnembedded(corpus)
 	// The current hierarchy is what Stabilize matches the new communities against and,
 	// with WarmStart, seeds Leiden (a re-run keeps what new documents did not touch).
 	prev, err := s.deps.Graph.Communities(ctx, corpus, -1)

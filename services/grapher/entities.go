@@ -32,101 +32,9 @@ func EntityText(e graphstore.Entity) string {
 // less than many small ones (docs/benchmarks.md, 100k realistic chunks).
 const entityWriteGroup = 4096
 
-// noteMerged remembers the entities a merge wrote, for embedMerged. The merger calls it.
-func (s *Service) noteMerged(corpus string, ces []graphstore.ChunkExtraction) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	set := s.unembedded[corpus]
-	if set == nil {
-		set = map[string]struct{}{}
-		s.unembedded[corpus] = set
-	}
-	for _, ce := range ces {
-		for _, e := range ce.Entities {
-			set[e.Key] = struct{}{}
-		}
-	}
-}
-
-// embedMerged embeds the merged entities of every corpus where EmbedEvery of them wait.
-// The scheduler calls it between detection runs; embedMu keeps it apart from a run
-// started elsewhere (the CLI), so that a later pass always read the later graph. An
-// entity merged again after it was read here is noted again, and the next detection
-// run checks every entity anyway. A failure is left to that run.
-func (s *Service) embedMerged(ctx context.Context) {
-	for {
-		corpus, keys := s.takeUnembedded()
-		if keys == nil {
-			return
-		}
-		s.embedMu.Lock()
-		err := s.embedChanged(ctx, corpus, keys)
-		s.embedMu.Unlock()
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			s.log.Warn("embedding merged entities; the next detection run will", "corpus", corpus, "entities", len(keys), "err", err)
-		}
-	}
-}
-
-// takeUnembedded hands out, sorted, the merged entities of one corpus where EmbedEvery
-// of them wait, or nil.
-func (s *Service) takeUnembedded() (string, []string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for corpus, set := range s.unembedded {
-		if len(set) < s.cfg.EmbedEvery {
-			continue
-		}
-		keys := make([]string, 0, len(set))
-		for k := range set {
-			keys = append(keys, k)
-		}
-		delete(s.unembedded, corpus)
-		sort.Strings(keys)
-		return corpus, keys
-	}
-	return "", nil
-}
-
-// forgetUnembedded drops what waits for embedMerged in a corpus: a detection run is
-// about to check all of its entities.
-func (s *Service) forgetUnembedded(corpus string) {
-	s.mu.Lock()
-	delete(s.unembedded, corpus)
-	s.mu.Unlock()
-}
-
 // embedEntities (re-)embeds entities whose text changed since they were last embedded and
 // deletes records of entities that are gone.
 func (s *Service) embedEntities(ctx context.Context, corpus string, keys []string) error {
-	s.embedMu.Lock()
-	defer s.embedMu.Unlock()
-	if err := s.embedChanged(ctx, corpus, keys); err != nil {
-		return err
-	}
-	coll := schema.Collection(corpus, schema.Entities)
-	n, err := s.deps.Vectors.Count(ctx, coll)
-	if err != nil {
-		return fmt.Errorf("counting entity records: %w", err)
-	}
-	if n > len(keys) {
-		current := func(id string) bool {
-			i := sort.SearchStrings(keys, id)
-			return i < len(keys) && keys[i] == id
-		}
-		if _, err := deleteStale(ctx, s.deps.Vectors, coll, current); err != nil {
-			return fmt.Errorf("deleting stale entity records: %w", err)
-		}
-	}
-	return nil
-}
-
-// embedChanged (re-)embeds those of the entities keys (sorted) whose text changed since
-// they were last embedded; keys of entities that do not exist are skipped.
-func (s *Service) embedChanged(ctx context.Context, corpus string, keys []string) error {
 	coll := schema.Collection(corpus, schema.Entities)
 	if err := s.deps.Vectors.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: s.dim}); err != nil {
 		return fmt.Errorf("ensuring entity collection: %w", err)
@@ -161,7 +69,23 @@ func (s *Service) embedChanged(ctx context.Context, corpus string, keys []string
 			todo, texts = todo[:0], texts[:0]
 		}
 	}
-	return s.writeEntities(ctx, coll, todo, texts)
+	if err := s.writeEntities(ctx, coll, todo, texts); err != nil {
+		return err
+	}
+	n, err := s.deps.Vectors.Count(ctx, coll)
+	if err != nil {
+		return fmt.Errorf("counting entity records: %w", err)
+	}
+	if n > len(keys) {
+		current := func(id string) bool {
+			i := sort.SearchStrings(keys, id)
+			return i < len(keys) && keys[i] == id
+		}
+		if _, err := deleteStale(ctx, s.deps.Vectors, coll, current); err != nil {
+			return fmt.Errorf("deleting stale entity records: %w", err)
+		}
+	}
+	return nil
 }
 
 // writeEntities embeds texts and upserts the entities' records in one write.

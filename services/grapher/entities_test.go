@@ -5,7 +5,6 @@ import (
 	"errors"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
@@ -62,48 +61,5 @@ func TestEmbedEntitiesWritesInGroups(t *testing.T) {
 	}
 	if _, err := tg.vs.SearchText(ctx, coll, "g", 5, vectorstore.Filter{}); !errors.Is(err, vectorstore.ErrUnsupported) {
 		t.Errorf("entity collection searched by words: err = %v; want ErrUnsupported (no lexical index)", err)
-	}
-}
-
-// Entities are embedded while chunks are merged, once EmbedEvery of them wait, with no
-// detection run: at 100k chunks, embedding them all in the run after the last merge
-// kept the corpus from completing for minutes.
-func TestEntitiesEmbeddedWhileMerging(t *testing.T) {
-	ctx := t.Context()
-	tg := newTestGrapher(t)
-	const corpus = "streaming"
-	groups := entityWriteGroup/3 + 1 // just over EmbedEvery entities
-	var reqs []mergeReq
-	for _, ce := range triangles("m", groups) {
-		reqs = append(reqs, mergeReq{ctx: ctx, corpus: corpus, op: mergeOp{ce: ce, docID: ce.DocumentID}})
-	}
-	if err := tg.s.merger.commitCorpus(ctx, corpus, reqs); err != nil {
-		t.Fatal(err)
-	}
-	coll := schema.Collection(corpus, schema.Entities)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		n, err := tg.vs.Count(ctx, coll)
-		if err == nil && n == 3*groups {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("entity records = %d (%v) without a detection run; want %d", n, err, 3*groups)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	tg.s.mu.Lock()
-	detections := 0
-	if st, ok := tg.s.corpora[corpus]; ok {
-		detections = st.state.Detections
-	}
-	tg.s.mu.Unlock()
-	if detections != 0 {
-		t.Fatalf("%d detection runs; the entities were to be embedded without one", detections)
-	}
-	// Fewer than EmbedEvery wait: they are left to the next pass or detection run.
-	tg.s.noteMerged(corpus, triangles("few", 10))
-	if c, keys := tg.s.takeUnembedded(); keys != nil {
-		t.Fatalf("handed out %d entities of %q below EmbedEvery", len(keys), c)
 	}
 }

@@ -71,9 +71,6 @@ type merger struct {
 	wait     time.Duration
 	versions *versionCache
 
-	// merged, when set, is told what each successful merge wrote.
-	merged func(corpus string, ces []graphstore.ChunkExtraction)
-
 	in   chan mergeReq
 	quit chan struct{}
 	wg   sync.WaitGroup
@@ -208,9 +205,6 @@ func (m *merger) commitCorpus(ctx context.Context, corpus string, reqs []mergeRe
 			return err
 		}
 		recordMerge(ctx, len(merges), time.Since(start))
-		if m.merged != nil {
-			m.merged(corpus, merges)
-		}
 	}
 	if len(removals) > 0 {
 		if err := m.store.RemoveChunks(ctx, corpus, removals); err != nil {

@@ -52,11 +52,6 @@ type Config struct {
 	// run resumed after a crash, need not give the same hierarchy as one cold run), so
 	// it is off by default.
 	WarmStart bool
-	// EmbedEvery embeds merged entities while documents stream in, once this many
-	// distinct ones wait, instead of all of them in the next detection run, which at
-	// 100k chunks spent minutes of one core on them after the last merge (0: only at
-	// detection). Detection still checks every entity, so the result is the same.
-	EmbedEvery int
 	// SummarizeAfter is the number of distinct descriptions an entity accumulates before
 	// they are summarized into one by the LLM (no effect offline).
 	SummarizeAfter int
@@ -89,7 +84,6 @@ func DefaultConfig() Config {
 		MinCommunitySize:   3,
 		Damping:            0.85,
 		MaxCommunityChange: community.DefaultMaxChange,
-		EmbedEvery:         entityWriteGroup,
 		SummarizeAfter:     8,
 		BatchSize:          256,
 		BatchWait:          20 * time.Millisecond,
@@ -132,11 +126,7 @@ type Service struct {
 
 	mu      sync.Mutex
 	corpora map[string]*corpusState
-	// unembedded holds, per corpus, the keys of entities merged since the scheduler
-	// last embedded them (see embedMerged).
-	unembedded map[string]map[string]struct{}
-	embedMu    sync.Mutex // one pass over entity vectors at a time (embedMerged, embedEntities)
-	saveMu     sync.Mutex // serializes state saves (saveState)
+	saveMu  sync.Mutex // serializes state saves (saveState)
 
 	started      atomic.Bool // Start succeeded
 	stopPauses   func()      // ends the record of a pause (pipeline.ReportPauses)
@@ -201,12 +191,8 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		log = slog.Default()
 	}
 	s := &Service{cfg: cfg, deps: deps, log: log.With("service", "grapher"), corpora: map[string]*corpusState{},
-		unembedded: map[string]map[string]struct{}{},
-		stop:       make(chan struct{}), done: make(chan struct{}), failed: make(chan error, 1)}
+		stop: make(chan struct{}), done: make(chan struct{}), failed: make(chan error, 1)}
 	s.merger = newMerger(deps.Graph, newVersionCache(nil, versionCacheEntries), cfg.BatchSize, cfg.BatchWait)
-	if cfg.EmbedEvery > 0 {
-		s.merger.merged = s.noteMerged
-	}
 	countersAtZero(context.Background())
 	s.runner = pipeline.NewRunner(deps.Bus, pipeline.StageGrapher, events.KindExtractions, cfg.Stage, s.handleExtraction, s.log)
 	return s, nil
@@ -368,7 +354,6 @@ func (s *Service) schedule(ctx context.Context) {
 			}
 		}
 		s.checkReports(ctx)
-		s.embedMerged(ctx)
 	}
 }
 
@@ -469,7 +454,6 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&c.Damping, "pagerank-damping", c.Damping, "PageRank damping factor")
 	fs.Float64Var(&c.MaxCommunityChange, "community-max-change", c.MaxCommunityChange, "share of its members a community may change (and of its size since its report) and keep its id and report (0: any change is a new community)")
 	fs.BoolVar(&c.WarmStart, "detect-warm", c.WarmStart, "start each community detection from the stored hierarchy: fewer reports rewritten, but communities depend on document order")
-	fs.IntVar(&c.EmbedEvery, "embed-entities-every", c.EmbedEvery, "merged entities that wait before they are embedded while documents stream in (0: only when communities are detected)")
 	fs.IntVar(&c.SummarizeAfter, "summarize-descriptions-after", c.SummarizeAfter, "descriptions an entity accumulates before the LLM merges them")
 	fs.IntVar(&c.BatchSize, "merge-batch", c.BatchSize, "chunks merged into the graph store per group commit")
 	fs.StringVar(&c.Taxonomy.Strategy, "taxonomy-strategy", c.Taxonomy.Strategy, "entity type consolidation: stratified or global")

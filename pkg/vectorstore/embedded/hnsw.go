@@ -114,6 +114,7 @@ func (h *candHeap) pop() cand {
 type visitSet struct {
 	gen   uint32
 	marks []uint32
+	todo  []int32 // searchLayer's scratch list of neighbours to score
 }
 
 func (g *annGraph) getVisited() *visitSet {
@@ -235,16 +236,26 @@ func (g *annGraph) searchLayer(q qvec, ep int32, ef, l int) []cand {
 	cands := candHeap{{ep, d0}}
 	res := candHeap{{ep, -d0}} // farthest on top
 	vis.marks[ep] = vis.gen
+	todo := vis.todo
 	for len(cands) > 0 {
 		c := cands.pop()
 		if c.d > -res[0].d && len(res) >= ef {
 			break
 		}
+		// Mark and prefetch the unvisited neighbours before scoring any. In a
+		// graph of hundreds of thousands of nodes their codes are out of cache,
+		// and scoring them one by one waits on each miss in turn
+		// (BenchmarkInsertLarge).
+		todo = todo[:0]
 		for _, n := range g.links[c.id][l] {
 			if vis.marks[n] == vis.gen {
 				continue
 			}
 			vis.marks[n] = vis.gen
+			g.vecs[n].prefetch()
+			todo = append(todo, n)
+		}
+		for _, n := range todo {
 			d := dist(q, g.vecs[n])
 			if len(res) < ef || d < -res[0].d {
 				cands.push(cand{n, d})
@@ -255,6 +266,7 @@ func (g *annGraph) searchLayer(q qvec, ep int32, ef, l int) []cand {
 			}
 		}
 	}
+	vis.todo = todo
 	out := make([]cand, len(res))
 	for i := len(out) - 1; i >= 0; i-- {
 		c := res.pop()

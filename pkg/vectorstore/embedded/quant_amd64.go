@@ -21,3 +21,16 @@ func dotInt8(a, b []int8) int32 {
 	}
 	return dotInt8AVX2(&a[0], &b[0], n) + dotInt8Go(a[n:], b[n:])
 }
+
+// prefetchLines asks the CPU to load the n bytes at p into cache without
+// waiting for them (dot_amd64.s).
+//
+//go:noescape
+func prefetchLines(p *int8, n int)
+
+// prefetch starts loading v's codes into cache.
+func (v qvec) prefetch() {
+	if len(v.codes) > 0 {
+		prefetchLines(&v.codes[0], len(v.codes))
+	}
+}

@@ -43,7 +43,7 @@ func ParseFormat(s string) (Format, error) {
 // GraphReader is what an export reads from a graph store (a graphstore.Store).
 type GraphReader interface {
 	Snapshot(ctx context.Context, corpus string) (graphstore.Snapshot, error)
-	Entities(ctx context.Context, corpus string, keys []string) ([]graphstore.Entity, error)
+	Entities(ctx context.Context, corpus string, keys []string, opts ...graphstore.ReadOption) ([]graphstore.Entity, error)
 	RelationshipsOf(ctx context.Context, corpus string, keys []string, limit int) ([]graphstore.Relationship, error)
 	Communities(ctx context.Context, corpus string, level int) ([]graphstore.Community, error)
 	ChunkEntities(ctx context.Context, corpus string, chunkIDs []string) (map[string][]string, error)

@@ -113,6 +113,27 @@ type Stats struct {
 	Entities, Relationships, Communities, Levels, Chunks int
 }
 
+// ReadOption narrows what Entities and RelationshipsAmong fill in.
+type ReadOption uint8
+
+// Brief leaves out the lists of the entities and relationships read:
+// Descriptions, ChunkIDs and an entity's Communities. The embedded store reads
+// each list with one more lookup per item, which at 100k chunks is a page read
+// from disk more often than not. The summarizer and the grapher's entity
+// embedding use names, types, descriptions, weights and PageRank only. A store
+// may fill the lists in anyway, so a caller passing Brief must not use them.
+const Brief ReadOption = 1
+
+// IsBrief reports whether opts holds Brief.
+func IsBrief(opts []ReadOption) bool {
+	for _, o := range opts {
+		if o == Brief {
+			return true
+		}
+	}
+	return false
+}
+
 // Store is a knowledge-graph store partitioned by corpus. Implementations are safe
 // for concurrent use. Reads of a corpus that does not exist return empty results
 // (or ErrNotFound where a single item is asked for).
@@ -125,7 +146,7 @@ type Store interface {
 	// Entity returns one entity or ErrNotFound.
 	Entity(ctx context.Context, corpus, key string) (Entity, error)
 	// Entities returns the entities that exist, in the order given, each once.
-	Entities(ctx context.Context, corpus string, keys []string) ([]Entity, error)
+	Entities(ctx context.Context, corpus string, keys []string, opts ...ReadOption) ([]Entity, error)
 	// SetDescriptions stores summarized descriptions by entity key (an empty one
 	// clears the summary); keys of entities that do not exist are ignored.
 	SetDescriptions(ctx context.Context, corpus string, descs map[string]string) error
@@ -134,7 +155,7 @@ type Store interface {
 	RelationshipsOf(ctx context.Context, corpus string, keys []string, limit int) ([]Relationship, error)
 	// RelationshipsAmong returns the relationships with both ends in keys, in the
 	// order of RelationshipsOf.
-	RelationshipsAmong(ctx context.Context, corpus string, keys []string) ([]Relationship, error)
+	RelationshipsAmong(ctx context.Context, corpus string, keys []string, opts ...ReadOption) ([]Relationship, error)
 	// ChunkEntities returns, for each given chunk that has a contribution, the keys
 	// of the entities it mentions (including relationship ends), sorted. Chunks
 	// without a contribution are absent from the map.

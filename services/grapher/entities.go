@@ -42,7 +42,7 @@ func (s *Service) embedEntities(ctx context.Context, corpus string, keys []strin
 	var todo []graphstore.Entity
 	var texts []string
 	for _, part := range batches(keys, 1024) {
-		ents, err := s.deps.Graph.Entities(ctx, corpus, part)
+		ents, err := s.deps.Graph.Entities(ctx, corpus, part, graphstore.Brief) // the text needs no lists
 		if err != nil {
 			return fmt.Errorf("reading entities: %w", err)
 		}
@@ -149,7 +149,7 @@ func (s *Service) summarizeDescriptions(ctx context.Context, corpus string, keys
 func (s *Service) refreshTaxonomy(ctx context.Context, corpus string, keys []string) error {
 	counts := map[string]int{}
 	for _, part := range batches(keys, 512) {
-		ents, err := s.deps.Graph.Entities(ctx, corpus, part)
+		ents, err := s.deps.Graph.Entities(ctx, corpus, part, graphstore.Brief)
 		if err != nil {
 			return err
 		}

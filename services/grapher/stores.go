@@ -18,7 +18,7 @@ type GraphStore interface {
 	RemoveChunks(ctx context.Context, corpus string, chunkIDs []string) error
 	Corpora(ctx context.Context) ([]string, error)
 	Snapshot(ctx context.Context, corpus string) (graphstore.Snapshot, error)
-	Entities(ctx context.Context, corpus string, keys []string) ([]graphstore.Entity, error)
+	Entities(ctx context.Context, corpus string, keys []string, opts ...graphstore.ReadOption) ([]graphstore.Entity, error)
 	SetDescriptions(ctx context.Context, corpus string, descs map[string]string) error
 	SetPageRank(ctx context.Context, corpus string, scores map[string]float64) error
 	ReplaceCommunities(ctx context.Context, corpus string, cs []graphstore.Community) error

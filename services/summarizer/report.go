@@ -95,7 +95,7 @@ func (s *Service) subReports(ctx context.Context, corpus string, com graphstore.
 // sub-community reports subs.
 func (s *Service) contextWith(ctx context.Context, corpus string, com graphstore.Community, subs []Report) (CommunityContext, error) {
 	cc := CommunityContext{Community: com, SubReports: subs}
-	ents, err := s.deps.Graph.Entities(ctx, corpus, com.Members)
+	ents, err := s.deps.Graph.Entities(ctx, corpus, com.Members, graphstore.Brief) // no lists: the prompt uses none
 	if err != nil {
 		return cc, fmt.Errorf("reading members of %s: %w", com.ID, err)
 	}
@@ -106,7 +106,7 @@ func (s *Service) contextWith(ctx context.Context, corpus string, com graphstore
 		return ents[i].Key < ents[j].Key
 	})
 	cc.Members = ents
-	rels, err := s.deps.Graph.RelationshipsAmong(ctx, corpus, com.Members)
+	rels, err := s.deps.Graph.RelationshipsAmong(ctx, corpus, com.Members, graphstore.Brief)
 	if err != nil {
 		return cc, fmt.Errorf("reading relationships of %s: %w", com.ID, err)
 	}

@@ -174,8 +174,8 @@ type replacingGraph struct {
 	replace func()
 }
 
-func (r *replacingGraph) RelationshipsAmong(ctx context.Context, corpus string, keys []string) ([]graphstore.Relationship, error) {
-	rels, err := r.GraphReader.RelationshipsAmong(ctx, corpus, keys)
+func (r *replacingGraph) RelationshipsAmong(ctx context.Context, corpus string, keys []string, opts ...graphstore.ReadOption) ([]graphstore.Relationship, error) {
+	rels, err := r.GraphReader.RelationshipsAmong(ctx, corpus, keys, opts...)
 	r.once.Do(r.replace)
 	return rels, err
 }

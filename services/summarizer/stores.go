@@ -12,8 +12,8 @@ import (
 // methods (see it for their contracts).
 type GraphReader interface {
 	Community(ctx context.Context, corpus, id string) (graphstore.Community, error)
-	Entities(ctx context.Context, corpus string, keys []string) ([]graphstore.Entity, error)
-	RelationshipsAmong(ctx context.Context, corpus string, keys []string) ([]graphstore.Relationship, error)
+	Entities(ctx context.Context, corpus string, keys []string, opts ...graphstore.ReadOption) ([]graphstore.Entity, error)
+	RelationshipsAmong(ctx context.Context, corpus string, keys []string, opts ...graphstore.ReadOption) ([]graphstore.Relationship, error)
 }
 
 // VectorStore is what the summarizer needs of a vector store: it reads the

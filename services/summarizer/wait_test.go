@@ -107,20 +107,31 @@ func TestParentReportWaitsForSubReports(t *testing.T) {
 	if err := s.handleCommunity(ctx, "demo", msg("c1-z", 1, 1)); err != nil {
 		t.Fatalf("parent with every sub-report waited: %v", err)
 	}
+	// Reports need no lists (chunk ids, every description): the reads leave them out.
+	if reads.entities == 0 || reads.full != 0 {
+		t.Fatalf("%d of %d member and relationship reads were not brief", reads.full, reads.entities+reads.among)
+	}
 }
 
-// countingGraph counts the member and relationship reads the summarizer makes.
+// countingGraph counts the member and relationship reads the summarizer makes,
+// and those of them that were not brief (graphstore.Brief).
 type countingGraph struct {
 	GraphReader
-	entities, among int
+	entities, among, full int
 }
 
-func (c *countingGraph) Entities(ctx context.Context, corpus string, keys []string) ([]graphstore.Entity, error) {
+func (c *countingGraph) Entities(ctx context.Context, corpus string, keys []string, opts ...graphstore.ReadOption) ([]graphstore.Entity, error) {
 	c.entities++
-	return c.GraphReader.Entities(ctx, corpus, keys)
+	if !graphstore.IsBrief(opts) {
+		c.full++
+	}
+	return c.GraphReader.Entities(ctx, corpus, keys, opts...)
 }
 
-func (c *countingGraph) RelationshipsAmong(ctx context.Context, corpus string, keys []string) ([]graphstore.Relationship, error) {
+func (c *countingGraph) RelationshipsAmong(ctx context.Context, corpus string, keys []string, opts ...graphstore.ReadOption) ([]graphstore.Relationship, error) {
 	c.among++
-	return c.GraphReader.RelationshipsAmong(ctx, corpus, keys)
+	if !graphstore.IsBrief(opts) {
+		c.full++
+	}
+	return c.GraphReader.RelationshipsAmong(ctx, corpus, keys, opts...)
 }

@@ -235,13 +235,13 @@ func getRel(c *corpusTx, src, dst string) (*relRec, error) {
 	return r, nil
 }
 
-// entity builds the public view of a stored entity.
-func entity(c *corpusTx, key string, r *entRec) (graphstore.Entity, error) {
+// entity builds the public view of a stored entity; brief leaves out the lists
+// (graphstore.Brief), which are three more lookups.
+func entity(c *corpusTx, key string, r *entRec, brief bool) (graphstore.Entity, error) {
 	e := graphstore.Entity{
 		Key:          key,
 		Name:         r.Names.mostFrequent(),
 		Type:         r.Types.mostFrequent(),
-		Descriptions: firstDescs(c.entDescs, keyPrefix(key)),
 		MentionCount: r.Mentions,
 		PageRank:     r.PageRank,
 		Description:  r.Descs.Longest,
@@ -252,6 +252,10 @@ func entity(c *corpusTx, key string, r *entRec) (graphstore.Entity, error) {
 	if r.Summary != "" && r.SummaryFP == r.Descs.fingerprint() {
 		e.Description = r.Summary
 	}
+	if brief {
+		return e, nil
+	}
+	e.Descriptions = firstDescs(c.entDescs, keyPrefix(key))
 	e.ChunkIDs = make([]string, 0, r.Mentions)
 	if err := scanPrefix(c.entChunks, lp(nil, key), func(rest, _ []byte) error {
 		e.ChunkIDs = append(e.ChunkIDs, string(rest))
@@ -268,15 +272,20 @@ func entity(c *corpusTx, key string, r *entRec) (graphstore.Entity, error) {
 	return e, nil
 }
 
-func relationship(c *corpusTx, src, dst string, r *relRec) graphstore.Relationship {
+// relationship builds the public view of a stored relationship; brief leaves
+// out the lists (graphstore.Brief), which are two more lookups.
+func relationship(c *corpusTx, src, dst string, r *relRec, brief bool) graphstore.Relationship {
 	rel := graphstore.Relationship{
 		SourceKey: src, TargetKey: dst,
-		Type:         r.Types.mostFrequent(),
-		Description:  r.Descs.Longest,
-		Descriptions: firstDescs(c.relDescs, pairPrefix(src, dst)),
-		Weight:       r.Weight,
-		ChunkIDs:     make([]string, 0, r.Chunks),
+		Type:        r.Types.mostFrequent(),
+		Description: r.Descs.Longest,
+		Weight:      r.Weight,
 	}
+	if brief {
+		return rel
+	}
+	rel.Descriptions = firstDescs(c.relDescs, pairPrefix(src, dst))
+	rel.ChunkIDs = make([]string, 0, r.Chunks)
 	// The callback cannot fail, so neither can the scan.
 	_ = scanPrefix(c.relChunks, pairPrefix(src, dst), func(rest, _ []byte) error {
 		rel.ChunkIDs = append(rel.ChunkIDs, string(rest))

@@ -41,7 +41,7 @@ func (s *Store) Entity(ctx context.Context, corpus, key string) (graphstore.Enti
 			return err
 		}
 		found = true
-		e, err = entity(c, key, r)
+		e, err = entity(c, key, r, false)
 		return err
 	})
 	if err == nil && !found {
@@ -51,7 +51,8 @@ func (s *Store) Entity(ctx context.Context, corpus, key string) (graphstore.Enti
 }
 
 // Entities returns the existing entities among keys in the order given, each once.
-func (s *Store) Entities(ctx context.Context, corpus string, keys []string) ([]graphstore.Entity, error) {
+func (s *Store) Entities(ctx context.Context, corpus string, keys []string, opts ...graphstore.ReadOption) ([]graphstore.Entity, error) {
+	brief := graphstore.IsBrief(opts)
 	var out []graphstore.Entity
 	err := s.read(ctx, "reading entities", corpus, func(c *corpusTx) error {
 		seen := make(map[string]struct{}, len(keys))
@@ -72,7 +73,7 @@ func (s *Store) Entities(ctx context.Context, corpus string, keys []string) ([]g
 			if r == nil {
 				continue
 			}
-			e, err := entity(c, k, r)
+			e, err := entity(c, k, r, brief)
 			if err != nil {
 				return err
 			}
@@ -90,7 +91,7 @@ func byWeight(a, b graphstore.Relationship) int {
 
 // outRelations appends the relationships leaving src whose target passes keep: a
 // prefix scan of rels, which holds them in one key range, decoding only the kept.
-func outRelations(c *corpusTx, src string, keep func(dst []byte) bool, out []graphstore.Relationship) ([]graphstore.Relationship, error) {
+func outRelations(c *corpusTx, src string, keep func(dst []byte) bool, brief bool, out []graphstore.Relationship) ([]graphstore.Relationship, error) {
 	err := scanPrefix(c.rels, lp(nil, src), func(dst, v []byte) error {
 		if !keep(dst) {
 			return nil
@@ -99,7 +100,7 @@ func outRelations(c *corpusTx, src string, keep func(dst []byte) bool, out []gra
 		if err := decodeRel(v, &r); err != nil {
 			return fmt.Errorf("relationship %q>%q: %w", src, dst, err)
 		}
-		out = append(out, relationship(c, src, string(dst), &r))
+		out = append(out, relationship(c, src, string(dst), &r, brief))
 		return nil
 	})
 	return out, err
@@ -107,7 +108,7 @@ func outRelations(c *corpusTx, src string, keep func(dst []byte) bool, out []gra
 
 // relationsAround collects, each once and heaviest first, the relationships with
 // both ends in keys (among) or with at least one end in keys.
-func relationsAround(ctx context.Context, c *corpusTx, keys []string, among bool) ([]graphstore.Relationship, error) {
+func relationsAround(ctx context.Context, c *corpusTx, keys []string, among, brief bool) ([]graphstore.Relationship, error) {
 	set := make(map[string]struct{}, len(keys))
 	for _, k := range keys {
 		set[k] = struct{}{}
@@ -125,7 +126,7 @@ func relationsAround(ctx context.Context, c *corpusTx, keys []string, among bool
 				return nil, err
 			}
 		}
-		if out, err = outRelations(c, k, keep, out); err != nil {
+		if out, err = outRelations(c, k, keep, brief, out); err != nil {
 			return nil, err
 		}
 		if among {
@@ -139,7 +140,7 @@ func relationsAround(ctx context.Context, c *corpusTx, keys []string, among bool
 			}
 			r, err := getRel(c, string(n), k)
 			if r != nil {
-				out = append(out, relationship(c, string(n), k, r))
+				out = append(out, relationship(c, string(n), k, r, brief))
 			}
 			return err
 		})
@@ -156,7 +157,7 @@ func (s *Store) RelationshipsOf(ctx context.Context, corpus string, keys []strin
 	var out []graphstore.Relationship
 	err := s.read(ctx, "reading relationships", corpus, func(c *corpusTx) error {
 		var err error
-		out, err = relationsAround(ctx, c, keys, false)
+		out, err = relationsAround(ctx, c, keys, false, false)
 		return err
 	})
 	if limit > 0 && len(out) > limit {
@@ -166,11 +167,12 @@ func (s *Store) RelationshipsOf(ctx context.Context, corpus string, keys []strin
 }
 
 // RelationshipsAmong returns the relationships with both ends in keys.
-func (s *Store) RelationshipsAmong(ctx context.Context, corpus string, keys []string) ([]graphstore.Relationship, error) {
+func (s *Store) RelationshipsAmong(ctx context.Context, corpus string, keys []string, opts ...graphstore.ReadOption) ([]graphstore.Relationship, error) {
+	brief := graphstore.IsBrief(opts)
 	var out []graphstore.Relationship
 	err := s.read(ctx, "reading relationships among keys", corpus, func(c *corpusTx) error {
 		var err error
-		out, err = relationsAround(ctx, c, keys, true)
+		out, err = relationsAround(ctx, c, keys, true, brief)
 		return err
 	})
 	return out, err
@@ -249,7 +251,7 @@ func (s *Store) Neighborhood(ctx context.Context, corpus string, start []string,
 			if err != nil {
 				return err
 			}
-			e, err := entity(c, h.key, r)
+			e, err := entity(c, h.key, r, false)
 			if err != nil {
 				return err
 			}

@@ -59,6 +59,34 @@ func TestConformance(t *testing.T) {
 	}, func(t *testing.T) graphstore.Store { return openTemp(t) })
 }
 
+// This store leaves the lists out of a brief read: they are the lookups Brief
+// exists to save (each a page read once the file outgrows memory).
+func TestBriefReadsSkipLists(t *testing.T) {
+	s := openTemp(t)
+	batch := []graphstore.ChunkExtraction{{ChunkID: "c1",
+		Entities:  []graphstore.EntityMention{{Key: "a", Name: "A", Description: "A leads."}, {Key: "b", Name: "B", Description: "B builds."}},
+		Relations: []graphstore.RelationMention{{SourceKey: "a", TargetKey: "b", Description: "A funds B."}}}}
+	if err := s.Merge(t.Context(), "k", batch); err != nil {
+		t.Fatal(err)
+	}
+	ents, err := s.Entities(t.Context(), "k", []string{"a", "b"}, graphstore.Brief)
+	if err != nil || len(ents) != 2 {
+		t.Fatalf("entities %v, %v", ents, err)
+	}
+	rels, err := s.RelationshipsAmong(t.Context(), "k", []string{"a", "b"}, graphstore.Brief)
+	if err != nil || len(rels) != 1 {
+		t.Fatalf("relationships %v, %v", rels, err)
+	}
+	for _, e := range ents {
+		if e.Description == "" || e.ChunkIDs != nil || e.Descriptions != nil {
+			t.Errorf("brief entity %+v: want a description and no lists", e)
+		}
+	}
+	if r := rels[0]; r.Description == "" || r.ChunkIDs != nil || r.Descriptions != nil {
+		t.Errorf("brief relationship %+v: want a description and no lists", r)
+	}
+}
+
 func TestOpenOptions(t *testing.T) {
 	t.Run("file mode", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "mode.db")

@@ -36,6 +36,7 @@ func Run(t *testing.T, f Features, open func(t *testing.T) graphstore.Store) {
 		{"ReplaceSemantics", testReplaceSemantics},
 		{"RemoveChunks", testRemoveChunks},
 		{"Provenance", testProvenance},
+		{"BriefReads", testBriefReads},
 		{"NameTypeDescription", testNameTypeDescription},
 		{"Summaries", testSummaries},
 		{"ImpliedEntitiesAndSelfLoops", testImpliedAndSelfLoops},
@@ -405,6 +406,55 @@ func testProvenance(t *testing.T, s graphstore.Store) {
 		t.Fatal(err)
 	}
 	eq(t, "ChunkEntities after removal", ce, map[string][]string{})
+}
+
+// testBriefReads checks that a brief read (graphstore.Brief) gives every field but
+// the lists as a full read does; the lists it may leave out.
+func testBriefReads(t *testing.T, s graphstore.Store) {
+	merge(t, s, "k",
+		chunk("c1", []graphstore.EntityMention{em("a", "A", "person", "A leads."), em("b", "B", "org", "B builds.")},
+			rm("a", "b", 2), rm("b", "a", 1)),
+		chunk("c2", []graphstore.EntityMention{em("a", "A", "person", "A founded B."), em("c", "C", "", "")}, rm("a", "c", 1)),
+	)
+	if err := s.SetPageRank(t.Context(), "k", map[string]float64{"a": 0.5, "b": 0.3, "c": 0.2}); err != nil {
+		t.Fatal(err)
+	}
+	noLists := func(e graphstore.Entity) graphstore.Entity {
+		e.Descriptions, e.ChunkIDs, e.Communities = nil, nil, nil
+		return e
+	}
+	keys := []string{"c", "a", "nope", "b", "a"}
+	full, err := s.Entities(t.Context(), "k", keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	brief, err := s.Entities(t.Context(), "k", keys, graphstore.Brief)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(full) != 3 || len(brief) != len(full) {
+		t.Fatalf("entities: %d full, %d brief, want 3", len(full), len(brief))
+	}
+	for i := range full {
+		eq(t, "brief entity "+full[i].Key, noLists(brief[i]), noLists(full[i]))
+	}
+	fullRels, err := s.RelationshipsAmong(t.Context(), "k", []string{"a", "b", "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	briefRels, err := s.RelationshipsAmong(t.Context(), "k", []string{"a", "b", "c"}, graphstore.Brief)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "brief relationships", relIDs(briefRels), relIDs(fullRels))
+	for i := range fullRels {
+		f, b := fullRels[i], briefRels[i]
+		f.Descriptions, f.ChunkIDs, b.Descriptions, b.ChunkIDs = nil, nil, nil, nil
+		eq(t, "brief relationship "+relIDs(fullRels[i : i+1])[0], b, f)
+	}
+	if len(fullRels) != 3 || full[1].Description == "" || len(full[1].ChunkIDs) != 2 || len(fullRels[0].ChunkIDs) != 1 {
+		t.Fatalf("the fixture is not what this test needs: %+v, %+v", full, fullRels)
+	}
 }
 
 func testNameTypeDescription(t *testing.T, s graphstore.Store) {

@@ -127,7 +127,9 @@ func (s *Store) Entity(ctx context.Context, corpus, key string) (graphstore.Enti
 }
 
 // Entities returns the existing entities among keys in the order given, each once.
-func (s *Store) Entities(ctx context.Context, corpus string, keys []string) ([]graphstore.Entity, error) {
+// It fills in every field whatever opts say: the lists come back in the same
+// query, not from more lookups (graphstore.Brief).
+func (s *Store) Entities(ctx context.Context, corpus string, keys []string, _ ...graphstore.ReadOption) ([]graphstore.Entity, error) {
 	if err := checkCorpus(corpus); err != nil {
 		return nil, err
 	}
@@ -206,8 +208,9 @@ func (s *Store) RelationshipsOf(ctx context.Context, corpus string, keys []strin
 	return out, err
 }
 
-// RelationshipsAmong returns the relationships with both ends in keys.
-func (s *Store) RelationshipsAmong(ctx context.Context, corpus string, keys []string) ([]graphstore.Relationship, error) {
+// RelationshipsAmong returns the relationships with both ends in keys, every
+// field filled in whatever opts say (see Entities).
+func (s *Store) RelationshipsAmong(ctx context.Context, corpus string, keys []string, _ ...graphstore.ReadOption) ([]graphstore.Relationship, error) {
 	return s.relationships(ctx, "reading relationships among keys", corpus, cyRelationshipsAmong,
 		map[string]any{"keys": orEmpty(keys)}, keys)
 }

@@ -11,9 +11,9 @@ import (
 // A graphstore.Store has these methods (see it for their contracts).
 type GraphReader interface {
 	Entity(ctx context.Context, corpus, key string) (graphstore.Entity, error)
-	Entities(ctx context.Context, corpus string, keys []string) ([]graphstore.Entity, error)
+	Entities(ctx context.Context, corpus string, keys []string, opts ...graphstore.ReadOption) ([]graphstore.Entity, error)
 	RelationshipsOf(ctx context.Context, corpus string, keys []string, limit int) ([]graphstore.Relationship, error)
-	RelationshipsAmong(ctx context.Context, corpus string, keys []string) ([]graphstore.Relationship, error)
+	RelationshipsAmong(ctx context.Context, corpus string, keys []string, opts ...graphstore.ReadOption) ([]graphstore.Relationship, error)
 	ChunkEntities(ctx context.Context, corpus string, chunkIDs []string) (map[string][]string, error)
 	Neighborhood(ctx context.Context, corpus string, start []string, depth, limit int) ([]graphstore.Neighbor, error)
 	Communities(ctx context.Context, corpus string, level int) ([]graphstore.Community, error)

@@ -3,6 +3,7 @@ package graphstore
 import (
 	"context"
 	"errors"
+	"slices"
 )
 
 const (
@@ -125,14 +126,7 @@ type ReadOption uint8
 const Brief ReadOption = 1
 
 // IsBrief reports whether opts holds Brief.
-func IsBrief(opts []ReadOption) bool {
-	for _, o := range opts {
-		if o == Brief {
-			return true
-		}
-	}
-	return false
-}
+func IsBrief(opts []ReadOption) bool { return slices.Contains(opts, Brief) }
 
 // Store is a knowledge-graph store partitioned by corpus. Implementations are safe
 // for concurrent use. Reads of a corpus that does not exist return empty results

@@ -116,9 +116,13 @@ func buildANN(vecs [][]float32, m, efc int) (*annGraph, time.Duration, uint64) {
 		g.insert(uint64(i), quantizeUnit(v))
 	}
 	took := time.Since(t0)
-	size := uint64(len(g.keys)) * (8 + 32 + 24 + 48) // key, vector header, layers header, byKey entry
-	for _, layers := range g.links {
-		for _, l := range layers {
+	size := uint64(len(g.keys)) * (8 + 32 + 1 + 48) // key, vector header, level, byKey entry
+	for _, b := range g.base {
+		size += 24 + 4*uint64(cap(b))
+	}
+	for _, ls := range g.upper {
+		size += 24 + 48 // slice header and map entry
+		for _, l := range ls {
 			size += 24 + 4*uint64(cap(l))
 		}
 	}

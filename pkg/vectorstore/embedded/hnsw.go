@@ -3,6 +3,7 @@ package embedded
 import (
 	"math"
 	"math/rand"
+	"slices"
 	"sync"
 )
 
@@ -21,19 +22,81 @@ import (
 // routing point and the caller skips it (denseIndex.nodes); the caller
 // rebuilds the graph when such nodes dominate. Not safe for concurrent
 // inserts; concurrent searches are safe when no insert runs.
+//
+// Layer 0, where every node has a list and a search spends nearly all its
+// time, is stored without pointers: fixed slots of m0+1 int32 (the count,
+// then the neighbours) in blocks of blockNodes nodes. A list is then one
+// memory access away from its node id rather than three (node → layers →
+// list), and the garbage collector has one object per block to scan instead
+// of two per node. The few nodes on higher layers (1 in m) keep slices.
 type annGraph struct {
 	m, m0, efConstruction int
 	ml                    float64
 	rng                   *rand.Rand
 
-	keys  []uint64
-	vecs  []qvec
-	links [][][]int32 // node → layer → neighbours
-	byKey map[uint64]int32
-	entry int32 // -1 when empty
-	top   int   // highest layer
+	keys   []uint64
+	vecs   []qvec
+	levels []uint8             // node → its highest layer
+	base   [][]int32           // layer-0 slots, blockNodes per block
+	upper  map[int32][][]int32 // node → its lists on layers 1..levels[node]
+	byKey  map[uint64]int32
+	entry  int32 // -1 when empty
+	top    int   // highest layer
 
 	visited sync.Pool // *visitSet
+}
+
+// blockNodes is how many nodes' layer-0 slots share one block: 4096·49·4 B
+// ≈ 0.8 MB at the default M. The last block grows as nodes arrive, so a
+// small collection does not pay for a whole block.
+const (
+	blockShift = 12
+	blockNodes = 1 << blockShift
+	blockMask  = blockNodes - 1
+)
+
+// slot returns node n's layer-0 slot: the count, then room for m0 links.
+func (g *annGraph) slot(n int32) []int32 {
+	stride := g.m0 + 1
+	at := int(n&blockMask) * stride
+	return g.base[n>>blockShift][at : at+stride : at+stride]
+}
+
+// neighbours returns node n's list on layer l. It is the graph's own
+// memory: valid until the next insert.
+func (g *annGraph) neighbours(n int32, l int) []int32 {
+	if l == 0 {
+		s := g.slot(n)
+		return s[1 : 1+s[0]]
+	}
+	return g.upper[n][l-1]
+}
+
+// setNeighbours replaces node n's list on layer l with a copy of nb, which
+// must fit the layer (m0 links on layer 0).
+func (g *annGraph) setNeighbours(n int32, l int, nb []int32) {
+	if l == 0 {
+		s := g.slot(n)
+		s[0] = int32(copy(s[1:], nb))
+		return
+	}
+	g.upper[n][l-1] = slices.Clip(slices.Clone(nb))
+}
+
+// addNode makes room for node id (the next one) with lists up to layer level.
+func (g *annGraph) addNode(id int32, level int) {
+	stride := g.m0 + 1
+	if id&blockMask == 0 {
+		g.base = append(g.base, make([]int32, 0, stride*min(blockNodes, 64)))
+	}
+	last := &g.base[len(g.base)-1]
+	n := len(*last)
+	*last = slices.Grow(*last, stride)[:n+stride]
+	clear((*last)[n:])
+	g.levels = append(g.levels, uint8(level))
+	if level > 0 {
+		g.upper[id] = make([][]int32, level)
+	}
 }
 
 func newANNGraph(m, efConstruction int) *annGraph {
@@ -42,6 +105,7 @@ func newANNGraph(m, efConstruction int) *annGraph {
 		ml:    1 / math.Log(float64(m)),
 		rng:   rand.New(rand.NewSource(rand.Int63())),
 		byKey: make(map[uint64]int32),
+		upper: make(map[int32][][]int32),
 		entry: -1,
 	}
 }
@@ -140,7 +204,7 @@ func (g *annGraph) insert(key uint64, vec qvec) {
 	level := int(-math.Log(1-g.rng.Float64()) * g.ml)
 	g.keys = append(g.keys, key)
 	g.vecs = append(g.vecs, vec)
-	g.links = append(g.links, make([][]int32, level+1))
+	g.addNode(id, level)
 	g.byKey[key] = id
 	if g.entry < 0 {
 		g.entry, g.top = id, level
@@ -156,8 +220,9 @@ func (g *annGraph) insert(key uint64, vec qvec) {
 		if l == 0 {
 			maxLinks = g.m0
 		}
-		g.links[id][l] = g.selectNeighbors(cands, g.m)
-		for _, n := range g.links[id][l] {
+		nb := g.selectNeighbors(cands, g.m)
+		g.setNeighbours(id, l, nb)
+		for _, n := range nb {
 			g.link(n, id, l, maxLinks)
 		}
 		ep = cands[0].id
@@ -172,12 +237,18 @@ func (g *annGraph) insert(key uint64, vec qvec) {
 // inserts several times slower.) A list's capacity never exceeds maxLinks:
 // appending to a full list, as this did before, doubled it for good.
 func (g *annGraph) link(n, id int32, l, maxLinks int) {
-	nb := g.links[n][l]
+	nb := g.neighbours(n, l)
 	if len(nb) < maxLinks {
+		if l == 0 {
+			s := g.slot(n)
+			s[1+s[0]] = id
+			s[0]++
+			return
+		}
 		if len(nb) == cap(nb) {
 			nb = append(make([]int32, 0, min(maxLinks, max(2*cap(nb), 4))), nb...)
 		}
-		g.links[n][l] = append(nb, id)
+		g.upper[n][l-1] = append(nb, id)
 		return
 	}
 	worst, worstD := -1, dist(g.vecs[n], g.vecs[id])
@@ -219,7 +290,7 @@ func (g *annGraph) greedy(q qvec, ep int32, l int) int32 {
 	cur, curD := ep, dist(q, g.vecs[ep])
 	for changed := true; changed; {
 		changed = false
-		for _, n := range g.links[cur][l] {
+		for _, n := range g.neighbours(cur, l) {
 			if d := dist(q, g.vecs[n]); d < curD {
 				cur, curD, changed = n, d, true
 			}
@@ -247,7 +318,7 @@ func (g *annGraph) searchLayer(q qvec, ep int32, ef, l int) []cand {
 		// and scoring them one by one waits on each miss in turn
 		// (BenchmarkInsertLarge).
 		todo = todo[:0]
-		for _, n := range g.links[c.id][l] {
+		for _, n := range g.neighbours(c.id, l) {
 			if vis.marks[n] == vis.gen {
 				continue
 			}
@@ -307,20 +378,30 @@ func (g *annGraph) freeze() *frozenGraph {
 	n := len(g.keys)
 	f := &frozenGraph{keys: g.keys[:n:n], vecs: g.vecs[:n:n], layers: make([]uint8, n), entry: g.entry, top: g.top}
 	total, lists := 0, 0
-	for _, ls := range g.links {
-		lists += len(ls)
-		for _, nb := range ls {
-			total += len(nb)
+	for i := range n {
+		lists += int(g.levels[i]) + 1
+		for l := range int(g.levels[i]) + 1 {
+			total += len(g.neighbours(int32(i), l))
 		}
 	}
 	f.counts = make([]uint16, 0, lists)
 	f.links = make([]int32, 0, total)
-	for i, ls := range g.links {
-		f.layers[i] = uint8(len(ls))
-		for _, nb := range ls {
+	for i := range n {
+		f.layers[i] = g.levels[i] + 1
+		for l := range int(g.levels[i]) + 1 {
+			nb := g.neighbours(int32(i), l)
 			f.counts = append(f.counts, uint16(len(nb)))
 			f.links = append(f.links, nb...)
 		}
 	}
 	return f
+}
+
+// lists returns a copy of node n's lists, layer 0 first (for tests).
+func (g *annGraph) lists(n int32) [][]int32 {
+	out := make([][]int32, g.levels[n]+1)
+	for l := range out {
+		out[l] = slices.Clone(g.neighbours(n, l))
+	}
+	return out
 }

@@ -117,7 +117,7 @@ func TestSnapshotValidation(t *testing.T) {
 		t.Fatalf("round trip: %+v, %v", h2, err)
 	}
 	for i := range g.keys {
-		if g2.keys[i] != g.keys[i] || !equalQ(g2.vecs[i], g.vecs[i]) || len(g2.links[i]) != len(g.links[i]) {
+		if g2.keys[i] != g.keys[i] || !equalQ(g2.vecs[i], g.vecs[i]) || !slices.EqualFunc(g2.lists(int32(i)), g.lists(int32(i)), slices.Equal) {
 			t.Fatalf("node %d differs after round trip", i)
 		}
 	}

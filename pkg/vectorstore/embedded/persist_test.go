@@ -69,9 +69,9 @@ func TestReopenLoadsGraph(t *testing.T) {
 	if g.entry != before.entry || g.top != before.top || !slices.Equal(g.keys, before.keys) {
 		t.Fatalf("graph header or keys differ after reopen")
 	}
-	for i := range g.links {
-		if !slices.EqualFunc(g.links[i], before.links[i], slices.Equal) {
-			t.Fatalf("node %d: neighbour lists %v after reopen, %v before", i, g.links[i], before.links[i])
+	for i := range int32(g.len()) {
+		if got, want := g.lists(i), before.lists(i); !slices.EqualFunc(got, want, slices.Equal) {
+			t.Fatalf("node %d: neighbour lists %v after reopen, %v before", i, got, want)
 		}
 	}
 	got, err := s.Search(ctx, "c", q, 5, vectorstore.Filter{})
@@ -198,8 +198,9 @@ func TestNeighbourListsStayAtCapacity(t *testing.T) {
 	for i, v := range clustered(r, 2000, 8) {
 		g.insert(uint64(i), quantizeUnit(v))
 	}
-	for i, ls := range g.links {
-		for l, nb := range ls {
+	for i := range int32(g.len()) {
+		for l := range int(g.levels[i]) + 1 {
+			nb := g.neighbours(i, l)
 			maxLinks := g.m
 			if l == 0 {
 				maxLinks = g.m0

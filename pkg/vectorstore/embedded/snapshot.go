@@ -175,7 +175,7 @@ func readSnapshot(path string, cfg config) (h snapshotHeader, g *annGraph, err e
 	n := int(h.Nodes)
 	g.keys = make([]uint64, n)
 	g.vecs = make([]qvec, n)
-	g.links = make([][][]int32, n)
+	g.levels = make([]uint8, 0, n)
 	g.entry, g.top = int32(h.Entry), int(h.Top)
 	var b4 [4]byte
 	u32 := func() (uint32, error) {
@@ -186,6 +186,7 @@ func readSnapshot(path string, cfg config) (h snapshotHeader, g *annGraph, err e
 	}
 	raw := make([]byte, max(8, 4*h.Dim)) // a v2 vector, or a v3 scale and bound
 	codes := make([]int8, n*int(h.Dim))  // one allocation for all nodes
+	var nb []int32
 	for i := range n {
 		var b8 [8]byte
 		if _, err := io.ReadFull(r, b8[:]); err != nil {
@@ -201,21 +202,23 @@ func readSnapshot(path string, cfg config) (h snapshotHeader, g *annGraph, err e
 			return h, nil, fmt.Errorf("%w: node %d vector: %w", errBadSnapshot, i, err)
 		}
 		g.vecs[i] = v
-		g.links[i] = make([][]int32, levels)
-		for l := range g.links[i] {
+		g.addNode(int32(i), int(levels)-1)
+		for l := range int(levels) {
 			cnt, err := u32()
-			if err != nil || cnt > maxSnapshotLinks {
+			// A longer list than this graph's layer holds comes from another M:
+			// the store then rebuilds the graph with its own.
+			if err != nil || cnt > maxSnapshotLinks || (l == 0 && cnt > uint32(g.m0)) {
 				return h, nil, fmt.Errorf("%w: node %d: bad link count", errBadSnapshot, i)
 			}
-			nb := make([]int32, cnt)
-			for j := range nb {
+			nb = nb[:0]
+			for range cnt {
 				x, err := u32()
 				if err != nil || x >= uint32(n) {
 					return h, nil, fmt.Errorf("%w: node %d: bad link", errBadSnapshot, i)
 				}
-				nb[j] = int32(x)
+				nb = append(nb, int32(x))
 			}
-			g.links[i][l] = nb
+			g.setNeighbours(int32(i), l, nb)
 		}
 		if _, dup := g.byKey[g.keys[i]]; dup {
 			return h, nil, fmt.Errorf("%w: duplicate key %d", errBadSnapshot, g.keys[i])
@@ -223,16 +226,16 @@ func readSnapshot(path string, cfg config) (h snapshotHeader, g *annGraph, err e
 		g.byKey[g.keys[i]] = int32(i)
 	}
 	// A link to a layer its target does not have would panic in a search.
-	for i := range g.links {
-		for l, nb := range g.links[i] {
-			for _, x := range nb {
-				if len(g.links[x]) <= l {
+	for i := range n {
+		for l := range int(g.levels[i]) + 1 {
+			for _, x := range g.neighbours(int32(i), l) {
+				if int(g.levels[x]) < l {
 					return h, nil, fmt.Errorf("%w: link to a missing layer", errBadSnapshot)
 				}
 			}
 		}
 	}
-	if n > 0 && len(g.links[g.entry]) != g.top+1 {
+	if n > 0 && int(g.levels[g.entry]) != g.top {
 		return h, nil, fmt.Errorf("%w: entry point not on the top layer", errBadSnapshot)
 	}
 	return h, g, nil

@@ -15,18 +15,20 @@
 //	(:Corpus {name, levels})
 //	(:Chunk {corpus, id, document, hash, contrib})
 //	(:Entity {corpus, key, name, type, longest, descriptions, descFP, mentions,
-//	          agg, pagerank, summary, summaryFP})
+//	          agg, aggc, pagerank, summary, summaryFP})
 //	(:Chunk)-[:MENTIONS]->(:Entity)                             one per chunk and entity
-//	(:Entity)-[:RELATED {pk, type, longest, descriptions, weight, agg, chunks, ws,
+//	(:Entity)-[:RELATED {pk, type, longest, descriptions, weight, agg, aggc, chunks, ws,
 //	                     chunks1, ws1, ...}]->(:Entity)
 //	(:Community {corpus, id, level, parentId, childIds, members, relationshipCount})
 //	(:Membership {corpus, key, communities})                    Entity.Communities
 //
 // Chunk.contrib is the chunk's normalized graphstore.Contribution (JSON) and
 // MENTIONS the entity provenance; Entity and RELATED hold the aggregates
-// and, in agg (JSON), the counter state they derive from: how many chunks
+// and, in agg and aggc, the counter state they derive from: how many chunks
 // mention the entity (or support the pair) and give each name, type and
-// description. Entity.ChunkIDs are collected from MENTIONS on read. A pair's
+// description. agg is the dictionary of those strings (JSON) and aggc the
+// counts (an integer list), so a Merge that only moves counts does not
+// rewrite the strings (ADR 0041). Entity.ChunkIDs are collected from MENTIONS on read. A pair's
 // evidence is kept on its RELATED as pairs of parallel lists, in no particular
 // order: chunks<i> (chunk ids) and ws<i> (their strengths), where bucket 0 has
 // no number. Relationship.ChunkIDs are all chunks<i> lists, sorted. A Merge
@@ -35,7 +37,7 @@
 // pk is a hash of corpus and pair, indexed on RELATED, so a pair is found
 // without expanding a hub entity.
 // Membership is kept apart from Entity because the hierarchy names keys, which
-// outlive an entity that disappears and comes back. See ADRs 0029, 0036 and 0039;
+// outlive an entity that disappears and comes back. See ADRs 0029, 0036, 0039 and 0041;
 // Open migrates a graph that still has the EVIDENCE relationships of ADR 0029.
 //
 // # Writes

@@ -2,7 +2,6 @@ package neo4jgraph
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
@@ -39,7 +38,7 @@ RETURN id, elementId(c) AS eid, c.hash AS hash, c.contrib AS contrib`
 UNWIND $rows AS k
 MERGE (e:Entity {corpus: $corpus, key: k})
 SET e._lock = true REMOVE e._lock
-RETURN k, elementId(e) AS eid, e.agg AS agg, e.mentions AS mentions`
+RETURN k, elementId(e) AS eid, e.agg AS agg, e.mentions AS mentions, e.aggc AS aggc`
 
 	// RELATED is found through the index on its pair hash pk (see pairHash;
 	// the planner picks that seek, and a USING INDEX hint made each call ~100
@@ -49,7 +48,7 @@ RETURN k, elementId(e) AS eid, e.agg AS agg, e.mentions AS mentions`
 UNWIND $rows AS r
 MATCH ()-[x:RELATED {pk: r.pk}]->()
 WHERE elementId(startNode(x)) = r.s AND elementId(endNode(x)) = r.t
-RETURN r.i AS i, elementId(x) AS xid, x.agg AS agg, x.weight AS weight, x.chunks IS NULL AS old`
+RETURN r.i AS i, elementId(x) AS xid, x.agg AS agg, x.weight AS weight, x.chunks IS NULL AS old, x.aggc AS aggc`
 
 	cyDropMentions = `
 UNWIND $rows AS eid
@@ -277,7 +276,7 @@ func (m *mergeTx) lockEntities(ctx context.Context, keys []string) (map[string]*
 		m.ents[k] = asString(r.Values[1])
 		st := new(entState)
 		if agg, ok := r.Values[2].(string); ok {
-			if err := json.Unmarshal([]byte(agg), st); err != nil {
+			if err := st.decode(agg, r.Values[4]); err != nil {
 				return nil, fmt.Errorf("entity %q: decoding state: %w", k, err)
 			}
 		} else if r.Values[3] != nil {
@@ -313,7 +312,7 @@ func (m *mergeTx) readRelations(ctx context.Context, pairs []pairKey, ents map[s
 		if !ok || r.Values[4] == true {
 			return nil, fmt.Errorf("relationship %q->%q has no state or no evidence list: %w", p.src, p.dst, errOldLayout)
 		}
-		if err := json.Unmarshal([]byte(agg), st); err != nil {
+		if err := st.decode(agg, r.Values[5]); err != nil {
 			return nil, fmt.Errorf("relationship %q->%q: decoding state: %w", p.src, p.dst, err)
 		}
 		st.weight = asFloat(r.Values[3])

@@ -3,12 +3,12 @@ package neo4jgraph
 import (
 	"bytes"
 	"cmp"
-	"compress/flate"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/klauspost/compress/flate"
 	"hash/fnv"
 	"io"
 	"maps"

@@ -288,8 +288,6 @@ type entState struct {
 	Names    tally `json:"n,omitempty"`
 	Types    tally `json:"t,omitempty"`
 	Descs    tally `json:"d,omitempty"`
-
-	dict storedDict // as read, see state.go
 }
 
 func (s *entState) add(e graphstore.EntityContribution, sign int) {
@@ -299,23 +297,22 @@ func (s *entState) add(e graphstore.EntityContribution, sign int) {
 	s.Descs.add(e.Descriptions, sign)
 }
 
-// params are the Entity properties derived from the state, and the state
-// (agg only when its dictionary changed, see state.go).
+// params are the Entity properties derived from the state, agg included.
 func (s *entState) params(key string) (map[string]any, error) {
+	agg, err := json.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("encoding state of entity %q: %w", key, err)
+	}
 	name := graphstore.MostFrequent(s.Names)
 	if name == "" {
 		name = key // only ever implied by relationships
 	}
 	d := summarizeDescs(s.Descs)
-	props := map[string]any{
+	return map[string]any{
 		"name": name, "type": optional(graphstore.MostFrequent(s.Types)),
 		"longest": optional(d.longest), "descriptions": optionalList(d.first), "descFP": d.fp,
-		"mentions": s.Mentions,
-	}
-	if err := s.encode(props); err != nil {
-		return nil, fmt.Errorf("entity %q: %w", key, err)
-	}
-	return props, nil
+		"mentions": s.Mentions, "agg": string(agg),
+	}, nil
 }
 
 // maxExactWeight bounds the weights kept by adding and subtracting whole
@@ -348,8 +345,6 @@ type relState struct {
 	// the stored lists.
 	buckets [][]evidenceRow
 	dirty   map[int]bool
-
-	dict storedDict // as read, see state.go
 }
 
 // loaded marks a state read from the database: a weight summed from fractional
@@ -370,18 +365,17 @@ func (s *relState) add(strength float64, types, descs []string, sign int) {
 	}
 }
 
-// params are the RELATED properties derived from the state, and the state
-// (agg only when its dictionary changed, see state.go).
+// params are the RELATED properties derived from the state, agg included.
 func (s *relState) params() (map[string]any, error) {
+	agg, err := json.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("encoding relationship state: %w", err)
+	}
 	d := summarizeDescs(s.Descs)
-	props := map[string]any{
+	return map[string]any{
 		"type": optional(graphstore.MostFrequent(s.Types)), "longest": optional(d.longest),
-		"descriptions": optionalList(d.first), "weight": s.weight,
-	}
-	if err := s.encode(props); err != nil {
-		return nil, fmt.Errorf("relationship state: %w", err)
-	}
-	return props, nil
+		"descriptions": optionalList(d.first), "weight": s.weight, "agg": string(agg),
+	}, nil
 }
 
 // evidenceRow is one entry of RELATED.chunks and RELATED.ws: a chunk's

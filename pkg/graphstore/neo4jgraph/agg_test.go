@@ -66,12 +66,12 @@ func randomChunk(r *rand.Rand) graphstore.ChunkExtraction {
 }
 
 // simStore keeps what the database would hold for the pure half of Merge:
-// stored contributions, the counter states as their agg and aggc properties and the
+// stored contributions, the counter states as their JSON round trip and the
 // RELATED evidence buckets (chunks/ws, chunks1/ws1, ...) by bucket index.
 type simStore struct {
 	chunks  map[string]oldChunk
-	ents    map[string]simState
-	rels    map[pairKey]simState
+	ents    map[string]string // key -> agg
+	rels    map[pairKey]string
 	weights map[pairKey]float64
 	buckets map[pairKey]map[int][]evidenceRow
 	// maxAdded is the most evidence one apply added to a pair: a bucket may
@@ -80,7 +80,7 @@ type simStore struct {
 }
 
 func newSimStore() *simStore {
-	return &simStore{map[string]oldChunk{}, map[string]simState{}, map[pairKey]simState{}, map[pairKey]float64{},
+	return &simStore{map[string]oldChunk{}, map[string]string{}, map[pairKey]string{}, map[pairKey]float64{},
 		map[pairKey]map[int][]evidenceRow{}, 0}
 }
 
@@ -111,7 +111,7 @@ func (s *simStore) writeRelation(t *testing.T, p pairKey, st *relState, target i
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.rels[p], s.weights[p] = s.rels[p].written(props), st.weight
+	s.rels[p], s.weights[p] = props["agg"].(string), st.weight
 	s.maxAdded = max(s.maxAdded, len(st.added))
 	bs := s.buckets[p]
 	if bs == nil {
@@ -159,8 +159,8 @@ func (s *simStore) apply(t *testing.T, writes []chunkWrite) {
 	ents := map[string]*entState{}
 	for _, k := range p.keys {
 		st := new(entState)
-		if stored, ok := s.ents[k]; ok {
-			if err := st.decode(stored.agg, stored.aggc); err != nil {
+		if agg, ok := s.ents[k]; ok {
+			if err := json.Unmarshal([]byte(agg), st); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -196,14 +196,13 @@ func (s *simStore) apply(t *testing.T, writes []chunkWrite) {
 		s.writeRelation(t, pr, st, target)
 	}
 	for k, st := range ents {
-		old := s.ents[k]
 		delete(s.ents, k)
 		if st.Mentions > 0 {
 			props, err := st.params(k)
 			if err != nil {
 				t.Fatal(err)
 			}
-			s.ents[k] = old.written(props)
+			s.ents[k] = props["agg"].(string)
 		}
 	}
 }
@@ -266,7 +265,7 @@ func (s *simStore) views(t *testing.T) ([]graphstore.Entity, []graphstore.Relati
 	var ents []graphstore.Entity
 	for _, k := range slices.Sorted(maps.Keys(s.ents)) {
 		st := new(entState)
-		if err := st.decode(s.ents[k].agg, s.ents[k].aggc); err != nil {
+		if err := json.Unmarshal([]byte(s.ents[k]), st); err != nil {
 			t.Fatal(err)
 		}
 		props, err := st.params(k)
@@ -277,9 +276,9 @@ func (s *simStore) views(t *testing.T) ([]graphstore.Entity, []graphstore.Relati
 	}
 	var rels []graphstore.Relationship
 	var directed []directedEdge
-	for p, stored := range s.rels {
+	for p, agg := range s.rels {
 		st := &relState{weight: s.weights[p]}
-		if err := st.decode(stored.agg, stored.aggc); err != nil {
+		if err := json.Unmarshal([]byte(agg), st); err != nil {
 			t.Fatal(err)
 		}
 		props, err := st.params()
@@ -763,8 +762,8 @@ func (s *simStore) loadRels(t *testing.T, pairs []pairKey) map[pairKey]*relState
 	rels := map[pairKey]*relState{}
 	for _, pr := range pairs {
 		st := new(relState)
-		if stored, ok := s.rels[pr]; ok {
-			if err := st.decode(stored.agg, stored.aggc); err != nil {
+		if agg, ok := s.rels[pr]; ok {
+			if err := json.Unmarshal([]byte(agg), st); err != nil {
 				t.Fatal(err)
 			}
 			st.weight = s.weights[pr]
@@ -773,20 +772,4 @@ func (s *simStore) loadRels(t *testing.T, pairs []pairKey) map[pairKey]*relState
 		rels[pr] = st
 	}
 	return rels
-}
-
-// simState is a counter state as stored: the agg and aggc properties.
-type simState struct {
-	agg  string
-	aggc any
-}
-
-// written is the state after SET x += props: a Merge leaves agg out when its
-// dictionary is unchanged.
-func (old simState) written(props map[string]any) simState {
-	out := simState{agg: old.agg, aggc: props["aggc"]}
-	if agg, ok := props["agg"].(string); ok {
-		out.agg = agg
-	}
-	return out
 }

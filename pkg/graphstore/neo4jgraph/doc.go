@@ -15,20 +15,18 @@
 //	(:Corpus {name, levels})
 //	(:Chunk {corpus, id, document, hash, contrib})
 //	(:Entity {corpus, key, name, type, longest, descriptions, descFP, mentions,
-//	          agg, aggc, pagerank, summary, summaryFP})
+//	          agg, pagerank, summary, summaryFP})
 //	(:Chunk)-[:MENTIONS]->(:Entity)                             one per chunk and entity
-//	(:Entity)-[:RELATED {pk, type, longest, descriptions, weight, agg, aggc, chunks, ws,
+//	(:Entity)-[:RELATED {pk, type, longest, descriptions, weight, agg, chunks, ws,
 //	                     chunks1, ws1, ...}]->(:Entity)
 //	(:Community {corpus, id, level, parentId, childIds, members, relationshipCount})
 //	(:Membership {corpus, key, communities})                    Entity.Communities
 //
 // Chunk.contrib is the chunk's normalized graphstore.Contribution (JSON) and
 // MENTIONS the entity provenance; Entity and RELATED hold the aggregates
-// and, in agg and aggc, the counter state they derive from: how many chunks
+// and, in agg (JSON), the counter state they derive from: how many chunks
 // mention the entity (or support the pair) and give each name, type and
-// description. agg is the dictionary of those strings (JSON) and aggc the
-// counts (an integer list), so a Merge that only moves counts does not
-// rewrite the strings (ADR 0041). Entity.ChunkIDs are collected from MENTIONS on read. A pair's
+// description. Entity.ChunkIDs are collected from MENTIONS on read. A pair's
 // evidence is kept on its RELATED as pairs of parallel lists, in no particular
 // order: chunks<i> (chunk ids) and ws<i> (their strengths), where bucket 0 has
 // no number. Relationship.ChunkIDs are all chunks<i> lists, sorted. A Merge

@@ -2,6 +2,7 @@ package neo4jgraph
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
@@ -46,7 +47,7 @@ RETURN id, elementId(c) AS eid, c.hash AS hash, c.contrib AS contrib`
 	cyReadEntities = `
 UNWIND $rows AS k
 MERGE (e:Entity {corpus: $corpus, key: k})
-RETURN k, elementId(e) AS eid, e.agg AS agg, e.mentions AS mentions, e.aggc AS aggc`
+RETURN k, elementId(e) AS eid, e.agg AS agg, e.mentions AS mentions`
 
 	// RELATED is found through the index on its pair hash pk (see pairHash;
 	// the planner picks that seek, and a USING INDEX hint made each call ~100
@@ -56,7 +57,7 @@ RETURN k, elementId(e) AS eid, e.agg AS agg, e.mentions AS mentions, e.aggc AS a
 UNWIND $rows AS r
 MATCH ()-[x:RELATED {pk: r.pk}]->()
 WHERE elementId(startNode(x)) = r.s AND elementId(endNode(x)) = r.t
-RETURN r.i AS i, elementId(x) AS xid, x.agg AS agg, x.weight AS weight, x.chunks IS NULL AS old, x.aggc AS aggc`
+RETURN r.i AS i, elementId(x) AS xid, x.agg AS agg, x.weight AS weight, x.chunks IS NULL AS old`
 
 	cyDropMentions = `
 UNWIND $rows AS eid
@@ -287,7 +288,7 @@ func (m *mergeTx) readEntities(ctx context.Context, keys []string) (map[string]*
 		m.ents[k] = asString(r.Values[1])
 		st := new(entState)
 		if agg, ok := r.Values[2].(string); ok {
-			if err := st.decode(agg, r.Values[4]); err != nil {
+			if err := json.Unmarshal([]byte(agg), st); err != nil {
 				return nil, fmt.Errorf("entity %q: decoding state: %w", k, err)
 			}
 		} else if r.Values[3] != nil {
@@ -323,7 +324,7 @@ func (m *mergeTx) readRelations(ctx context.Context, pairs []pairKey, ents map[s
 		if !ok || r.Values[4] == true {
 			return nil, fmt.Errorf("relationship %q->%q has no state or no evidence list: %w", p.src, p.dst, errOldLayout)
 		}
-		if err := st.decode(agg, r.Values[5]); err != nil {
+		if err := json.Unmarshal([]byte(agg), st); err != nil {
 			return nil, fmt.Errorf("relationship %q->%q: decoding state: %w", p.src, p.dst, err)
 		}
 		st.weight = asFloat(r.Values[3])

@@ -35,16 +35,16 @@
 // pk is a hash of corpus and pair, indexed on RELATED, so a pair is found
 // without expanding a hub entity.
 // Membership is kept apart from Entity because the hierarchy names keys, which
-// outlive an entity that disappears and comes back. See ADRs 0029, 0036, 0039 and 0041;
+// outlive an entity that disappears and comes back. See ADRs 0029, 0036 and 0039;
 // Open migrates a graph that still has the EVIDENCE relationships of ADR 0029.
 //
 // # Writes
 //
 // A Merge is one managed write transaction (ExecuteWrite, which retries transient
 // errors such as deadlocks) of a fixed sequence of parameterized UNWIND
-// statements, whatever the batch size: lock the Corpus node, read (or create)
-// the batch's chunks with their stored contributions, read (or create) every
-// affected entity with its state, read the states of the affected pairs, replace the
+// statements, whatever the batch size: lock the batch's chunks in id order and
+// read their stored contributions, lock (or create) every affected entity in key
+// order and read its state, read the states of the affected pairs, replace the
 // MENTIONS of the chunks whose content hash changed, then write the states,
 // with each changed chunk's old contribution subtracted and its new one added,
 // and the aggregates derived from them; the evidence lists are edited in place
@@ -52,10 +52,7 @@
 // the last bucket). A pair with several buckets that loses a chunk has all its
 // buckets read, edited in Go and the changed ones written. Locking before reading is what makes
 // concurrent merges of overlapping chunks correct under Neo4j's read committed
-// isolation. Every writer of a corpus (Merge, RemoveChunks, SetDescriptions,
-// SetPageRank) takes the corpus lock first, so they run one at a time and
-// cannot deadlock with each other; with hub entities in every batch, merges
-// into one corpus were serialized on their locks anyway (ADR 0041). After the reads, nodes
+// isolation; the fixed lock order keeps deadlocks rare. After the locks, nodes
 // and relationships are addressed by element id. So a Merge reads and writes in
 // proportion to what the batch says, not to how often the corpus mentions the
 // entities it touches (TestMergeProfile checks this with PROFILE), except for

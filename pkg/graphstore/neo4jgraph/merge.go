@@ -14,39 +14,31 @@ import (
 	"github.com/graphrag/graphrag/pkg/graphstore"
 )
 
-// Statements of a Merge, in the order they run. Every writer of a corpus
-// first takes the write lock of its Corpus node (setting and removing _lock is
-// the usual way to take a node's write lock; Neo4j holds it to the end of the
-// transaction), so the writers of a corpus run one at a time and a Merge reads
-// chunks and states that no other transaction changes before it commits
-// (ADR 0041). Nodes and relationships found by the first statements are named
-// by element id afterwards, so that every later MATCH is a direct seek rather
-// than an index lookup or an expansion.
+// Statements of a Merge, in the order they run. Setting and removing _lock is
+// the usual way to take a node's write lock before reading it: Neo4j holds it to
+// the end of the transaction. Nodes and relationships found by the first
+// statements are named by element id afterwards, so that every later MATCH is
+// a direct seek rather than an index lookup or an expansion.
 const (
-	cyLockCorpus = `
-MERGE (c:Corpus {name: $corpus})
-SET c._lock = true REMOVE c._lock`
-
-	// RemoveChunks, SetDescriptions and SetPageRank create no corpus: without
-	// its node there is nothing for them to change.
-	cyLockExistingCorpus = `
-MATCH (c:Corpus {name: $corpus})
-SET c._lock = true REMOVE c._lock`
-
-	cyReadChunks = `
+	cyLockChunks = `
+MERGE (:Corpus {name: $corpus})
+WITH 1 AS one
 UNWIND $rows AS id
 MERGE (c:Chunk {corpus: $corpus, id: id})
+SET c._lock = true REMOVE c._lock
 RETURN id, elementId(c) AS eid, c.hash AS hash, c.contrib AS contrib`
 
 	// RemoveChunks must not create the chunks it removes.
-	cyReadExistingChunks = `
+	cyLockExistingChunks = `
 UNWIND $rows AS id
 MATCH (c:Chunk {corpus: $corpus, id: id})
+SET c._lock = true REMOVE c._lock
 RETURN id, elementId(c) AS eid, c.hash AS hash, c.contrib AS contrib`
 
-	cyReadEntities = `
+	cyLockEntities = `
 UNWIND $rows AS k
 MERGE (e:Entity {corpus: $corpus, key: k})
+SET e._lock = true REMOVE e._lock
 RETURN k, elementId(e) AS eid, e.agg AS agg, e.mentions AS mentions`
 
 	// RELATED is found through the index on its pair hash pk (see pairHash;
@@ -191,7 +183,7 @@ func (s *Store) apply(ctx context.Context, tx neo4j.ManagedTransaction, corpus s
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	ents, err := m.readEntities(ctx, p.keys)
+	ents, err := m.lockEntities(ctx, p.keys)
 	if err != nil {
 		return err
 	}
@@ -235,23 +227,20 @@ func (m *mergeTx) steps(ctx context.Context, ss ...stmt) error {
 	return nil
 }
 
-// lockChunks locks the corpus and reads (creating them unless remove) the
-// chunks of writes and their stored contributions.
+// lockChunks locks (creating them unless remove) the chunks of writes in id
+// order and reads their stored contributions.
 func (m *mergeTx) lockChunks(ctx context.Context, writes []chunkWrite, remove bool) (map[string]oldChunk, error) {
 	ids := make([]string, len(writes))
 	for i, w := range writes {
 		ids[i] = w.id
 	}
-	lock, read := cyLockCorpus, cyReadChunks
+	lock := cyLockChunks
 	if remove {
-		lock, read = cyLockExistingCorpus, cyReadExistingChunks
+		lock = cyLockExistingChunks
 	}
-	if _, err := run(ctx, m.tx, lock, m.base); err != nil {
-		return nil, fmt.Errorf("locking the corpus: %w", err)
-	}
-	recs, err := runBatched(ctx, m.s, m.tx, read, m.base, ids)
+	recs, err := runBatched(ctx, m.s, m.tx, lock, m.base, ids)
 	if err != nil {
-		return nil, fmt.Errorf("reading chunks: %w", err)
+		return nil, fmt.Errorf("locking chunks: %w", err)
 	}
 	m.chunks = make(map[string]string, len(recs))
 	old := make(map[string]oldChunk, len(recs))
@@ -274,12 +263,12 @@ func (m *mergeTx) lockChunks(ctx context.Context, writes []chunkWrite, remove bo
 var errOldLayout = fmt.Errorf("graph written by an older neo4jgraph layout (before ADR 0029, or not migrated by Open): drop and rebuild the corpus: %w",
 	graphstore.ErrInvalid)
 
-// readEntities reads (or creates) the entities of keys and their counter
-// states; the corpus lock keeps them from changing until the commit.
-func (m *mergeTx) readEntities(ctx context.Context, keys []string) (map[string]*entState, error) {
-	recs, err := runBatched(ctx, m.s, m.tx, cyReadEntities, m.base, keys)
+// lockEntities locks (or creates) the entities of keys in key order and reads
+// their counter states.
+func (m *mergeTx) lockEntities(ctx context.Context, keys []string) (map[string]*entState, error) {
+	recs, err := runBatched(ctx, m.s, m.tx, cyLockEntities, m.base, keys)
 	if err != nil {
-		return nil, fmt.Errorf("reading entities: %w", err)
+		return nil, fmt.Errorf("locking entities: %w", err)
 	}
 	m.ents = make(map[string]string, len(recs))
 	out := make(map[string]*entState, len(recs))
@@ -488,6 +477,8 @@ const (
 	cySetDescriptions = `
 UNWIND $rows AS r
 MATCH (e:Entity {corpus: $corpus, key: r.key})
+SET e._lock = true REMOVE e._lock
+WITH e, r
 SET e.summary = r.summary, e.summaryFP = e.descFP`
 
 	cySetPageRank = `
@@ -510,7 +501,8 @@ func (s *Store) SetDescriptions(ctx context.Context, corpus string, descs map[st
 		rows = append(rows, map[string]any{"key": k, "summary": descs[k]})
 	}
 	return s.write(ctx, "setting descriptions in "+corpus, func(tx neo4j.ManagedTransaction) error {
-		return lockedBatch(ctx, s, tx, corpus, cySetDescriptions, rows)
+		_, err := runBatched(ctx, s, tx, cySetDescriptions, map[string]any{"corpus": corpus}, rows)
+		return err
 	})
 }
 
@@ -527,19 +519,9 @@ func (s *Store) SetPageRank(ctx context.Context, corpus string, scores map[strin
 		rows = append(rows, map[string]any{"key": k, "score": scores[k]})
 	}
 	return s.write(ctx, "setting pagerank in "+corpus, func(tx neo4j.ManagedTransaction) error {
-		return lockedBatch(ctx, s, tx, corpus, cySetPageRank, rows)
+		_, err := runBatched(ctx, s, tx, cySetPageRank, map[string]any{"corpus": corpus}, rows)
+		return err
 	})
-}
-
-// lockedBatch runs cypher over rows after taking the corpus lock, so that it
-// waits for a Merge of the corpus instead of deadlocking with it on entities.
-func lockedBatch(ctx context.Context, s *Store, tx neo4j.ManagedTransaction, corpus, cypher string, rows []map[string]any) error {
-	base := map[string]any{"corpus": corpus}
-	if _, err := run(ctx, tx, cyLockExistingCorpus, base); err != nil {
-		return fmt.Errorf("locking the corpus: %w", err)
-	}
-	_, err := runBatched(ctx, s, tx, cypher, base, rows)
-	return err
 }
 
 const (

@@ -3,12 +3,12 @@ package neo4jgraph
 import (
 	"bytes"
 	"cmp"
-	"compress/flate"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/klauspost/compress/flate"
 	"hash/fnv"
 	"io"
 	"maps"
@@ -77,7 +77,8 @@ func prepareRemove(ids []string) []chunkWrite {
 // the hash of the JSON, which identifies its content so that a replayed chunk
 // is recognized with one read and changes nothing. Deflate shrinks the
 // benchmark's repetitive JSON six times: contrib was the largest property a
-// Merge writes (see ADR 0036).
+// Merge writes (see ADR 0036). klauspost/compress writes the same format as
+// compress/flate, 17% faster here (ADR 0041).
 func encodeContribution(ct *graphstore.Contribution) ([]byte, string, error) {
 	b, err := json.Marshal(ct)
 	if err != nil {

@@ -1,12 +1,15 @@
 package neo4jgraph
 
 import (
+	"bytes"
+	stdflate "compress/flate"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math/rand/v2"
 	"path/filepath"
@@ -748,7 +751,19 @@ func TestContributionEncodings(t *testing.T) {
 	if sum := sha256.Sum256(plain); hash != hex.EncodeToString(sum[:]) {
 		t.Error("the hash is not that of the JSON: every stored chunk would look changed")
 	}
-	for _, stored := range []any{packed, string(plain)} {
+	// Contributions stored before ADR 0041 were deflated by the standard library.
+	var std bytes.Buffer
+	w, err := stdflate.NewWriter(&std, stdflate.BestSpeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(plain); err != nil || w.Close() != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadAll(stdflate.NewReader(bytes.NewReader(packed))); err != nil {
+		t.Errorf("the standard library cannot read a stored contribution: %v", err)
+	}
+	for _, stored := range []any{packed, std.Bytes(), string(plain)} {
 		got, err := decodeContribution(ct.ChunkID, stored)
 		if err != nil || !reflect.DeepEqual(*got, ct) {
 			t.Errorf("decoding %T: %+v, %v; want %+v", stored, got, err, ct)

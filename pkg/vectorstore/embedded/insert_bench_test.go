@@ -1,9 +1,11 @@
 package embedded
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/graphrag/graphrag/pkg/vectorstore/vecgen"
 )
@@ -36,5 +38,63 @@ func BenchmarkInsertLarge(b *testing.B) {
 			b.StartTimer()
 		}
 		g.insert(uint64(n+i), quantizeUnit(c.Vectors[n+i]))
+	}
+}
+
+// BenchmarkBuildEffort measures what a smaller efConstruction costs in
+// recall at a small k: graphs built over the same vectors with several
+// efConstruction values, searched as the store searches (ef = max(efSearch,
+// 6·k), exact re-rank), recall@k against the exact top k, with the build
+// time. Vectors: GRAPHRAG_BENCH_VECTORS (384-d float32; entity vectors of a
+// corpus, say) queried by GRAPHRAG_BENCH_QUERIES, else 100k realistic
+// vectors. k is GRAPHRAG_BENCH_K (default 10, what entity linking asks for).
+func BenchmarkBuildEffort(b *testing.B) {
+	k := 10
+	if s := os.Getenv("GRAPHRAG_BENCH_K"); s != "" {
+		var err error
+		if k, err = strconv.Atoi(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	set, ok := realSet(b, k)
+	if !ok {
+		set = realisticSet(100_000, 300, k)
+	}
+	cfg := defaultConfig()
+	docs := make([]*doc, len(set.vecs))
+	for i := range set.vecs {
+		docs[i] = &doc{id: strconv.Itoa(i), pos: i}
+	}
+	type variant struct{ efc, ef int }
+	base := max(cfg.efSearch, efPerResult*k)
+	variants := []variant{{cfg.efConstruction, base}, {cfg.efConstruction, 2 * base}, {cfg.efConstruction, 4 * base},
+		{64, base}, {48, base}, {32, base}}
+	graphs := map[int]*annGraph{}
+	builds := map[int]time.Duration{}
+	for _, v := range variants {
+		if graphs[v.efc] == nil {
+			graphs[v.efc], builds[v.efc], _ = buildANN(set.vecs, cfg.hnswM, v.efc) // keyed by index into docs
+		}
+		g := graphs[v.efc]
+		b.Run(fmt.Sprintf("%s/efConstruction=%d/ef=%d", set.name, v.efc, v.ef), func(b *testing.B) {
+			var rec float64
+			var lat []time.Duration
+			for b.Loop() {
+				rec, lat = recallOf(set, k, func(q []float32) []int {
+					res, err := graphSearch(g, docs, newQuery(q), k, v.ef, memoryScorer(set.vecs, q))
+					if err != nil {
+						b.Fatal(err)
+					}
+					out := make([]int, len(res))
+					for i, r := range res {
+						out[i] = r.d.pos
+					}
+					return out
+				})
+			}
+			b.ReportMetric(rec, fmt.Sprintf("recall@%d", k))
+			b.ReportMetric(builds[v.efc].Seconds(), "build-s")
+			b.ReportMetric(quantileMs(lat, 0.5), "p50-ms")
+		})
 	}
 }

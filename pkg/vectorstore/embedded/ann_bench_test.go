@@ -141,6 +141,29 @@ func memoryScorer(vecs [][]float32, q []float32) exactScorer {
 	}
 }
 
+// searchRecall is recallOf for a search returning the store's ranking.
+func searchRecall(b *testing.B, s annSet, k int, search func(q []float32) ([]scored, error)) (float64, []time.Duration) {
+	return recallOf(s, k, func(q []float32) []int {
+		res, err := search(q)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out := make([]int, len(res))
+		for i, r := range res {
+			out[i] = r.d.pos
+		}
+		return out
+	})
+}
+
+// graphRecall is searchRecall for graphSearch over g with ef; docs are
+// indexed by the graph's keys.
+func graphRecall(b *testing.B, s annSet, g *annGraph, docs []*doc, k, ef int) (float64, []time.Duration) {
+	return searchRecall(b, s, k, func(q []float32) ([]scored, error) {
+		return graphSearch(g, docs, newQuery(q), k, ef, memoryScorer(s.vecs, q))
+	})
+}
+
 // graphSearch is the store's graph path without filters: the graph's ef
 // nearest by quantized distance, re-ranked exactly (refine).
 func graphSearch(g *annGraph, docs []*doc, q query, k, ef int, ex exactScorer) ([]scored, error) {
@@ -191,16 +214,8 @@ func benchANN(b *testing.B, s annSet, k int) {
 	b.Run("exact", func(b *testing.B) {
 		var lat []time.Duration
 		for b.Loop() {
-			_, lat = recallOf(s, k, func(q []float32) []int {
-				res, err := exactSearch(b.Context(), newQuery(q), k, docs, memoryScorer(s.vecs, q))
-				if err != nil {
-					b.Fatal(err)
-				}
-				out := make([]int, len(res))
-				for i, r := range res {
-					out[i] = r.d.pos
-				}
-				return out
+			_, lat = searchRecall(b, s, k, func(q []float32) ([]scored, error) {
+				return exactSearch(b.Context(), newQuery(q), k, docs, memoryScorer(s.vecs, q))
 			})
 		}
 		b.ReportMetric(quantileMs(lat, 0.5), "p50-ms")
@@ -223,17 +238,7 @@ func benchANN(b *testing.B, s annSet, k int) {
 				var rec float64
 				var lat []time.Duration
 				for b.Loop() {
-					rec, lat = recallOf(s, k, func(q []float32) []int {
-						res, err := graphSearch(g, docs, newQuery(q), k, ef, memoryScorer(s.vecs, q))
-						if err != nil {
-							b.Fatal(err)
-						}
-						out := make([]int, len(res))
-						for i, r := range res {
-							out[i] = r.d.pos
-						}
-						return out
-					})
+					rec, lat = graphRecall(b, s, g, docs, k, ef)
 				}
 				b.ReportMetric(rec, "recall@50")
 				b.ReportMetric(quantileMs(lat, 0.5), "p50-ms")

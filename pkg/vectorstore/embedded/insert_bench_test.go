@@ -18,13 +18,7 @@ import (
 // not arithmetic, sets the cost of an insert. Building the base graph is not
 // timed; run with -benchtime=Nx (N inserts).
 func BenchmarkInsertLarge(b *testing.B) {
-	n := 200_000
-	if s := os.Getenv("GRAPHRAG_BENCH_ANN_N"); s != "" {
-		var err error
-		if n, err = strconv.Atoi(s); err != nil {
-			b.Fatal(err)
-		}
-	}
+	n := envInt(b, "GRAPHRAG_BENCH_ANN_N", 200_000)
 	cfg := defaultConfig()
 	c := vecgen.New(vecgen.Default(384), n)
 	g := newANNGraph(cfg.hnswM, cfg.efConstruction)
@@ -49,13 +43,7 @@ func BenchmarkInsertLarge(b *testing.B) {
 // corpus, say) queried by GRAPHRAG_BENCH_QUERIES, else 100k realistic
 // vectors. k is GRAPHRAG_BENCH_K (default 10, what entity linking asks for).
 func BenchmarkBuildEffort(b *testing.B) {
-	k := 10
-	if s := os.Getenv("GRAPHRAG_BENCH_K"); s != "" {
-		var err error
-		if k, err = strconv.Atoi(s); err != nil {
-			b.Fatal(err)
-		}
-	}
+	k := envInt(b, "GRAPHRAG_BENCH_K", 10)
 	set, ok := realSet(b, k)
 	if !ok {
 		set = realisticSet(100_000, 300, k)
@@ -80,21 +68,24 @@ func BenchmarkBuildEffort(b *testing.B) {
 			var rec float64
 			var lat []time.Duration
 			for b.Loop() {
-				rec, lat = recallOf(set, k, func(q []float32) []int {
-					res, err := graphSearch(g, docs, newQuery(q), k, v.ef, memoryScorer(set.vecs, q))
-					if err != nil {
-						b.Fatal(err)
-					}
-					out := make([]int, len(res))
-					for i, r := range res {
-						out[i] = r.d.pos
-					}
-					return out
-				})
+				rec, lat = graphRecall(b, set, g, docs, k, v.ef)
 			}
 			b.ReportMetric(rec, fmt.Sprintf("recall@%d", k))
 			b.ReportMetric(builds[v.efc].Seconds(), "build-s")
 			b.ReportMetric(quantileMs(lat, 0.5), "p50-ms")
 		})
 	}
+}
+
+// envInt is the integer in the environment variable name, or def when unset.
+func envInt(b *testing.B, name string, def int) int {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		b.Fatalf("%s: %v", name, err)
+	}
+	return n
 }

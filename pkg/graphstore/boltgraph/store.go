@@ -120,10 +120,29 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	if err := s.writeFreelist(); err != nil {
+		_ = s.db.Close()
+		return fmt.Errorf("closing graph store %s: %w", s.path, err)
+	}
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("closing graph store %s: %w", s.path, err)
 	}
 	return nil
+}
+
+// writeFreelist ends the store's life with one commit that writes the freelist. The
+// store runs with NoFreelistSync, so a file whose last commit did not write one is
+// scanned page by page at the next Open to find its free pages: 70 s for the 5.1 GB
+// file of 100k realistic chunks with a cold page cache (3 s warm), which every restart
+// of a process after a clean stop paid. With the freelist written, Open reads it from
+// its pages. A crash still leaves no freelist, and the next Open rebuilds it as before.
+func (s *Store) writeFreelist() error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		// Read by this commit, under the writer lock; the store takes no more writes.
+		// A commit without changes still writes the freelist and the meta page.
+		tx.DB().NoFreelistSync = false
+		return nil
+	})
 }
 
 // Ping reports whether the store is open.

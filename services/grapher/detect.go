@@ -35,6 +35,7 @@ func (s *Service) Detect(ctx context.Context, corpus string) error {
 
 	// The current hierarchy is what Stabilize matches the new communities against and,
 	// with WarmStart, seeds Leiden (a re-run keeps what new documents did not touch).
+	steps := stepTimer{last: start}
 	prev, err := s.deps.Graph.Communities(ctx, corpus, -1)
 	if err != nil {
 		return fmt.Errorf("reading the current communities: %w", err)
@@ -43,20 +44,24 @@ func (s *Service) Detect(ctx context.Context, corpus string) error {
 	if err != nil {
 		return err
 	}
+	steps.done("detect")
 	snap := res.Snapshot
 	comms, err := s.stabilize(ctx, corpus, prev, res.Communities)
 	if err != nil {
 		return err
 	}
+	steps.done("stabilize")
 	if err := s.deps.Graph.SetPageRank(ctx, corpus, res.PageRank); err != nil {
 		return fmt.Errorf("writing pagerank: %w", err)
 	}
 	if err := s.deps.Graph.ReplaceCommunities(ctx, corpus, comms); err != nil {
 		return fmt.Errorf("writing communities: %w", err)
 	}
+	steps.done("write")
 	if err := s.summarizeDescriptions(ctx, corpus, snap.Keys); err != nil {
 		return err
 	}
+	steps.done("descriptions")
 	// Reports are written from the graph alone, so the summarizers start on them now,
 	// while this run embeds the entities: at 100k chunks each of the two takes minutes
 	// of one core. The corpus stays dirty (not complete) until the run ends.
@@ -65,12 +70,15 @@ func (s *Service) Detect(ctx context.Context, corpus string) error {
 	if err != nil {
 		return err
 	}
+	steps.done("publish")
 	if err := s.embedEntities(ctx, corpus, snap.Keys); err != nil {
 		return err
 	}
+	steps.done("embed")
 	if err := s.refreshTaxonomy(ctx, corpus, snap.Keys); err != nil {
 		s.log.Warn("refreshing taxonomy", "corpus", corpus, "err", err)
 	}
+	steps.done("taxonomy")
 
 	s.mu.Lock()
 	st.state.Detections++
@@ -87,9 +95,25 @@ func (s *Service) Detect(ctx context.Context, corpus string) error {
 		return err
 	}
 	s.log.Info("communities detected", "corpus", corpus, "algorithms", res.Method, "entities", len(snap.Keys), "edges", len(snap.Edges),
-		"communities", len(comms), "levels", res.Levels, "published", len(unreported), "took", time.Since(start).String())
+		"communities", len(comms), "levels", res.Levels, "published", len(unreported), "took", time.Since(start).String(),
+		"steps", steps.String())
 	return nil
 }
+
+// stepTimer records how long each step of a detection run took, for its log line: at
+// 100k chunks a run takes minutes, and which step is slow depends on the corpus.
+type stepTimer struct {
+	last  time.Time
+	steps []string
+}
+
+func (t *stepTimer) done(step string) {
+	now := time.Now()
+	t.steps = append(t.steps, step+"="+now.Sub(t.last).Round(time.Millisecond).String())
+	t.last = now
+}
+
+func (t *stepTimer) String() string { return strings.Join(t.steps, " ") }
 
 // runID names one detection run. It must differ between runs even on the same graph:
 // community events carry it in their message ids, and a run that re-announces a

@@ -271,6 +271,9 @@ func startCrashUp(t *testing.T, bin, dir string, port int) *crashUp {
 		"-http-addr", "127.0.0.1:0",
 		"-log-level", "warn",
 		"-detect-debounce", "300ms",
+		// Crash tests compare a killed run's communities with an uninterrupted run's:
+		// history independence is under test, which warm start does not promise (ADR 0042).
+		"-detect-warm=false",
 		// What the killed process held unacknowledged comes back after this on restart,
 		// instead of the default minute (live handlers extend it).
 		"-chunker-ack-wait", "3s",

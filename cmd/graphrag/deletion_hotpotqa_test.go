@@ -24,6 +24,6 @@ func TestDeleteAndRestoreHotpotQA(t *testing.T) {
 	}
 	docs, qs := readDataset(t, dir)
 	p := testPlatform(t, t.TempDir())
-	st := startStack(t, p, fastConfig())
+	st := startStack(t, p, coldConfig()) // deleteAndRestore compares communities
 	deleteAndRestore(t, p, st, "hotpot", docs, qs, func(d corpusDump) string { return sharingVictim(d, qs) })
 }

@@ -53,13 +53,18 @@ func TestDeleteAndRestoreSample(t *testing.T) {
 		// document first, and the others' ranks must not move when the victim goes.
 		qs = append(qs, datasetQuestion{Question: d.Title, Gold: []string{d.ID}})
 	}
+	// Communities are compared too, with a pipeline that never saw the victim and
+	// before and after the restore: history independence is the property under test,
+	// which only cold detection promises (-detect-warm=false; ADR 0042). The default's
+	// guarantees are TestDeleteAndRestoreWarm's.
+	cfg := coldConfig()
 	p := testPlatform(t, t.TempDir())
-	st := startStack(t, p, fastConfig())
+	st := startStack(t, p, cfg)
 	after := deleteAndRestore(t, p, st, "demo", docs, qs, func(corpusDump) string { return victim })
 
 	// Against a pipeline given every document but the victim.
 	q := testPlatform(t, t.TempDir())
-	startStack(t, q, fastConfig())
+	startStack(t, q, cfg)
 	var rest []datasetDoc
 	for _, d := range docs {
 		if d.ID != victim {
@@ -70,6 +75,15 @@ func TestDeleteAndRestoreSample(t *testing.T) {
 	if d := diffDumps(after, dumpCorpus(context.Background(), t, q.Graph, q.Vectors, "demo")); d != "" {
 		t.Fatalf("after the deletion the corpus differs from one that never had the document:\n%s", d)
 	}
+}
+
+// coldConfig is fastConfig with cold community detection (-detect-warm=false), whose
+// hierarchy depends on the graph alone: for tests that compare communities with those
+// of a pipeline with another history.
+func coldConfig() stack.Config {
+	cfg := fastConfig()
+	cfg.Grapher.WarmStart = false
+	return cfg
 }
 
 // sharingVictim picks, among the passages that are no question's gold passage, the one
@@ -111,6 +125,14 @@ func sharingVictim(d corpusDump, qs []datasetQuestion) string {
 // that the rest is untouched, deletes an unknown id, publishes victim again and checks
 // that the corpus is restored exactly. It returns the dump after the deletion.
 func deleteAndRestore(t *testing.T, p *platform.Platform, st *stack.Stack, corpus string, docs []datasetDoc, qs []datasetQuestion, pick func(corpusDump) string) corpusDump {
+	t.Helper()
+	return deleteAndRestoreWith(t, p, st, corpus, docs, qs, pick, diffDumps)
+}
+
+// deleteAndRestoreWith is deleteAndRestore comparing the corpus with diff: diffDumps
+// for a cold pipeline, whose communities depend on the graph alone.
+func deleteAndRestoreWith(t *testing.T, p *platform.Platform, st *stack.Stack, corpus string, docs []datasetDoc, qs []datasetQuestion,
+	pick func(corpusDump) string, diff func(a, b corpusDump) string) corpusDump {
 	t.Helper()
 	ctx := context.Background()
 	publishDataset(t, p, corpus, docs)
@@ -171,7 +193,7 @@ func deleteAndRestore(t *testing.T, p *platform.Platform, st *stack.Stack, corpu
 		t.Fatalf("deleting again: %+v, %v", again, err)
 	}
 	waitIndexed(t, p, corpus)
-	if d := diffDumps(dumpCorpus(ctx, t, p.Graph, p.Vectors, corpus), after); d != "" {
+	if d := diff(dumpCorpus(ctx, t, p.Graph, p.Vectors, corpus), after); d != "" {
 		t.Fatalf("deleting an unknown id and deleting twice changed the corpus:\n%s", d)
 	}
 
@@ -180,7 +202,7 @@ func deleteAndRestore(t *testing.T, p *platform.Platform, st *stack.Stack, corpu
 			publishDataset(t, p, corpus, []datasetDoc{d})
 		}
 	}
-	if d := diffDumps(dumpCorpus(ctx, t, p.Graph, p.Vectors, corpus), before); d != "" {
+	if d := diff(dumpCorpus(ctx, t, p.Graph, p.Vectors, corpus), before); d != "" {
 		t.Fatalf("publishing the document again did not restore the corpus:\n%s", d)
 	}
 	if ranked := rankAll(t, st, corpus, questions); !slices.EqualFunc(ranked, rankedBefore, slices.Equal) {

@@ -114,7 +114,7 @@ func TestLifecycleOnNeo4jAndMilvus(t *testing.T) {
 // both exactly.
 func TestDeleteAndRestoreOnNeo4jAndMilvus(t *testing.T) {
 	p := testPlatform(t, t.TempDir(), realFlags(t)...)
-	st := startStack(t, p, fastConfig())
+	st := startStack(t, p, coldConfig()) // deleteAndRestore compares communities
 	const victim = "06_quillane_reyburn_collaboration.md"
 	docs := sampleDocs(t)
 	var qs []datasetQuestion

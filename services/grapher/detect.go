@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,7 +47,9 @@ func (s *Service) Detect(ctx context.Context, corpus string) error {
 	}
 	steps.done("detect")
 	snap := res.Snapshot
-	comms, err := s.stabilize(ctx, corpus, prev, res.Communities)
+	// A community that held an entity now gone from the graph (the last document naming
+	// it deleted or replaced) passes on no id: its report names that entity.
+	comms, err := s.stabilize(ctx, corpus, withoutGone(prev, snap.Keys), res.Communities)
 	if err != nil {
 		return err
 	}
@@ -163,6 +166,25 @@ func (s *Service) stabilize(ctx context.Context, corpus string, prev, next []gra
 		}
 	}
 	return community.Stabilize(prev, next, reported, s.cfg.MaxCommunityChange), nil
+}
+
+// withoutGone returns the communities of prev all of whose members are among keys (the
+// graph's entities now). The others cannot keep their id and report, however small the
+// change (community.Stabilize tolerates one member): the report was written from the
+// name and description of an entity that is gone, and text of a deleted document would
+// stay in the report collection.
+func withoutGone(prev []graphstore.Community, keys []string) []graphstore.Community {
+	present := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		present[k] = true
+	}
+	out := make([]graphstore.Community, 0, len(prev))
+	for _, c := range prev {
+		if !slices.ContainsFunc(c.Members, func(k string) bool { return !present[k] }) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Detection is the community detection part of the config; the benchmark harness

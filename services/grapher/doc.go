@@ -10,12 +10,14 @@
 // -detect-growth-fold since the last run, so that re-detections, each of which can
 // rewrite most reports, stay few while a corpus streams in) it runs community detection:
 // hierarchical Leiden and PageRank (in the graph store when it has them natively, Neo4j
-// GDS, else in pure Go on a snapshot), writes the hierarchy and the
+// GDS, else in pure Go on a snapshot, starting from the stored hierarchy unless
+// -detect-warm=false, ADR 0042), writes the hierarchy and the
 // scores back, embeds changed entity descriptions for query-time entity linking, refreshes
 // the entity-type taxonomy, and publishes a community event for every community that has
 // no report yet. Community ids derive from level and membership, and a community whose
 // membership barely changed keeps its predecessor's id (community.Stabilize), so it keeps
-// its report and incremental indexing does not recompute the world. Records of
+// its report and incremental indexing does not recompute the world (unless it held an
+// entity gone from the graph: its report names it). Records of
 // entities and communities that are gone are found by enumerating the vector collections
 // with vectorstore List, which has no size cap (a search has: 16,384 hits on Milvus).
 package grapher

@@ -39,6 +39,13 @@ func newTestGrapher(t *testing.T) testGrapher {
 // wrap (nil: as is), for tests that count what the grapher writes.
 func newTestGrapherWrapped(t *testing.T, wrap func(VectorStore) VectorStore) testGrapher {
 	t.Helper()
+	return newTestGrapherConfigured(t, wrap, nil)
+}
+
+// newTestGrapherConfigured is newTestGrapherWrapped with the config changed by configure
+// (nil: the tests' defaults) before the grapher starts.
+func newTestGrapherConfigured(t *testing.T, wrap func(VectorStore) VectorStore, configure func(*Config)) testGrapher {
+	t.Helper()
 	ctx := t.Context()
 	srv := bustest.StartServer(t)
 	b, err := bus.New(bustest.Connect(t, srv))
@@ -61,6 +68,9 @@ func newTestGrapherWrapped(t *testing.T, wrap func(VectorStore) VectorStore) tes
 	cfg := DefaultConfig()
 	cfg.MinCommunitySize = 2
 	cfg.Lease = false
+	if configure != nil {
+		configure(&cfg)
+	}
 	var vectors VectorStore = vs
 	if wrap != nil {
 		vectors = wrap(vs)

@@ -60,7 +60,7 @@ type wavesVariant struct {
 	maxChange  float64 // -community-max-change
 	maxChanges int     // -detect-max-changes; 0: the default
 	growth     float64 // -detect-growth
-	warm       bool    // -detect-warm
+	warm       bool    // -detect-warm; set on every row, whatever the grapher's default
 }
 
 func (v wavesVariant) mode() string {
@@ -363,8 +363,9 @@ func benchResummarize(ctx context.Context, cfg *benchConfig, r *benchReport) err
 	r.line("change before it gets a new id and report. `-detect-max-changes` forces a detection run while busy after")
 	r.line("that many merged chunks; `-detect-growth` g also holds it back until the graph has grown g-fold since the")
 	r.line("last run. The dev set is too small for the default 5,000 to force a run, so the last two rows force runs")
-	r.line("after 100 chunks, as 5,000 would at 50k. _Start_: _cold_ detects from scratch each run (the default),")
-	r.line("_warm_ starts each run after the first from the stored hierarchy (the grapher's `-detect-warm`, ADR 0032).")
+	r.line("after 100 chunks, as 5,000 would at 50k. _Start_: _cold_ detects from scratch each run (`-detect-warm=false`),")
+	r.line("_warm_ starts each run after the first from the stored hierarchy (`-detect-warm`, the default, ADR 0032, 0042);")
+	r.line("each row sets it explicitly.")
 	r.line("_Final modularity_ is that of the top level at the end; _cold modularity_ that of a detection from scratch")
 	r.line("on the same final graph (members of communities too small for a record count as alone in both).")
 	r.line("")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -50,7 +51,9 @@ func TestRecordCodecRoundTrip(t *testing.T) {
 }
 
 func equalStored(a, b storedRecord) bool {
-	if a.seq != b.seq || a.text != b.text || a.textLen != b.textLen || !slices.Equal(a.vector, b.vector) || len(a.attrs) != len(b.attrs) {
+	// Bitwise: a stored NaN must come back as the same NaN.
+	sameBits := func(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) }
+	if a.seq != b.seq || a.text != b.text || a.textLen != b.textLen || !slices.EqualFunc(a.vector, b.vector, sameBits) || len(a.attrs) != len(b.attrs) {
 		return false
 	}
 	for k, v := range a.attrs {

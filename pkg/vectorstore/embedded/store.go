@@ -313,7 +313,7 @@ func (s *Store) readOpenIndex(c *collection, x *denseIndex, lexSeq uint64, fresh
 				ops = append(ops, lexOp{id: string(v), del: true})
 			}
 		}
-		rb := b.Bucket(bucketRecords)
+		rc := b.Bucket(bucketRecords).Cursor() // one cursor: a Get allocates one each
 		return b.Bucket(bucketOpenIndex).ForEach(func(k, v []byte) error {
 			e, err := decodeEntry(v, x.keys)
 			if err != nil {
@@ -323,7 +323,7 @@ func (s *Store) readOpenIndex(c *collection, x *denseIndex, lexSeq uint64, fresh
 			inSnap = inSnap && len(snapVec.codes) == c.spec.Dim
 			d := &doc{id: string(k), seq: e.seq, attrs: e.attrs}
 			if !inSnap || needText(e.seq) {
-				r, err := c.readRecord(rb, k, e.seq, inSnap, needText(e.seq))
+				r, err := c.readRecord(rc, k, e.seq, inSnap, needText(e.seq))
 				if err != nil {
 					return err
 				}
@@ -360,10 +360,10 @@ func (s *Store) readOpenIndex(c *collection, x *denseIndex, lexSeq uint64, fresh
 // readRecord decodes the record id of an open index entry with sequence
 // seq: its vector unless the snapshot has it, its text and attributes if
 // the text index needs them.
-func (c *collection) readRecord(rb *bolt.Bucket, id []byte, seq uint64, inSnap, text bool) (storedRecord, error) {
+func (c *collection) readRecord(rc *bolt.Cursor, id []byte, seq uint64, inSnap, text bool) (storedRecord, error) {
 	c.openDecodes++
-	v := rb.Get(id)
-	if v == nil {
+	k, v := rc.Seek(id)
+	if !bytes.Equal(k, id) || v == nil {
 		return storedRecord{}, fmt.Errorf("open index entry %q: %w: no such record", id, errCorrupt)
 	}
 	r, err := decodeRecordParts(v, !text, inSnap, !text)

@@ -32,6 +32,9 @@ func checkOpenIndex(dir string) error {
 			if ob == nil {
 				return fmt.Errorf("collection %q has no open index", name)
 			}
+			if got, want := b.Get(keyOpenIndexSeq), seqKey(b.Sequence()); !bytes.Equal(got, want) {
+				return fmt.Errorf("collection %q: open index complete at %x, sequence %x", name, got, want)
+			}
 			if rn, on := rb.Stats().KeyN, ob.Stats().KeyN; rn != on {
 				return fmt.Errorf("collection %q: %d records, %d open index entries", name, rn, on)
 			}
@@ -248,4 +251,70 @@ func TestOpenMigratesFileWithoutOpenIndex(t *testing.T) {
 	if c, _ := s.coll("c"); c.openDecodes != 0 {
 		t.Fatalf("open after migration read %d records whole, want 0", c.openDecodes)
 	}
+}
+
+// writeAsOldBinary changes a closed store as a binary without the open
+// index would: it upserts one record and deletes another (with its
+// deletion marker) in collection c, leaving openindex as it was.
+func writeAsOldBinary(t *testing.T, dir string, add vectorstore.Record, del string) {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(dir, dbFile), 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketCollections).Bucket([]byte("c"))
+		seq, err := b.NextSequence()
+		if err != nil {
+			return err
+		}
+		rec := storedRecord{seq: seq, vector: add.Vector, text: add.Text, textLen: 2, attrs: add.Attrs}
+		if err := b.Bucket(bucketRecords).Put([]byte(add.ID), encodeRecord(rec)); err != nil {
+			return err
+		}
+		if err := b.Bucket(bucketRecords).Delete([]byte(del)); err != nil {
+			return err
+		}
+		if seq, err = b.NextSequence(); err != nil {
+			return err
+		}
+		return b.Bucket(bucketTombs).Put(seqKey(seq), []byte(del))
+	})
+	if err != nil {
+		t.Fatalf("writing as an older binary: %v", err)
+	}
+}
+
+// TestOpenAfterOlderBinaryWrote: records an older binary wrote or deleted
+// after the open index are not lost or resurrected: the index is rebuilt.
+func TestOpenAfterOlderBinaryWrote(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	opts := []Option{WithExactThreshold(0)}
+	r := rand.New(rand.NewPCG(24, 24))
+	s := mustOpen(t, dir, opts...)
+	writeOpenIndexCorpus(t, s, r, 100)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	add := vectorstore.Record{ID: "z000", Vector: unitVec(r, 8), Text: "older binary", Attrs: map[string]string{"k": "v"}}
+	writeAsOldBinary(t, dir, add, "o050")
+
+	s = mustOpen(t, dir, opts...)
+	if n, err := s.Count(ctx, "c"); err != nil || n != 98 {
+		t.Fatalf("Count = %d, %v; want 98", n, err)
+	}
+	hits, err := s.Search(ctx, "c", add.Vector, 1, vectorstore.Filter{Attrs: map[string]string{"k": "v"}})
+	if err != nil || len(hits) != 1 || hits[0].ID != add.ID {
+		t.Fatalf("Search for the older binary's record = %v, %v", hits, err)
+	}
+	if got, err := s.Get(ctx, "c", []string{"o050"}); err != nil || len(got) != 0 {
+		t.Fatalf("Get of the record the older binary deleted = %v, %v", got, err)
+	}
+	checkGraph(t, s, "c", 7+1) // writeOpenIndexCorpus's dead nodes and o050
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mustCheckOpenIndex(t, dir)
 }

@@ -31,16 +31,19 @@ const (
 	lexicalDir   = "text.bleve"
 )
 
-// bbolt layout: collections/<name>/{spec, records/<id>, openindex/<id>,
-// tombs/<seq>}. The collection bucket's sequence numbers every record write
-// and every delete. openindex holds, per record, what Open needs of it
-// (openEntry), written in the transaction that writes the record.
+// bbolt layout: collections/<name>/{spec, openindexseq, records/<id>,
+// openindex/<id>, tombs/<seq>}. The collection bucket's sequence numbers
+// every record write and every delete from a lexical collection. openindex
+// holds, per record, what Open needs of it (openEntry), written in the
+// transaction that writes the record; openindexseq is the sequence it is
+// complete at.
 var (
 	bucketCollections = []byte("collections")
 	bucketRecords     = []byte("records")
 	bucketOpenIndex   = []byte("openindex")
 	bucketTombs       = []byte("tombs") // deletions not yet known to be in the text index
 	keySpec           = []byte("spec")
+	keyOpenIndexSeq   = []byte("openindexseq") // the sequence the open index is complete at
 )
 
 // storedSpec is a collection's persisted definition. Incarnation tells
@@ -264,36 +267,58 @@ func (s *Store) loadCollection(name string) (*collection, error) {
 }
 
 // ensureOpenIndex builds a collection's open index from its records when
-// the file predates it: the one full read of the records, in one
-// transaction, so that a crash leaves either no index or a complete one.
+// the file predates it, or when a binary that does not know the index wrote
+// records after it (the stored mark is behind the collection's sequence):
+// the one full read of the records, in one transaction, so that a crash
+// leaves the old state or a complete index.
 func (s *Store) ensureOpenIndex(name string) error {
-	var has bool
+	var current bool
 	err := s.db.View(func(tx *bolt.Tx) error {
-		has = tx.Bucket(bucketCollections).Bucket([]byte(name)).Bucket(bucketOpenIndex) != nil
+		b := tx.Bucket(bucketCollections).Bucket([]byte(name))
+		current = b.Bucket(bucketOpenIndex) != nil && bytes.Equal(b.Get(keyOpenIndexSeq), seqKey(b.Sequence()))
 		return nil
 	})
-	if err != nil || has {
+	if err != nil || current {
 		return err
 	}
 	err = s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketCollections).Bucket([]byte(name))
+		if b.Bucket(bucketOpenIndex) != nil {
+			if err := b.DeleteBucket(bucketOpenIndex); err != nil {
+				return err
+			}
+		}
 		ob, err := b.CreateBucket(bucketOpenIndex)
 		if err != nil {
 			return err
 		}
 		ob.FillPercent = 0.9 // written once, in key order
-		return b.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
+		err = b.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
 			e, err := recordEntry(v)
 			if err != nil {
 				return fmt.Errorf("record %q: %w", k, err)
 			}
 			return ob.Put(bytes.Clone(k), e)
 		})
+		if err != nil {
+			return err
+		}
+		return markOpenIndex(b)
 	})
 	if err != nil {
 		return fmt.Errorf("building the open index from the records: %w", err)
 	}
 	return nil
+}
+
+// markOpenIndex records that the open index is complete up to the
+// collection's current sequence. Every write transaction ends with it.
+func markOpenIndex(b *bolt.Bucket) error {
+	seq := seqKey(b.Sequence())
+	if bytes.Equal(b.Get(keyOpenIndexSeq), seq) {
+		return nil // a delete that found nothing, say: no page to write
+	}
+	return b.Put(keyOpenIndexSeq, seq)
 }
 
 // readOpenIndex fills x from the open index, reading a whole record only
@@ -454,6 +479,9 @@ func (s *Store) EnsureCollection(ctx context.Context, spec vectorstore.Collectio
 			return err
 		}
 		if _, err := b.CreateBucket(bucketOpenIndex); err != nil {
+			return err
+		}
+		if err := markOpenIndex(b); err != nil {
 			return err
 		}
 		if _, err := b.CreateBucket(bucketTombs); err != nil {
@@ -712,7 +740,7 @@ func (s *Store) upsertLocked(c *collection, name string, recs []vectorstore.Reco
 				ops = append(ops, lexOp{id: r.ID, text: r.Text, attrs: attrs})
 			}
 		}
-		return nil
+		return markOpenIndex(b)
 	})
 	if err != nil {
 		return fmt.Errorf("writing records to %q: %w", name, err)
@@ -777,7 +805,7 @@ func (s *Store) Delete(ctx context.Context, name string, ids []string) error {
 			}
 			ops = append(ops, lexOp{id: id, del: true})
 		}
-		return nil
+		return markOpenIndex(b)
 	})
 	if err != nil {
 		return fmt.Errorf("deleting records from %q: %w", name, err)

@@ -85,6 +85,9 @@ type collection struct {
 	queue   []*upsertReq
 	commits atomic.Int64
 
+	// openDecodes counts the records Open read whole, for tests.
+	openDecodes int
+
 	mu     sync.RWMutex
 	gone   error // ErrNotFound after a drop, ErrClosed after Close
 	dense  *denseIndex
@@ -94,9 +97,6 @@ type collection struct {
 	// At most one snapshot is written in the background at a time; Close,
 	// Checkpoint and DropCollection wait for it. snapMu guards snapErr and
 	// snapLost (insertions a failed snapshot did not cover).
-	// openDecodes counts the records Open read whole, for tests.
-	openDecodes int
-
 	snapBusy atomic.Bool
 	snapWG   sync.WaitGroup
 	snapMu   sync.Mutex

@@ -101,17 +101,6 @@ func decodeRecord(b []byte, skipText bool) (storedRecord, error) {
 	return decodeRecordLean(b, skipText, false)
 }
 
-// recordSeq returns an encoded record's sequence without decoding the rest,
-// so that an open can tell which fields it needs.
-func recordSeq(b []byte) (uint64, error) {
-	if len(b) == 0 || b[0] != recordVersion {
-		return 0, fmt.Errorf("%w: unknown version", errCorrupt)
-	}
-	d := decoder{b: b[1:]}
-	seq := d.uvarint()
-	return seq, d.err
-}
-
 // recordVector decodes an encoded record's vector into dst, whose length
 // must be the record's dimension, without allocating: re-ranking reads a
 // few hundred vectors per search.
@@ -192,22 +181,63 @@ func decodeRecordParts(b []byte, skipText, skipVector, skipAttrs bool) (storedRe
 	return r, nil
 }
 
-// decodeAttrSet reads an encoded record's attributes straight into an
-// attrSet (encodeRecord sorts them by key): an open does this for every
-// record, and a map and a string per value would only be garbage.
-func decodeAttrSet(b []byte, in attrInterner) (attrSet, error) {
-	if len(b) == 0 || b[0] != recordVersion {
-		return attrSet{}, fmt.Errorf("%w: unknown version", errCorrupt)
+// entryVersion tags the encoding of an open-index entry.
+const entryVersion = 1
+
+// openEntry is what an open needs of a record besides its vector and text:
+// the open index (bucketOpen) holds it per record ID.
+type openEntry struct {
+	seq     uint64
+	textLen uint64
+	attrs   attrSet
+}
+
+// recordEntry derives a record's open-index entry from the record's
+// encoding: version, seq, then the record's own bytes from the text length
+// on (text length, attributes), so the two cannot encode differently.
+func recordEntry(rec []byte) ([]byte, error) {
+	if len(rec) == 0 || rec[0] != recordVersion {
+		return nil, fmt.Errorf("%w: unknown version", errCorrupt)
 	}
-	d := decoder{b: b[1:]}
+	d := decoder{b: rec[1:]}
 	d.uvarint() // seq
+	seqEnd := len(rec) - len(d.b)
 	dim := d.uvarint()
 	if d.err == nil && dim > uint64(len(d.b))/4 {
-		return attrSet{}, fmt.Errorf("%w: dimension %d exceeds data", errCorrupt, dim)
+		return nil, fmt.Errorf("%w: dimension %d exceeds data", errCorrupt, dim)
 	}
 	d.bytes(4 * dim)
 	d.bytes(d.uvarint()) // text
-	d.uvarint()          // text length
+	if d.err != nil {
+		return nil, d.err
+	}
+	tail := rec[len(rec)-len(d.b):]
+	out := make([]byte, 0, seqEnd+len(tail))
+	out = append(out, entryVersion)
+	out = append(out, rec[1:seqEnd]...)
+	return append(out, tail...), nil
+}
+
+// decodeEntry parses recordEntry's output, reading the attributes straight
+// into an attrSet: an open does this for every record, and a map and a
+// string per value would only be garbage.
+func decodeEntry(b []byte, in attrInterner) (openEntry, error) {
+	if len(b) == 0 || b[0] != entryVersion {
+		return openEntry{}, fmt.Errorf("%w: unknown entry version", errCorrupt)
+	}
+	d := decoder{b: b[1:]}
+	e := openEntry{seq: d.uvarint(), textLen: d.uvarint()}
+	attrs, err := d.attrSet(in)
+	if err != nil {
+		return openEntry{}, err
+	}
+	e.attrs = attrs
+	return e, nil
+}
+
+// attrSet reads the attributes that end an encoding (encodeRecord sorts
+// them by key) and checks that nothing follows.
+func (d *decoder) attrSet(in attrInterner) (attrSet, error) {
 	na := d.uvarint()
 	if d.err == nil && na > uint64(len(d.b))/2 {
 		return attrSet{}, fmt.Errorf("%w: %d attributes exceed data", errCorrupt, na)

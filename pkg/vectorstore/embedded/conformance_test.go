@@ -35,6 +35,9 @@ func reopen(t *testing.T, old vectorstore.Store, opts ...embedded.Option) vector
 	if err := old.Close(); err != nil {
 		t.Fatalf("Close before reopen: %v", err)
 	}
+	if err := embedded.CheckOpenIndex(dir); err != nil {
+		t.Fatalf("before reopen: %v", err)
+	}
 	s, err := embedded.Open(dir, opts...)
 	if err != nil {
 		t.Fatalf("reopen: %v", err)

@@ -117,6 +117,10 @@ func verifyCrash(t *testing.T, dir string, acked int) {
 	if _, err := os.Stat(filepath.Join(dir, "collections", crashColl, "hnsw.snap")); err != nil {
 		t.Fatalf("the child left no HNSW snapshot: %v", err)
 	}
+	// Every record and its open index entry were written together.
+	if err := embedded.CheckOpenIndex(dir); err != nil {
+		t.Fatalf("after kill -9: %v", err)
+	}
 	s, err := embedded.Open(dir, embedded.WithExactThreshold(crashGraphAt))
 	if err != nil {
 		t.Fatalf("reopening after kill -9: %v", err)

@@ -8,6 +8,14 @@
 //     kill -9; Upserts that arrive while a write runs are committed together
 //     in the next transaction and text index batch (group commit), each
 //     returning once its records are durable;
+//   - each collection's openindex bucket holds, per record ID, what an open
+//     needs of the record (sequence, analyzed text length, attribute bytes),
+//     written in the transaction that writes or deletes the record: an open
+//     iterates it and reads a whole record (1.5 KB of vector and its text)
+//     only when the HNSW snapshot lacks the vector or the text index the
+//     text, instead of reading the whole file. A file written before the
+//     bucket existed gains it on its first open, in one transaction
+//     (docs/adr/0043-vector-store-open-index.md);
 //   - memory holds each record's normalized vector quantized to int8 with
 //     one scale (qvec, a quarter of the float32 bytes) and its attributes
 //     up to 64 bytes a value (attrSet); bbolt holds the exact vector and the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -50,7 +51,9 @@ func TestRecordCodecRoundTrip(t *testing.T) {
 }
 
 func equalStored(a, b storedRecord) bool {
-	if a.seq != b.seq || a.text != b.text || a.textLen != b.textLen || !slices.Equal(a.vector, b.vector) || len(a.attrs) != len(b.attrs) {
+	// Bitwise: a stored NaN must come back as the same NaN.
+	sameBits := func(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) }
+	if a.seq != b.seq || a.text != b.text || a.textLen != b.textLen || !slices.EqualFunc(a.vector, b.vector, sameBits) || len(a.attrs) != len(b.attrs) {
 		return false
 	}
 	for k, v := range a.attrs {
@@ -68,16 +71,24 @@ func FuzzDecodeRecord(f *testing.F) {
 	f.Add(encodeRecord(storedRecord{seq: 4, vector: []float32{1}, attrs: map[string]string{
 		"b": strings.Repeat("long", 20), "a": "", "c": "short"}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		_, _ = decodeEntry(b, make(attrInterner)) // no panic on any bytes
 		r, err := decodeRecord(b, false)
-		set, serr := decodeAttrSet(b, make(attrInterner))
+		var e openEntry
+		entry, serr := recordEntry(b)
+		if serr == nil {
+			e, serr = decodeEntry(entry, make(attrInterner))
+		}
 		if (err == nil) != (serr == nil) {
-			t.Fatalf("decodeRecord: %v, decodeAttrSet: %v", err, serr)
+			t.Fatalf("decodeRecord: %v, recordEntry and decodeEntry: %v", err, serr)
 		}
 		if err != nil {
 			return
 		}
-		if want := compactAttrs(r.attrs, make(attrInterner)); !slices.Equal(set.kv, want.kv) || set.long != want.long {
-			t.Fatalf("decodeAttrSet = %+v, want %+v", set, want)
+		if want := compactAttrs(r.attrs, make(attrInterner)); !slices.Equal(e.attrs.kv, want.kv) || e.attrs.long != want.long {
+			t.Fatalf("entry attributes = %+v, want %+v", e.attrs, want)
+		}
+		if e.seq != r.seq || e.textLen != r.textLen {
+			t.Fatalf("entry seq %d, text length %d; record %d, %d", e.seq, e.textLen, r.seq, r.textLen)
 		}
 		again, err := decodeRecord(encodeRecord(r), false)
 		if err != nil || !equalStored(again, r) {

@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,13 +31,19 @@ const (
 	lexicalDir   = "text.bleve"
 )
 
-// bbolt layout: collections/<name>/{spec, records/<id>, tombs/<seq>}. The
-// collection bucket's sequence numbers every record write and every delete.
+// bbolt layout: collections/<name>/{spec, openindexseq, records/<id>,
+// openindex/<id>, tombs/<seq>}. The collection bucket's sequence numbers
+// every record write and every delete from a lexical collection. openindex
+// holds, per record, what Open needs of it (openEntry), written in the
+// transaction that writes the record; openindexseq is the sequence it is
+// complete at.
 var (
 	bucketCollections = []byte("collections")
 	bucketRecords     = []byte("records")
+	bucketOpenIndex   = []byte("openindex")
 	bucketTombs       = []byte("tombs") // deletions not yet known to be in the text index
 	keySpec           = []byte("spec")
+	keyOpenIndexSeq   = []byte("openindexseq") // the sequence the open index is complete at
 )
 
 // storedSpec is a collection's persisted definition. Incarnation tells
@@ -77,6 +84,9 @@ type collection struct {
 	queueMu sync.Mutex
 	queue   []*upsertReq
 	commits atomic.Int64
+
+	// openDecodes counts the records Open read whole, for tests.
+	openDecodes int
 
 	mu     sync.RWMutex
 	gone   error // ErrNotFound after a drop, ErrClosed after Close
@@ -182,6 +192,10 @@ func (s *Store) loadCollection(name string) (*collection, error) {
 		return nil, fmt.Errorf("creating collection directory: %w", err)
 	}
 
+	if err := s.ensureOpenIndex(name); err != nil {
+		return nil, err
+	}
+
 	var lexSeq uint64
 	var fresh bool
 	if c.spec.Lexical {
@@ -190,8 +204,6 @@ func (s *Store) loadCollection(name string) (*collection, error) {
 			return nil, err
 		}
 	}
-	needText := func(seq uint64) bool { return c.lex != nil && (fresh || seq > lexSeq) }
-
 	if c.lex != nil {
 		c.lstats = newLexStats()
 	}
@@ -208,61 +220,10 @@ func (s *Store) loadCollection(name string) (*collection, error) {
 		snapKeys = x.graph.len()
 	}
 
-	var (
-		missing []*doc
-		found   int
-		ops     []lexOp
-	)
-	err = s.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketCollections).Bucket([]byte(name))
-		if c.lex != nil && !fresh {
-			// Deletions come before re-indexing: a tomb is always older than a
-			// live record with the same ID.
-			cur := b.Bucket(bucketTombs).Cursor()
-			for k, v := cur.Seek(seqKey(lexSeq + 1)); k != nil; k, v = cur.Next() {
-				ops = append(ops, lexOp{id: string(v), del: true})
-			}
-		}
-		return b.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
-			seq, err := recordSeq(v)
-			if err != nil {
-				return fmt.Errorf("record %q: %w", k, err)
-			}
-			snapVec, inSnap := x.graph.lookup(seq)
-			inSnap = inSnap && len(snapVec.codes) == c.spec.Dim
-			r, err := decodeRecordParts(v, !needText(seq), inSnap, !needText(seq))
-			if err != nil {
-				return fmt.Errorf("record %q: %w", k, err)
-			}
-			attrs, err := decodeAttrSet(v, x.keys)
-			if err != nil {
-				return fmt.Errorf("record %q: %w", k, err)
-			}
-			if c.lstats != nil {
-				c.lstats.set(string(k), r.textLen)
-			}
-			if needText(r.seq) {
-				ops = append(ops, lexOp{id: string(k), text: r.text, attrs: r.attrs})
-			}
-			d := &doc{id: string(k), seq: r.seq, attrs: attrs}
-			if inSnap {
-				d.vec = snapVec // share the snapshot's quantized copy
-				x.nodes[d.seq] = d
-				found++
-			} else {
-				d.vec = quantize(r.vector)
-				missing = append(missing, d)
-			}
-			d.pos = len(x.all)
-			x.all = append(x.all, d)
-			x.docs[d.id] = d
-			x.maxSeq = max(x.maxSeq, d.seq)
-			return nil
-		})
-	})
+	missing, found, ops, err := s.readOpenIndex(c, x, lexSeq, fresh)
 	if err != nil {
 		c.closeLex()
-		return nil, fmt.Errorf("reading records: %w", err)
+		return nil, err
 	}
 	switch {
 	case len(x.docs) <= s.cfg.exactThreshold:
@@ -303,6 +264,141 @@ func (s *Store) loadCollection(name string) (*collection, error) {
 	// open if this process does not close cleanly.
 	c.maybeSnapshot(s.cfg, x.builds > 0)
 	return c, nil
+}
+
+// ensureOpenIndex builds a collection's open index from its records when
+// the file predates it, or when a binary that does not know the index wrote
+// records after it (the stored mark is behind the collection's sequence):
+// the one full read of the records, in one transaction, so that a crash
+// leaves the old state or a complete index.
+func (s *Store) ensureOpenIndex(name string) error {
+	var current bool
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketCollections).Bucket([]byte(name))
+		current = b.Bucket(bucketOpenIndex) != nil && bytes.Equal(b.Get(keyOpenIndexSeq), seqKey(b.Sequence()))
+		return nil
+	})
+	if err != nil || current {
+		return err
+	}
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketCollections).Bucket([]byte(name))
+		if b.Bucket(bucketOpenIndex) != nil {
+			if err := b.DeleteBucket(bucketOpenIndex); err != nil {
+				return err
+			}
+		}
+		ob, err := b.CreateBucket(bucketOpenIndex)
+		if err != nil {
+			return err
+		}
+		ob.FillPercent = 0.9 // written once, in key order
+		err = b.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
+			e, err := recordEntry(v)
+			if err != nil {
+				return fmt.Errorf("record %q: %w", k, err)
+			}
+			return ob.Put(bytes.Clone(k), e)
+		})
+		if err != nil {
+			return err
+		}
+		return markOpenIndex(b)
+	})
+	if err != nil {
+		return fmt.Errorf("building the open index from the records: %w", err)
+	}
+	return nil
+}
+
+// markOpenIndex records that the open index is complete up to the
+// collection's current sequence. Every write transaction ends with it.
+func markOpenIndex(b *bolt.Bucket) error {
+	seq := seqKey(b.Sequence())
+	if bytes.Equal(b.Get(keyOpenIndexSeq), seq) {
+		return nil // a delete that found nothing, say: no page to write
+	}
+	return b.Put(keyOpenIndexSeq, seq)
+}
+
+// readOpenIndex fills x from the open index, reading a whole record only
+// when the snapshot lacks its vector or the text index lacks its text: the
+// records are most of the file, and reading them made a cold open take a
+// minute at 100k chunks. It returns the docs the snapshot lacks, the number
+// it has, and the text index operations to replay.
+func (s *Store) readOpenIndex(c *collection, x *denseIndex, lexSeq uint64, fresh bool) (missing []*doc, found int, ops []lexOp, err error) {
+	needText := func(seq uint64) bool { return c.lex != nil && (fresh || seq > lexSeq) }
+	err = s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketCollections).Bucket([]byte(c.name))
+		if c.lex != nil && !fresh {
+			// Deletions come before re-indexing: a tomb is always older than a
+			// live record with the same ID.
+			cur := b.Bucket(bucketTombs).Cursor()
+			for k, v := cur.Seek(seqKey(lexSeq + 1)); k != nil; k, v = cur.Next() {
+				ops = append(ops, lexOp{id: string(v), del: true})
+			}
+		}
+		rc := b.Bucket(bucketRecords).Cursor() // one cursor: a Get allocates one each
+		return b.Bucket(bucketOpenIndex).ForEach(func(k, v []byte) error {
+			e, err := decodeEntry(v, x.keys)
+			if err != nil {
+				return fmt.Errorf("open index entry %q: %w", k, err)
+			}
+			snapVec, inSnap := x.graph.lookup(e.seq)
+			inSnap = inSnap && len(snapVec.codes) == c.spec.Dim
+			d := &doc{id: string(k), seq: e.seq, attrs: e.attrs}
+			if !inSnap || needText(e.seq) {
+				r, err := c.readRecord(rc, k, e.seq, inSnap, needText(e.seq))
+				if err != nil {
+					return err
+				}
+				if needText(e.seq) {
+					ops = append(ops, lexOp{id: d.id, text: r.text, attrs: r.attrs})
+				}
+				if !inSnap {
+					d.vec = quantize(r.vector)
+				}
+			}
+			if c.lstats != nil {
+				c.lstats.set(d.id, e.textLen)
+			}
+			if inSnap {
+				d.vec = snapVec // share the snapshot's quantized copy
+				x.nodes[d.seq] = d
+				found++
+			} else {
+				missing = append(missing, d)
+			}
+			d.pos = len(x.all)
+			x.all = append(x.all, d)
+			x.docs[d.id] = d
+			x.maxSeq = max(x.maxSeq, d.seq)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, 0, nil, fmt.Errorf("reading records: %w", err)
+	}
+	return missing, found, ops, nil
+}
+
+// readRecord decodes the record id of an open index entry with sequence
+// seq: its vector unless the snapshot has it, its text and attributes if
+// the text index needs them.
+func (c *collection) readRecord(rc *bolt.Cursor, id []byte, seq uint64, inSnap, text bool) (storedRecord, error) {
+	c.openDecodes++
+	k, v := rc.Seek(id)
+	if !bytes.Equal(k, id) || v == nil {
+		return storedRecord{}, fmt.Errorf("open index entry %q: %w: no such record", id, errCorrupt)
+	}
+	r, err := decodeRecordParts(v, !text, inSnap, !text)
+	if err != nil {
+		return storedRecord{}, fmt.Errorf("record %q: %w", id, err)
+	}
+	if r.seq != seq {
+		return storedRecord{}, fmt.Errorf("record %q: %w: sequence %d, open index says %d", id, errCorrupt, r.seq, seq)
+	}
+	return r, nil
 }
 
 func (c *collection) closeLex() {
@@ -380,6 +476,12 @@ func (s *Store) EnsureCollection(ctx context.Context, spec vectorstore.Collectio
 			return err
 		}
 		if _, err := b.CreateBucket(bucketRecords); err != nil {
+			return err
+		}
+		if _, err := b.CreateBucket(bucketOpenIndex); err != nil {
+			return err
+		}
+		if err := markOpenIndex(b); err != nil {
 			return err
 		}
 		if _, err := b.CreateBucket(bucketTombs); err != nil {
@@ -607,7 +709,7 @@ func (s *Store) upsertLocked(c *collection, name string, recs []vectorstore.Reco
 		if err := c.prune(b); err != nil {
 			return err
 		}
-		rb := b.Bucket(bucketRecords)
+		rb, ob := b.Bucket(bucketRecords), b.Bucket(bucketOpenIndex)
 		for i, r := range recs {
 			if last[r.ID] != i {
 				continue
@@ -622,7 +724,15 @@ func (s *Store) upsertLocked(c *collection, name string, recs []vectorstore.Reco
 				textLen = analyzedLen(c.lex, r.Text)
 			}
 			lens = append(lens, textLen)
-			if err := rb.Put([]byte(r.ID), encodeRecord(storedRecord{seq: seq, vector: r.Vector, text: r.Text, textLen: textLen, attrs: attrs})); err != nil {
+			rec := encodeRecord(storedRecord{seq: seq, vector: r.Vector, text: r.Text, textLen: textLen, attrs: attrs})
+			entry, err := recordEntry(rec)
+			if err != nil {
+				return err
+			}
+			if err := rb.Put([]byte(r.ID), rec); err != nil {
+				return err
+			}
+			if err := ob.Put([]byte(r.ID), entry); err != nil {
 				return err
 			}
 			docs = append(docs, &doc{id: r.ID, seq: seq, vec: quantize(r.Vector), attrs: compactAttrs(attrs, c.dense.keys)})
@@ -630,7 +740,7 @@ func (s *Store) upsertLocked(c *collection, name string, recs []vectorstore.Reco
 				ops = append(ops, lexOp{id: r.ID, text: r.Text, attrs: attrs})
 			}
 		}
-		return nil
+		return markOpenIndex(b)
 	})
 	if err != nil {
 		return fmt.Errorf("writing records to %q: %w", name, err)
@@ -672,12 +782,15 @@ func (s *Store) Delete(ctx context.Context, name string, ids []string) error {
 		if err := c.prune(b); err != nil {
 			return err
 		}
-		rb, tb := b.Bucket(bucketRecords), b.Bucket(bucketTombs)
+		rb, ob, tb := b.Bucket(bucketRecords), b.Bucket(bucketOpenIndex), b.Bucket(bucketTombs)
 		for _, id := range ids {
 			if rb.Get([]byte(id)) == nil {
 				continue
 			}
 			if err := rb.Delete([]byte(id)); err != nil {
+				return err
+			}
+			if err := ob.Delete([]byte(id)); err != nil {
 				return err
 			}
 			removed = append(removed, id)
@@ -692,7 +805,7 @@ func (s *Store) Delete(ctx context.Context, name string, ids []string) error {
 			}
 			ops = append(ops, lexOp{id: id, del: true})
 		}
-		return nil
+		return markOpenIndex(b)
 	})
 	if err != nil {
 		return fmt.Errorf("deleting records from %q: %w", name, err)

@@ -63,18 +63,23 @@ func mustCheckOpenIndex(t *testing.T, dir string) {
 // as the code before it wrote it.
 func dropOpenIndex(t *testing.T, dir string) {
 	t.Helper()
+	updateClosed(t, dir, "dropping the open index", func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketCollections).ForEachBucket(func(name []byte) error {
+			return tx.Bucket(bucketCollections).Bucket(name).DeleteBucket(bucketOpenIndex)
+		})
+	})
+}
+
+// updateClosed runs fn in one write transaction on a closed store's file.
+func updateClosed(t *testing.T, dir, doing string, fn func(*bolt.Tx) error) {
+	t.Helper()
 	db, err := bolt.Open(filepath.Join(dir, dbFile), 0o600, &bolt.Options{Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	err = db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketCollections).ForEachBucket(func(name []byte) error {
-			return tx.Bucket(bucketCollections).Bucket(name).DeleteBucket(bucketOpenIndex)
-		})
-	})
-	if err != nil {
-		t.Fatalf("dropping the open index: %v", err)
+	if err := db.Update(fn); err != nil {
+		t.Fatalf("%s: %v", doing, err)
 	}
 }
 
@@ -258,12 +263,7 @@ func TestOpenMigratesFileWithoutOpenIndex(t *testing.T) {
 // deletion marker) in collection c, leaving openindex as it was.
 func writeAsOldBinary(t *testing.T, dir string, add vectorstore.Record, del string) {
 	t.Helper()
-	db, err := bolt.Open(filepath.Join(dir, dbFile), 0o600, &bolt.Options{Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	err = db.Update(func(tx *bolt.Tx) error {
+	updateClosed(t, dir, "writing as an older binary", func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketCollections).Bucket([]byte("c"))
 		seq, err := b.NextSequence()
 		if err != nil {
@@ -281,9 +281,6 @@ func writeAsOldBinary(t *testing.T, dir string, add vectorstore.Record, del stri
 		}
 		return b.Bucket(bucketTombs).Put(seqKey(seq), []byte(del))
 	})
-	if err != nil {
-		t.Fatalf("writing as an older binary: %v", err)
-	}
 }
 
 // TestOpenAfterOlderBinaryWrote: records an older binary wrote or deleted

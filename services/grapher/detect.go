@@ -41,7 +41,6 @@ func (s *Service) Detect(ctx context.Context, corpus string) error {
 	if err != nil {
 		return fmt.Errorf("reading the current communities: %w", err)
 	}
-	s.feed.drop(corpus) // all merged before the snapshot: this run embeds them
 	res, err := s.detect(ctx, corpus, prev)
 	if err != nil {
 		return err
@@ -75,8 +74,7 @@ func (s *Service) Detect(ctx context.Context, corpus string) error {
 		return err
 	}
 	steps.done("publish")
-	embedded, err := s.embedEntities(ctx, corpus, snap.Keys)
-	if err != nil {
+	if err := s.embedEntities(ctx, corpus, snap.Keys); err != nil {
 		return err
 	}
 	steps.done("embed")
@@ -100,7 +98,7 @@ func (s *Service) Detect(ctx context.Context, corpus string) error {
 		return err
 	}
 	s.log.Info("communities detected", "corpus", corpus, "algorithms", res.Method, "entities", len(snap.Keys), "edges", len(snap.Edges),
-		"communities", len(comms), "levels", res.Levels, "published", len(unreported), "embedded", embedded, "took", time.Since(start).String(),
+		"communities", len(comms), "levels", res.Levels, "published", len(unreported), "took", time.Since(start).String(),
 		"steps", steps.String())
 	return nil
 }

@@ -20,9 +20,4 @@
 // entity gone from the graph: its report names it). Records of
 // entities and communities that are gone are found by enumerating the vector collections
 // with vectorstore List, which has no size cap (a search has: 16,384 hits on Milvus).
-//
-// Entities are also embedded as they are merged (feed.go): a goroutine takes the keys
-// of each committed merge, a second's worth at a time, so that a detection run only
-// re-embeds what changed since; without it, the final run of a 100k-chunk corpus spent
-// three quarters of its time embedding every new entity on one goroutine.
 package grapher

@@ -33,49 +33,22 @@ func EntityText(e graphstore.Entity) string {
 const entityWriteGroup = 4096
 
 // embedEntities (re-)embeds entities whose text changed since they were last embedded and
-// deletes records of entities that are gone. keys are all the corpus's entities.
-func (s *Service) embedEntities(ctx context.Context, corpus string, keys []string) (int, error) {
-	s.embedMu.Lock()
-	defer s.embedMu.Unlock()
-	coll := schema.Collection(corpus, schema.Entities)
-	n, err := s.embedChanged(ctx, corpus, keys)
-	if err != nil {
-		return n, err
-	}
-	count, err := s.deps.Vectors.Count(ctx, coll)
-	if err != nil {
-		return n, fmt.Errorf("counting entity records: %w", err)
-	}
-	if count > len(keys) {
-		current := func(id string) bool {
-			i := sort.SearchStrings(keys, id)
-			return i < len(keys) && keys[i] == id
-		}
-		if _, err := deleteStale(ctx, s.deps.Vectors, coll, current); err != nil {
-			return n, fmt.Errorf("deleting stale entity records: %w", err)
-		}
-	}
-	return n, nil
-}
-
-// embedChanged (re-)embeds those of keys whose entity exists and whose text changed since
-// it was last embedded, and returns how many it embedded. The caller holds embedMu.
-func (s *Service) embedChanged(ctx context.Context, corpus string, keys []string) (int, error) {
+// deletes records of entities that are gone.
+func (s *Service) embedEntities(ctx context.Context, corpus string, keys []string) error {
 	coll := schema.Collection(corpus, schema.Entities)
 	if err := s.deps.Vectors.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: s.dim}); err != nil {
-		return 0, fmt.Errorf("ensuring entity collection: %w", err)
+		return fmt.Errorf("ensuring entity collection: %w", err)
 	}
 	var todo []graphstore.Entity
 	var texts []string
-	n := 0
 	for _, part := range batches(keys, 1024) {
 		ents, err := s.deps.Graph.Entities(ctx, corpus, part, graphstore.Brief) // the text needs no lists
 		if err != nil {
-			return n, fmt.Errorf("reading entities: %w", err)
+			return fmt.Errorf("reading entities: %w", err)
 		}
 		old, err := s.deps.Vectors.Get(ctx, coll, part)
 		if err != nil {
-			return n, fmt.Errorf("reading entity records: %w", err)
+			return fmt.Errorf("reading entity records: %w", err)
 		}
 		prev := make(map[string]string, len(old))
 		for _, r := range old {
@@ -91,16 +64,28 @@ func (s *Service) embedChanged(ctx context.Context, corpus string, keys []string
 		}
 		if len(todo) >= entityWriteGroup {
 			if err := s.writeEntities(ctx, coll, todo, texts); err != nil {
-				return n, err
+				return err
 			}
-			n += len(todo)
 			todo, texts = todo[:0], texts[:0]
 		}
 	}
 	if err := s.writeEntities(ctx, coll, todo, texts); err != nil {
-		return n, err
+		return err
 	}
-	return n + len(todo), nil
+	n, err := s.deps.Vectors.Count(ctx, coll)
+	if err != nil {
+		return fmt.Errorf("counting entity records: %w", err)
+	}
+	if n > len(keys) {
+		current := func(id string) bool {
+			i := sort.SearchStrings(keys, id)
+			return i < len(keys) && keys[i] == id
+		}
+		if _, err := deleteStale(ctx, s.deps.Vectors, coll, current); err != nil {
+			return fmt.Errorf("deleting stale entity records: %w", err)
+		}
+	}
+	return nil
 }
 
 // writeEntities embeds texts and upserts the entities' records in one write.

@@ -70,7 +70,6 @@ type merger struct {
 	size     int
 	wait     time.Duration
 	versions *versionCache
-	feed     *entityFeed // told the entities of each committed merge; nil: nobody listens
 
 	in   chan mergeReq
 	quit chan struct{}
@@ -206,9 +205,6 @@ func (m *merger) commitCorpus(ctx context.Context, corpus string, reqs []mergeRe
 			return err
 		}
 		recordMerge(ctx, len(merges), time.Since(start))
-		if m.feed != nil {
-			m.feed.add(corpus, merges)
-		}
 	}
 	if len(removals) > 0 {
 		if err := m.store.RemoveChunks(ctx, corpus, removals); err != nil {

@@ -121,15 +121,10 @@ type Service struct {
 	log    *slog.Logger
 	runner *pipeline.Runner
 	merger *merger
-	// feed has the merged entities that embedMerged embeds while documents stream in;
-	// embedMu serializes its writes with a detection run's (see embedMerged).
-	feed      *entityFeed
-	embedMu   sync.Mutex
-	embedDone chan struct{}
-	kv        bus.KV
-	dim       int
-	lease     *bus.Lease
-	failed    chan error
+	kv     bus.KV
+	dim    int
+	lease  *bus.Lease
+	failed chan error
 
 	mu      sync.Mutex
 	corpora map[string]*corpusState
@@ -200,8 +195,6 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	s := &Service{cfg: cfg, deps: deps, log: log.With("service", "grapher"), corpora: map[string]*corpusState{},
 		stop: make(chan struct{}), done: make(chan struct{}), failed: make(chan error, 1)}
 	s.merger = newMerger(deps.Graph, newVersionCache(nil, versionCacheEntries), cfg.BatchSize, cfg.BatchWait)
-	s.feed, s.embedDone = newEntityFeed(), make(chan struct{})
-	s.merger.feed = s.feed
 	countersAtZero(context.Background())
 	s.runner = pipeline.NewRunner(deps.Bus, pipeline.StageGrapher, events.KindExtractions, cfg.Stage, s.handleExtraction, s.log)
 	return s, nil
@@ -259,7 +252,6 @@ func (s *Service) Start(ctx context.Context) (err error) {
 	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancelDetect = cancel
 	go s.schedule(dctx)
-	go s.embedMerged(dctx)
 	return nil
 }
 
@@ -284,11 +276,6 @@ func (s *Service) Stop(ctx context.Context) error {
 		case <-s.done:
 		case <-ctx.Done():
 			err = errors.Join(err, fmt.Errorf("grapher: waiting for detection: %w", ctx.Err()))
-		}
-		select {
-		case <-s.embedDone:
-		case <-ctx.Done():
-			err = errors.Join(err, fmt.Errorf("grapher: waiting for entity embedding: %w", ctx.Err()))
 		}
 		s.stopPauses()
 		if s.lease != nil {

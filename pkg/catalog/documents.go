@@ -350,7 +350,14 @@ func (c *Catalog) chunkerFloor(ctx context.Context, corpus string) (uint64, bool
 	if err != nil {
 		return 0, false, fmt.Errorf("reading the chunker's progress on %s: %w", corpus, err)
 	}
-	return ci.AckFloorSeq, ci.NumPending+ci.NumAckPending > 0, nil
+	// The consumer's pending count is updated after a publish is acknowledged, so a
+	// version published just before this read could be missed; the stream's own count
+	// above the floor is not.
+	n, err := c.bus.CountAfter(ctx, stream, events.Subject(events.KindDocuments, corpus), ci.AckFloorSeq)
+	if err != nil {
+		return 0, false, fmt.Errorf("reading the documents waiting in %s: %w", corpus, err)
+	}
+	return ci.AckFloorSeq, n > 0, nil
 }
 
 // failures reads the dead letters of a corpus, the latest per document.

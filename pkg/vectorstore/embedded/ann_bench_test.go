@@ -109,11 +109,21 @@ func quantileMs(d []time.Duration, q float64) float64 {
 // the graph, the build time and the graph's own memory (links, keys, vector
 // headers and index; the codes are not counted). The memory is counted from the
 // structure: heap deltas are unreliable while earlier graphs get collected.
-func buildANN(vecs [][]float32, m, efc int) (*annGraph, time.Duration, uint64) {
+func buildANN(vecs [][]float32, m, efc int, batch bool) (*annGraph, time.Duration, uint64) {
+	qs := make([]qvec, len(vecs))
+	keys := make([]uint64, len(vecs))
+	for i, v := range vecs {
+		qs[i], keys[i] = quantizeUnit(v), uint64(i)
+	}
 	t0 := time.Now()
 	g := newANNGraph(m, efc)
-	for i, v := range vecs {
-		g.insert(uint64(i), quantizeUnit(v))
+	for i := range qs {
+		if !batch {
+			g.insert(keys[i], qs[i])
+		} else if i%4096 == 0 { // the grapher upserts entities 4,096 at a time
+			n := min(4096, len(qs)-i)
+			g.insertBatch(keys[i:i+n], qs[i:i+n])
+		}
 	}
 	took := time.Since(t0)
 	size := uint64(len(g.keys)) * (8 + 32 + 1 + 48) // key, vector header, level, byKey entry
@@ -223,15 +233,18 @@ func benchANN(b *testing.B, s annSet, k int) {
 	})
 	cfg := defaultConfig()
 	graphs := []struct {
-		name string
-		m    int
-		efs  []int
+		name  string
+		m     int
+		efs   []int
+		batch bool
 	}{
-		{"M=16-before", 16, []int{154}},
-		{fmt.Sprintf("M=%d", cfg.hnswM), cfg.hnswM, []int{100, 200, 300, 400}},
+		{"M=16-before", 16, []int{154}, false},
+		{fmt.Sprintf("M=%d", cfg.hnswM), cfg.hnswM, []int{100, 200, 300, 400}, false},
+		// As Upsert inserts: batches, searches spread over GOMAXPROCS goroutines.
+		{fmt.Sprintf("M=%d-batch", cfg.hnswM), cfg.hnswM, []int{100, 200}, true},
 	}
 	for _, gp := range graphs {
-		g, build, mem := buildANN(s.vecs, gp.m, cfg.efConstruction)
+		g, build, mem := buildANN(s.vecs, gp.m, cfg.efConstruction, gp.batch)
 		b.Logf("%s %s: built in %v, graph heap %.1f MB", s.name, gp.name, build.Round(time.Millisecond), float64(mem)/1e6)
 		for _, ef := range gp.efs {
 			b.Run(fmt.Sprintf("%s/ef=%d", gp.name, ef), func(b *testing.B) {

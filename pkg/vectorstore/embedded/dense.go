@@ -286,17 +286,25 @@ func newDenseIndex(cfg config, dim int) *denseIndex {
 	}
 }
 
-// put makes d the live version of its ID and adds it to the graph.
-func (x *denseIndex) put(d *doc) {
-	x.remove(d.id)
-	d.pos = len(x.all)
-	x.all = append(x.all, d)
-	x.docs[d.id] = d
-	x.maxSeq = max(x.maxSeq, d.seq)
+// put makes each of ds (distinct IDs) the live version of its ID and adds them to
+// the graph.
+func (x *denseIndex) put(ds []*doc) {
+	var keys []uint64
+	var vecs []qvec
+	for _, d := range ds {
+		x.remove(d.id)
+		d.pos = len(x.all)
+		x.all = append(x.all, d)
+		x.docs[d.id] = d
+		x.maxSeq = max(x.maxSeq, d.seq)
+		if x.graph != nil {
+			keys, vecs = append(keys, d.seq), append(vecs, d.vec)
+			x.nodes[d.seq] = d
+			x.sinceSnap++
+		}
+	}
 	if x.graph != nil {
-		x.graph.insert(d.seq, d.vec)
-		x.nodes[d.seq] = d
-		x.sinceSnap++
+		x.graph.insertBatch(keys, vecs)
 	}
 }
 
@@ -334,10 +342,13 @@ func (x *denseIndex) buildGraph() (*annGraph, map[uint64]*doc) {
 	x.builds++
 	g := newGraph(x.cfg)
 	nodes := make(map[uint64]*doc, len(x.docs))
-	for _, d := range x.all {
-		g.insert(d.seq, d.vec)
+	keys := make([]uint64, len(x.all))
+	vecs := make([]qvec, len(x.all))
+	for i, d := range x.all {
+		keys[i], vecs[i] = d.seq, d.vec
 		nodes[d.seq] = d
 	}
+	g.insertBatch(keys, vecs)
 	return g, nodes
 }
 

@@ -198,14 +198,23 @@ func (g *annGraph) getVisited() *visitSet {
 	return v
 }
 
-// insert adds a node; key must be new.
-func (g *annGraph) insert(key uint64, vec qvec) {
+// drawLevel draws a new node's highest layer.
+func (g *annGraph) drawLevel() int { return int(-math.Log(1-g.rng.Float64()) * g.ml) }
+
+// appendNode adds a node without links and returns its id.
+func (g *annGraph) appendNode(key uint64, vec qvec, level int) int32 {
 	id := int32(len(g.keys))
-	level := int(-math.Log(1-g.rng.Float64()) * g.ml)
 	g.keys = append(g.keys, key)
 	g.vecs = append(g.vecs, vec)
 	g.addNode(id, level)
 	g.byKey[key] = id
+	return id
+}
+
+// insert adds a node; key must be new.
+func (g *annGraph) insert(key uint64, vec qvec) {
+	level := g.drawLevel()
+	id := g.appendNode(key, vec, level)
 	if g.entry < 0 {
 		g.entry, g.top = id, level
 		return

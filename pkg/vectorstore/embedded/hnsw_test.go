@@ -84,6 +84,84 @@ func TestANNGraphRecall(t *testing.T) {
 	}
 }
 
+// TestInsertBatchLinksGroup: nodes inserted in one batch group find each other.
+// Their searches ran against the graph before the group, so a tight cluster
+// inserted together is linked within itself only through the group's direct
+// comparison; without it, each node would link only to the distant older nodes.
+// The batch graph's recall matches one built node by node.
+func TestInsertBatchLinksGroup(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	const dim = 32
+	base := clustered(r, 500, dim)
+	g := newANNGraph(16, 100)
+	for i, v := range base {
+		g.insert(uint64(i), quantizeUnit(v))
+	}
+	centre := make([]float32, dim)
+	centre[0] = 1 // far from the clustered vectors, which are spread over all axes
+	var keys []uint64
+	var vecs []qvec
+	for i := range insertGroup {
+		v := slices.Clone(centre)
+		for j := range v {
+			v[j] += float32(r.NormFloat64()) * 0.05
+		}
+		keys, vecs = append(keys, uint64(10_000+i)), append(vecs, quantizeUnit(normalize(v)))
+	}
+	g.insertBatch(keys, vecs)
+	within := 0
+	for i := range insertGroup {
+		id := g.byKey[uint64(10_000+i)]
+		for _, n := range g.neighbours(id, 0) {
+			if g.keys[n] >= 10_000 {
+				within++
+			}
+			if n == id {
+				t.Fatalf("node %d links to itself", id)
+			}
+		}
+	}
+	// Each of the 64 nodes has up to 16 diverse links; nearly all should stay in the cluster.
+	if within < insertGroup*4 {
+		t.Errorf("links within the cluster: %d, want ≥ %d", within, insertGroup*4)
+	}
+
+	// Recall: the same vectors built one by one and in batches.
+	vs := clustered(r, 3000, dim)
+	queries := clustered(r, 100, dim)
+	recall := func(g *annGraph) float64 {
+		found := 0
+		for _, q := range queries {
+			ids := make([]int, len(vs))
+			for i := range ids {
+				ids[i] = i
+			}
+			sort.Slice(ids, func(a, b int) bool { return vek32.Dot(q, vs[ids[a]]) > vek32.Dot(q, vs[ids[b]]) })
+			for _, c := range g.search(quantizeUnit(q), 10, 64)[:10] {
+				if slices.Contains(ids[:10], int(g.keys[c.id])) {
+					found++
+				}
+			}
+		}
+		return float64(found) / float64(10*len(queries))
+	}
+	one, batch := newANNGraph(16, 100), newANNGraph(16, 100)
+	ks, qs := make([]uint64, len(vs)), make([]qvec, len(vs))
+	for i, v := range vs {
+		ks[i], qs[i] = uint64(i), quantizeUnit(v)
+		one.insert(ks[i], qs[i])
+	}
+	batch.insertBatch(ks, qs)
+	if batch.len() != len(vs) {
+		t.Fatalf("batch graph holds %d nodes, want %d", batch.len(), len(vs))
+	}
+	r1, rb := recall(one), recall(batch)
+	t.Logf("recall@10 at ef 64: one by one %.3f, batch %.3f", r1, rb)
+	if rb < r1-0.02 || rb < 0.95 {
+		t.Errorf("batch recall %.3f, want ≥ %.3f and ≥ 0.95", rb, r1-0.02)
+	}
+}
+
 func cmpF(a, b float32) int {
 	switch {
 	case a < b:

@@ -35,6 +35,36 @@ func BenchmarkInsertLarge(b *testing.B) {
 	}
 }
 
+// BenchmarkInsertBatchLarge is BenchmarkInsertLarge with the inserts made as
+// Upsert makes them: batches of 4,096, their searches spread over GOMAXPROCS
+// goroutines (insertBatch). Run both in one session and compare µs per insert.
+func BenchmarkInsertBatchLarge(b *testing.B) {
+	n := envInt(b, "GRAPHRAG_BENCH_ANN_N", 200_000)
+	cfg := defaultConfig()
+	c := vecgen.New(vecgen.Default(384), n)
+	g := newANNGraph(cfg.hnswM, cfg.efConstruction)
+	for i, v := range c.Vectors {
+		g.insert(uint64(i), quantizeUnit(v))
+	}
+	const batch = 4096
+	keys := make([]uint64, 0, batch)
+	vecs := make([]qvec, 0, batch)
+	inserted := 0
+	for b.Loop() {
+		b.StopTimer()
+		c.Extend(batch)
+		keys, vecs = keys[:0], vecs[:0]
+		for i := range batch {
+			keys = append(keys, uint64(n+inserted+i))
+			vecs = append(vecs, quantizeUnit(c.Vectors[n+inserted+i]))
+		}
+		inserted += batch
+		b.StartTimer()
+		g.insertBatch(keys, vecs)
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(inserted), "µs/insert")
+}
+
 // BenchmarkBuildEffort measures what a smaller efConstruction costs in
 // recall at a small k: graphs built over the same vectors with several
 // efConstruction values, searched as the store searches (ef = max(efSearch,
@@ -61,7 +91,7 @@ func BenchmarkBuildEffort(b *testing.B) {
 	builds := map[int]time.Duration{}
 	for _, v := range variants {
 		if graphs[v.efc] == nil {
-			graphs[v.efc], builds[v.efc], _ = buildANN(set.vecs, cfg.hnswM, v.efc) // keyed by index into docs
+			graphs[v.efc], builds[v.efc], _ = buildANN(set.vecs, cfg.hnswM, v.efc, false) // keyed by index into docs
 		}
 		g := graphs[v.efc]
 		b.Run(fmt.Sprintf("%s/efConstruction=%d/ef=%d", set.name, v.efc, v.ef), func(b *testing.B) {

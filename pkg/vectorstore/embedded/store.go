@@ -233,10 +233,13 @@ func (s *Store) loadCollection(name string) (*collection, error) {
 		// Reconcile the snapshot with bbolt: nodes not found live are dead,
 		// live records it lacks are added.
 		x.dead = snapKeys - found
-		for _, d := range missing {
-			x.graph.insert(d.seq, d.vec)
+		keys := make([]uint64, len(missing))
+		vecs := make([]qvec, len(missing))
+		for i, d := range missing {
+			keys[i], vecs[i] = d.seq, d.vec
 			x.nodes[d.seq] = d
 		}
+		x.graph.insertBatch(keys, vecs)
 		x.sinceSnap, x.replayed = len(missing), len(missing)
 	}
 	if x.graphWanted() {
@@ -747,9 +750,9 @@ func (s *Store) upsertLocked(c *collection, name string, recs []vectorstore.Reco
 	}
 	// Acknowledged from here on: the records are durable in bbolt.
 	c.mu.Lock()
-	for i, d := range docs {
-		c.dense.put(d)
-		if c.lstats != nil {
+	c.dense.put(docs)
+	if c.lstats != nil {
+		for i, d := range docs {
 			c.lstats.set(d.id, lens[i])
 		}
 	}

@@ -28,7 +28,7 @@ type GraphReader interface {
 type VectorReader interface {
 	Collections(ctx context.Context) ([]string, error)
 	Count(ctx context.Context, coll string) (int, error)
-	Get(ctx context.Context, coll string, ids []string) ([]vectorstore.Record, error)
+	Attrs(ctx context.Context, coll string, ids []string) (map[string]map[string]string, error)
 }
 
 var (

@@ -90,16 +90,16 @@ func (t *titleReader) read(ctx context.Context) error {
 	for id := range t.byChunk {
 		ids = append(ids, id)
 	}
-	recs, err := t.c.vectors.Get(ctx, schema.Collection(t.corpus, schema.Chunks), ids)
+	recs, err := t.c.vectors.Attrs(ctx, schema.Collection(t.corpus, schema.Chunks), ids)
 	if errors.Is(err, vectorstore.ErrNotFound) {
 		return nil // the chunks are gone with their collection: no title to read
 	}
 	if err != nil {
 		return fmt.Errorf("reading document titles of %s: %w", t.corpus, err)
 	}
-	for _, r := range recs {
-		for _, d := range t.byChunk[r.ID] {
-			d.Title = r.Attrs[schema.ChunkTitle]
+	for id, a := range recs {
+		for _, d := range t.byChunk[id] {
+			d.Title = a[schema.ChunkTitle]
 		}
 	}
 	return nil

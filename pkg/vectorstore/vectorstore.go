@@ -69,6 +69,11 @@ type Store interface {
 	// Get returns the records found, in the order of ids; missing ids are
 	// skipped.
 	Get(ctx context.Context, coll string, ids []string) ([]Record, error)
+	// Attrs returns the attributes of the records found, by ID (an empty map
+	// for a record without any); missing ids are absent. It reads neither
+	// vectors nor texts: callers that need only attributes, or whether a
+	// record exists, use it instead of Get.
+	Attrs(ctx context.Context, coll string, ids []string) (map[string]map[string]string, error)
 	// Delete removes the records; unknown ids are ignored.
 	Delete(ctx context.Context, coll string, ids []string) error
 	// Search returns up to k records nearest to vec by cosine similarity,

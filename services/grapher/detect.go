@@ -152,16 +152,16 @@ func (s *Service) stabilize(ctx context.Context, corpus string, prev, next []gra
 	reported := make(map[string]int, len(prev))
 	coll := schema.Collection(corpus, schema.Communities)
 	for _, part := range batches(ids, 512) {
-		recs, err := s.deps.Vectors.Get(ctx, coll, part)
+		recs, err := s.deps.Vectors.Attrs(ctx, coll, part)
 		if errors.Is(err, vectorstore.ErrNotFound) {
 			break // no report written yet in this corpus
 		}
 		if err != nil {
 			return nil, fmt.Errorf("reading community reports: %w", err)
 		}
-		for _, r := range recs {
-			if n, err := strconv.Atoi(r.Attrs[schema.ReportMembers]); err == nil {
-				reported[r.ID] = n
+		for id, a := range recs {
+			if n, err := strconv.Atoi(a[schema.ReportMembers]); err == nil {
+				reported[id] = n
 			}
 		}
 	}
@@ -241,15 +241,15 @@ func (s *Service) publishUnreported(ctx context.Context, corpus string, comms []
 func (s *Service) withoutReport(ctx context.Context, coll string, ids []string) ([]string, error) {
 	have := map[string]bool{}
 	for _, part := range batches(ids, 512) {
-		recs, err := s.deps.Vectors.Get(ctx, coll, part)
+		recs, err := s.deps.Vectors.Attrs(ctx, coll, part)
 		if errors.Is(err, vectorstore.ErrNotFound) {
 			break // no report written yet in this corpus
 		}
 		if err != nil {
 			return nil, fmt.Errorf("reading community reports: %w", err)
 		}
-		for _, r := range recs {
-			have[r.ID] = true
+		for id := range recs {
+			have[id] = true
 		}
 	}
 	var missing []string

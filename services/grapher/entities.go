@@ -46,17 +46,13 @@ func (s *Service) embedEntities(ctx context.Context, corpus string, keys []strin
 		if err != nil {
 			return fmt.Errorf("reading entities: %w", err)
 		}
-		old, err := s.deps.Vectors.Get(ctx, coll, part)
+		prev, err := s.deps.Vectors.Attrs(ctx, coll, part) // the text hash, without the vectors
 		if err != nil {
 			return fmt.Errorf("reading entity records: %w", err)
 		}
-		prev := make(map[string]string, len(old))
-		for _, r := range old {
-			prev[r.ID] = r.Attrs[schema.EntityTextHash]
-		}
 		for _, e := range ents {
 			t := EntityText(e)
-			if prev[e.Key] == events.Hash(t)[:16] {
+			if prev[e.Key][schema.EntityTextHash] == events.Hash(t)[:16] {
 				continue
 			}
 			todo = append(todo, e)

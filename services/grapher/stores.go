@@ -32,7 +32,7 @@ type GraphStore interface {
 type VectorStore interface {
 	EnsureCollection(ctx context.Context, spec vectorstore.CollectionSpec) error
 	Upsert(ctx context.Context, coll string, recs []vectorstore.Record) error
-	Get(ctx context.Context, coll string, ids []string) ([]vectorstore.Record, error)
+	Attrs(ctx context.Context, coll string, ids []string) (map[string]map[string]string, error)
 	Count(ctx context.Context, coll string) (int, error)
 	List(ctx context.Context, coll, after string, limit int) ([]string, string, error)
 	Delete(ctx context.Context, coll string, ids []string) error

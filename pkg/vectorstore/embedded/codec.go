@@ -235,6 +235,32 @@ func decodeEntry(b []byte, in attrInterner) (openEntry, error) {
 	return e, nil
 }
 
+// entryAttrs decodes the attributes of an open-index entry into a map.
+func entryAttrs(b []byte) (map[string]string, error) {
+	if len(b) == 0 || b[0] != entryVersion {
+		return nil, fmt.Errorf("%w: unknown entry version", errCorrupt)
+	}
+	d := decoder{b: b[1:]}
+	d.uvarint() // seq
+	d.uvarint() // text length
+	na := d.uvarint()
+	if d.err == nil && na > uint64(len(d.b))/2 {
+		return nil, fmt.Errorf("%w: %d attributes exceed data", errCorrupt, na)
+	}
+	out := make(map[string]string, na)
+	for i := uint64(0); i < na && d.err == nil; i++ {
+		k := d.string()
+		out[k] = d.string()
+	}
+	if d.err == nil && len(d.b) != 0 {
+		d.err = fmt.Errorf("%w: %d trailing bytes", errCorrupt, len(d.b))
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	return out, nil
+}
+
 // attrSet reads the attributes that end an encoding (encodeRecord sorts
 // them by key) and checks that nothing follows.
 func (d *decoder) attrSet(in attrInterner) (attrSet, error) {

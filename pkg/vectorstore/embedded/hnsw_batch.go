@@ -134,13 +134,11 @@ func parallel(workers, n int, fn func(int)) {
 	}
 	close(next)
 	for range min(workers, n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range next {
 				fn(i)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 }

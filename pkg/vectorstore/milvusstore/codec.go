@@ -104,6 +104,36 @@ func decodeRecords(fields []*schemapb.FieldData) ([]vectorstore.Record, error) {
 	return recs, nil
 }
 
+// decodeAttrs adds the ids and attributes of a query result to out.
+func decodeAttrs(fields []*schemapb.FieldData, out map[string]map[string]string) error {
+	var ids []string
+	var attrs [][]byte
+	for _, fd := range fields {
+		switch fd.GetFieldName() {
+		case fieldID:
+			ids = fd.GetScalars().GetStringData().GetData()
+		case fieldAttrs:
+			attrs = fd.GetScalars().GetJsonData().GetData()
+		}
+	}
+	if len(attrs) != len(ids) {
+		return fmt.Errorf("milvusstore: malformed result: %d ids, %d attrs", len(ids), len(attrs))
+	}
+	for i, id := range ids {
+		a := map[string]string{}
+		if len(attrs[i]) > 0 {
+			if err := json.Unmarshal(attrs[i], &a); err != nil {
+				return fmt.Errorf("milvusstore: attributes of %q: %w", id, err)
+			}
+		}
+		if a == nil { // stored as JSON null
+			a = map[string]string{}
+		}
+		out[id] = a
+	}
+	return nil
+}
+
 // floatVectorBytes is the placeholder encoding of a float vector:
 // little-endian float32s.
 func floatVectorBytes(v []float32) []byte {

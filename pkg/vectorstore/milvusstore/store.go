@@ -689,6 +689,46 @@ func (s *Store) Get(ctx context.Context, coll string, ids []string) ([]vectorsto
 	return out, nil
 }
 
+// Attrs implements vectorstore.Store: a query for the ids and attributes only.
+func (s *Store) Attrs(ctx context.Context, coll string, ids []string) (map[string]map[string]string, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, err
+	}
+	if _, err := s.info(ctx, coll); err != nil {
+		return nil, fmt.Errorf("reading attributes from %q: %w", coll, err)
+	}
+	want := storableIDs(ids)
+	if err := s.awaitVisibility(ctx); err != nil {
+		return nil, fmt.Errorf("milvusstore: reading attributes from %q: %w", coll, err)
+	}
+	out := make(map[string]map[string]string, len(want))
+	for start := 0; start < len(want); start += idsPerRequest {
+		expr, err := idsExpr(want[start:min(start+idsPerRequest, len(want))])
+		if err != nil {
+			return nil, err
+		}
+		var resp *milvuspb.QueryResults
+		err = s.retryLoad(ctx, coll, func() error {
+			var err error
+			resp, err = s.svc.Query(ctx, &milvuspb.QueryRequest{
+				CollectionName:   coll,
+				Expr:             expr,
+				OutputFields:     []string{fieldID, fieldAttrs},
+				ConsistencyLevel: s.cfg.consistency.proto(),
+			})
+			return check(ctx, fmt.Sprintf("reading attributes from %q", coll), resp.GetStatus(), err)
+		})
+		if err != nil {
+			s.forget(coll, err)
+			return nil, err
+		}
+		if err := decodeAttrs(resp.GetFieldsData(), out); err != nil {
+			return nil, fmt.Errorf("reading attributes from %q: %w", coll, err)
+		}
+	}
+	return out, nil
+}
+
 // Count implements vectorstore.Store.
 func (s *Store) Count(ctx context.Context, coll string) (int, error) {
 	if err := s.begin(ctx); err != nil {

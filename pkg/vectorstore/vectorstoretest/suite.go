@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -64,6 +65,7 @@ func Run(t *testing.T, f Features, open func(t *testing.T) vectorstore.Store) {
 		{"UpsertValidation", h.testUpsertValidation, false},
 		{"UpsertReplaces", h.testUpsertReplaces, false},
 		{"GetOrderAndMissing", h.testGet, false},
+		{"Attrs", h.testAttrs, false},
 		{"Delete", h.testDelete, false},
 		{"DropCollection", h.testDrop, false},
 		{"DenseRanking", h.testDenseRanking, false},
@@ -218,6 +220,7 @@ func (h *harness) testNotFound(t *testing.T) {
 	ops := map[string]func() error{
 		"Upsert": func() error { return s.Upsert(ctx, missing, []vectorstore.Record{{ID: "a", Vector: v}}) },
 		"Get":    func() error { _, err := s.Get(ctx, missing, []string{"a"}); return err },
+		"Attrs":  func() error { _, err := s.Attrs(ctx, missing, []string{"a"}); return err },
 		"Delete": func() error { return s.Delete(ctx, missing, []string{"a"}) },
 		"Search": func() error { _, err := s.Search(ctx, missing, v, 1, vectorstore.Filter{}); return err },
 		"Count":  func() error { _, err := s.Count(ctx, missing); return err },
@@ -341,6 +344,43 @@ func (h *harness) testGet(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// testAttrs: Attrs returns what Get returns as attributes, for the records
+// found only, and follows replacements and deletions.
+func (h *harness) testAttrs(t *testing.T) {
+	ctx := context.Background()
+	s, name := h.setup(t, false)
+	seeded(t, s, name, 5, 1)
+	bare := make([]float32, dim)
+	bare[1] = 1
+	upsert(t, s, name, vectorstore.Record{ID: "bare", Vector: bare},
+		vectorstore.Record{ID: "r002", Vector: bare, Attrs: map[string]string{"parity": "replaced"}})
+	if err := s.Delete(ctx, name, []string{"r004"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Attrs(ctx, name, []string{"r000", "r001", "nope", "r002", "r004", "bare", "r000"})
+	if err != nil {
+		t.Fatalf("Attrs: %v", err)
+	}
+	want := map[string]map[string]string{
+		"r000": {"parity": "even", "group": "g0"},
+		"r001": {"parity": "odd", "group": "g1"},
+		"r002": {"parity": "replaced"},
+		"bare": {},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("Attrs = %v, want %v", got, want)
+	}
+	for id, w := range want {
+		g, ok := got[id]
+		if !ok || g == nil || !maps.Equal(g, w) {
+			t.Errorf("Attrs[%s] = %v (present %v), want %v", id, g, ok, w)
+		}
+	}
+	if got, err := s.Attrs(ctx, name, nil); err != nil || len(got) != 0 {
+		t.Errorf("Attrs(nil) = %v, %v: want empty", got, err)
 	}
 }
 

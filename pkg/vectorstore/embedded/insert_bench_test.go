@@ -18,13 +18,7 @@ import (
 // not arithmetic, sets the cost of an insert. Building the base graph is not
 // timed; run with -benchtime=Nx (N inserts).
 func BenchmarkInsertLarge(b *testing.B) {
-	n := envInt(b, "GRAPHRAG_BENCH_ANN_N", 200_000)
-	cfg := defaultConfig()
-	c := vecgen.New(vecgen.Default(384), n)
-	g := newANNGraph(cfg.hnswM, cfg.efConstruction)
-	for i, v := range c.Vectors {
-		g.insert(uint64(i), quantizeUnit(v))
-	}
+	n, c, g := largeGraph(b)
 	for i := 0; b.Loop(); i++ {
 		if n+i == len(c.Vectors) {
 			b.StopTimer()
@@ -39,13 +33,7 @@ func BenchmarkInsertLarge(b *testing.B) {
 // Upsert makes them: batches of 4,096, their searches spread over GOMAXPROCS
 // goroutines (insertBatch). Run both in one session and compare µs per insert.
 func BenchmarkInsertBatchLarge(b *testing.B) {
-	n := envInt(b, "GRAPHRAG_BENCH_ANN_N", 200_000)
-	cfg := defaultConfig()
-	c := vecgen.New(vecgen.Default(384), n)
-	g := newANNGraph(cfg.hnswM, cfg.efConstruction)
-	for i, v := range c.Vectors {
-		g.insert(uint64(i), quantizeUnit(v))
-	}
+	n, c, g := largeGraph(b)
 	const batch = 4096
 	keys := make([]uint64, 0, batch)
 	vecs := make([]qvec, 0, batch)
@@ -63,6 +51,19 @@ func BenchmarkInsertBatchLarge(b *testing.B) {
 		g.insertBatch(keys, vecs)
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(inserted), "µs/insert")
+}
+
+// largeGraph builds the untimed base graph of the insert benchmarks: n
+// nodes of realistic vectors, default M and efConstruction.
+func largeGraph(b *testing.B) (int, *vecgen.Corpus, *annGraph) {
+	n := envInt(b, "GRAPHRAG_BENCH_ANN_N", 200_000)
+	cfg := defaultConfig()
+	c := vecgen.New(vecgen.Default(384), n)
+	g := newANNGraph(cfg.hnswM, cfg.efConstruction)
+	for i, v := range c.Vectors {
+		g.insert(uint64(i), quantizeUnit(v))
+	}
+	return n, c, g
 }
 
 // BenchmarkBuildEffort measures what a smaller efConstruction costs in

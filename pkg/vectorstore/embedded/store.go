@@ -571,19 +571,29 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Count implements vectorstore.Store.
 func (s *Store) Count(ctx context.Context, name string) (int, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	c, err := s.coll(name)
+	c, unlock, err := s.readLocked(ctx, name)
 	if err != nil {
 		return 0, err
 	}
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if c.gone != nil {
-		return 0, fmt.Errorf("collection %q: %w", name, c.gone)
-	}
+	defer unlock()
 	return len(c.dense.docs), nil
+}
+
+// readLocked returns the collection read-locked (unlock releases it), or the
+// context's error, ErrNotFound, or the error that made the collection unusable.
+func (s *Store) readLocked(ctx context.Context, name string) (c *collection, unlock func(), err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	if c, err = s.coll(name); err != nil {
+		return nil, nil, err
+	}
+	c.mu.RLock()
+	if c.gone != nil {
+		c.mu.RUnlock()
+		return nil, nil, fmt.Errorf("collection %q: %w", name, c.gone)
+	}
+	return c, c.mu.RUnlock, nil
 }
 
 // List implements vectorstore.Store: a bbolt cursor over the records
@@ -1020,18 +1030,11 @@ func (s *Store) Checkpoint(ctx context.Context) error {
 
 // Get implements vectorstore.Store.
 func (s *Store) Get(ctx context.Context, name string, ids []string) ([]vectorstore.Record, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	c, err := s.coll(name)
+	_, unlock, err := s.readLocked(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if c.gone != nil {
-		return nil, fmt.Errorf("collection %q: %w", name, c.gone)
-	}
+	defer unlock()
 	seen := make(map[string]struct{}, len(ids))
 	out := make([]vectorstore.Record, 0, len(ids))
 	err = s.db.View(func(tx *bolt.Tx) error {
@@ -1063,18 +1066,11 @@ func (s *Store) Get(ctx context.Context, name string, ids []string) ([]vectorsto
 // hold a record's attributes without its vector and text: at 860k entity
 // records, checking their text hashes through Get read 1.3 GB of vectors.
 func (s *Store) Attrs(ctx context.Context, name string, ids []string) (map[string]map[string]string, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	c, err := s.coll(name)
+	_, unlock, err := s.readLocked(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if c.gone != nil {
-		return nil, fmt.Errorf("collection %q: %w", name, c.gone)
-	}
+	defer unlock()
 	out := make(map[string]map[string]string, len(ids))
 	err = s.db.View(func(tx *bolt.Tx) error {
 		ob := tx.Bucket(bucketCollections).Bucket([]byte(name)).Bucket(bucketOpenIndex)

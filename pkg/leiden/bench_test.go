@@ -11,9 +11,9 @@ import (
 	"gonum.org/v1/gonum/graph/community"
 	"gonum.org/v1/gonum/graph/simple"
 
-	"github.com/graphrag/graphrag/pkg/internal/proccpu"
 	"github.com/graphrag/graphrag/pkg/leiden"
 	"github.com/graphrag/graphrag/pkg/leiden/internal/edgelist"
+	"github.com/graphrag/graphrag/pkg/proccpu"
 	"github.com/graphrag/graphrag/pkg/wgraph"
 	"github.com/graphrag/graphrag/pkg/wgraph/wgraphtest"
 )

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/graphrag/graphrag/pkg/internal/proccpu"
+	"github.com/graphrag/graphrag/pkg/proccpu"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 	"github.com/graphrag/graphrag/pkg/vectorstore/vecgen"
 )

@@ -97,6 +97,19 @@ func TestEvalCommand(t *testing.T) {
 		if s.Recall["10"] != 1 || s.MRR <= 0 {
 			t.Errorf("%s: recall@10 %v MRR %v on a five-document corpus", s.Name, s.Recall["10"], s.MRR)
 		}
+		// The phases say where the latency went: the lists the strategy computes, no other.
+		want := map[string][]string{"bm25": {"lexical"}, "dense": {"dense"}, "hybrid": {"lexical", "dense"}, "graph": {"lexical", "link", "graph"}}[s.Name]
+		for _, ph := range want {
+			if _, ok := s.Phases[ph]; !ok {
+				t.Errorf("%s: no %q phase in %v", s.Name, ph, s.Phases)
+			}
+		}
+		if _, ok := s.Phases["dense"]; ok && s.Name == "bm25" {
+			t.Errorf("bm25 reports a dense phase: %v", s.Phases)
+		}
+	}
+	if rep.Indexing.CPUSeconds <= 0 {
+		t.Errorf("indexing CPU %v s", rep.Indexing.CPUSeconds)
 	}
 	if !bytes.Contains(stdout.Bytes(), []byte("strategy")) {
 		t.Errorf("no table on stdout: %s", stdout.String())

@@ -12,9 +12,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/graphrag/graphrag/pkg/internal/proccpu"
 	"github.com/graphrag/graphrag/pkg/leiden"
 	"github.com/graphrag/graphrag/pkg/leiden/internal/edgelist"
+	"github.com/graphrag/graphrag/pkg/proccpu"
 	"github.com/graphrag/graphrag/pkg/wgraph"
 )
 

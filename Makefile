@@ -73,7 +73,7 @@ check-tidy: tidy ## fail when go mod tidy changes anything
 	@git diff --exit-code -- '*/go.mod' '*/go.sum' 'go.mod' 'go.sum' || (echo "go.mod/go.sum not tidy"; exit 1)
 
 .PHONY: bench
-bench: ## measure retrieval, pipeline, map phase, graph algorithms, events and bus; regenerate docs/benchmarks.md (about 7 min, not in CI)
+bench: ## realistic corpora at 10k and 100k chunks (indexing, memory, retrieval), synthetic retrieval, pipeline, map phase, graph algorithms, events and bus; regenerate docs/benchmarks.md above its hand-measured part (about 45 min, not in CI)
 	$(GO) run ./cmd/graphrag bench -out docs/benchmarks.md
 
 .PHONY: bench-peers

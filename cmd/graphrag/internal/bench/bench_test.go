@@ -75,11 +75,56 @@ func TestRunBenchFlags(t *testing.T) {
 		{"unknown section", []string{"-only", "retrieval,nope"}, `unknown section "nope"`},
 		{"stray argument", []string{"extra"}, "unexpected arguments"},
 		{"unknown flag", []string{"-fast"}, "flag provided but not defined"},
+		{"bad realistic size", []string{"-realistic-sizes", "10000,lots"}, `"lots" is not a positive number`},
+		{"zero realistic size", []string{"-realistic-sizes", "0"}, `"0" is not a positive number`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := Run(context.Background(), tc.args, io.Discard, io.Discard)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Run(%q) = %v, want an error containing %q", tc.args, err, tc.want)
+			}
+		})
+	}
+}
+
+// A regeneration replaces the generated part and keeps, byte for byte, what follows the
+// marker of the sections measured by hand; a file without the marker is replaced whole.
+func TestRunKeepsHandMeasured(t *testing.T) {
+	dir := t.TempDir()
+	hand := handMarker + "\n\n## Measured by hand\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"
+	for _, tc := range []struct {
+		name, before, wantTail string
+	}{
+		{"with the marker", "# Benchmarks\n\nold generated text\n\n" + hand, hand},
+		{"without the marker", "# Benchmarks\n\nold generated text\n", ""},
+		{"no file", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".md")
+			if tc.before != "" {
+				if err := os.WriteFile(out, []byte(tc.before), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := Run(context.Background(), []string{"-quick", "-only", "events", "-out", out, "-work-dir", filepath.Join(dir, "work")}, io.Discard, io.Discard); err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			doc := string(b)
+			if strings.Contains(doc, "old generated text") {
+				t.Error("the old generated part is still there")
+			}
+			if !strings.Contains(doc, "## Event codec and bus throughput") {
+				t.Error("the new generated section is missing")
+			}
+			if tc.wantTail != "" && !strings.HasSuffix(doc, "\n"+tc.wantTail) {
+				t.Errorf("the hand-measured part was not kept as it was; the file ends with:\n%s", doc[max(0, len(doc)-400):])
+			}
+			if tc.wantTail == "" && strings.Contains(doc, handMarker) {
+				t.Error("a marker appeared in a file that had none")
 			}
 		})
 	}

@@ -33,24 +33,25 @@ const (
 	pipelinePerReplica  = 8  // -extract-workers and -llm-concurrency of each replica
 )
 
-// extractorBinary returns the extractor binary, building it once into the work dir.
-func extractorBinary(ctx context.Context, cfg *benchConfig) (string, error) {
-	if cfg.extractor != "" {
-		return cfg.extractor, nil
+// goBinary returns prebuilt when set, or builds the package (a path relative to the
+// repository root) once into the work dir as name.
+func goBinary(ctx context.Context, cfg *benchConfig, prebuilt, name, pkg string) (string, error) {
+	if prebuilt != "" {
+		return prebuilt, nil
 	}
+	bin := filepath.Join(cfg.workDir, name)
 	out, err := exec.CommandContext(ctx, "go", "env", "GOWORK").Output()
 	if err != nil {
 		return "", fmt.Errorf("locating go.work: %w", err)
 	}
 	work := strings.TrimSpace(string(out))
 	if work == "" || work == "off" {
-		return "", errors.New("locating go.work: run the benchmark inside the repository (or pass -extractor-bin)")
+		return "", fmt.Errorf("locating go.work: run the benchmark inside the repository (or pass -%s-bin)", name)
 	}
-	bin := filepath.Join(cfg.workDir, "extractor")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./services/extractor/cmd/extractor")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg)
 	build.Dir = filepath.Dir(work)
 	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building the extractor: %w\n%s", err, out)
+		return "", fmt.Errorf("building %s: %w\n%s", name, err, out)
 	}
 	return bin, nil
 }
@@ -228,7 +229,7 @@ func benchPipeline(ctx context.Context, cfg *benchConfig, r *benchReport) error 
 	r.linef("the 10th and 90th percentile of extraction arrival times (process start-up excluded); %d chunks per replica.", perReplicaChunks)
 	r.linef("Ideal: N×%d calls in flight, capped by the endpoint at %d, over %s each.", pipelinePerReplica, pipelineEndpointMax, pipelineLatency)
 	r.line("")
-	bin, err := extractorBinary(ctx, cfg)
+	bin, err := goBinary(ctx, cfg, cfg.extractor, "extractor", "./services/extractor/cmd/extractor")
 	if err != nil {
 		return err
 	}

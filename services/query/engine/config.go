@@ -46,9 +46,12 @@ type Config struct {
 	MapTopK        int // communities mapped in global search (0 = all at the level, pruned)
 	MapConcurrency int // parallel map calls
 	MapMaxTokens   int
-	ReduceTokens   int
-	AnswerTokens   int
-	Damping        float64 // personalized PageRank damping
+	// GlobalTokenBudget bounds the prompt tokens one global question sends to the model
+	// (its map calls and its reduce call); negative: no bound.
+	GlobalTokenBudget int
+	ReduceTokens      int
+	AnswerTokens      int
+	Damping           float64 // personalized PageRank damping
 	// PassageSeeds is how many of the best dense/lexical passages seed the graph walk
 	// through their document entity, with weight PassageSeedWeight / rank.
 	PassageSeeds      int
@@ -87,9 +90,12 @@ func DefaultConfig() Config {
 		MapTopK:        5,
 		MapConcurrency: 4,
 		MapMaxTokens:   300,
-		ReduceTokens:   500,
-		AnswerTokens:   600,
-		Damping:        0.5,
+		// Issue 15: mapping every report of a level of a 1,000-passage corpus sent 66k
+		// tokens per question; docs/benchmarks.md (globalcost) has what the bound keeps.
+		GlobalTokenBudget: 50_000,
+		ReduceTokens:      500,
+		AnswerTokens:      600,
+		Damping:           0.5,
 
 		PassageSeeds:      5,
 		PassageSeedWeight: 0.5,
@@ -168,6 +174,9 @@ func (c Config) withDefaults(offline bool) Config {
 	if c.ReduceTokens <= 0 {
 		c.ReduceTokens = d.ReduceTokens
 	}
+	if c.GlobalTokenBudget == 0 {
+		c.GlobalTokenBudget = d.GlobalTokenBudget
+	}
 	if c.AnswerTokens <= 0 {
 		c.AnswerTokens = d.AnswerTokens
 	}
@@ -205,6 +214,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&c.EntityMinSim, "entity-min-similarity", c.EntityMinSim, "minimum cosine similarity of an embedding link (-1 = 0.3 with an embedding model, 0.6 with the offline embedder)")
 	fs.IntVar(&c.CommunityTopK, "community-top-k", c.CommunityTopK, "community reports in the local context")
 	fs.IntVar(&c.MapTopK, "map-top-k", c.MapTopK, "communities in a global search's map phase (0 = all at the level, pruned)")
+	fs.IntVar(&c.GlobalTokenBudget, "global-token-budget", c.GlobalTokenBudget, "prompt tokens a global question may send to the model, map and reduce calls together: the best-ranked communities that fit are mapped (-1 = no bound)")
 	fs.IntVar(&c.MapConcurrency, "map-concurrency", c.MapConcurrency, "parallel map calls")
 	fs.IntVar(&c.PassageSeeds, "passage-seeds", c.PassageSeeds, "best dense/lexical passages whose document entity also seeds the graph walk (0 = off)")
 	fs.Float64Var(&c.PassageSeedWeight, "passage-seed-weight", c.PassageSeedWeight, "walk seed weight of the best passage's document entity (divided by rank)")

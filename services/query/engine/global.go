@@ -81,7 +81,9 @@ func (e *Engine) global(ctx context.Context, req Request, t *timer, onDelta func
 	if err := e.checkCorpus(ctx, req.Corpus); err != nil {
 		return nil, err
 	}
-	qvec, err := e.embedQuery(ctx, req.Query)
+	// Reports are selected by what the question is about, not by how it asks for a
+	// survey: "what are the main themes" matches every report alike.
+	qvec, err := e.embedQuery(ctx, globalTopic(req.Query))
 	if err != nil {
 		return nil, err
 	}
@@ -96,27 +98,30 @@ func (e *Engine) global(ctx context.Context, req Request, t *timer, onDelta func
 	// the scores choose.
 	k := e.cfg.MapTopK
 	all := k == 0 || e.deps.LLM == nil
-	if all {
-		k = 10000
+	candidates := 10000
+	if !all {
+		// More candidates than are mapped, for the lexical list to reorder.
+		candidates = max(4*k, 64)
 	}
-	hits, err := e.selectReports(ctx, req.Corpus, qvec, level, k)
+	hits, err := e.selectReports(ctx, req.Corpus, qvec, level, candidates)
 	if err != nil {
 		return nil, err
 	}
 	comms := make([]Community, 0, len(hits))
 	for _, h := range hits {
-		// "All at a level" with an LLM prunes reports far less relevant than the best one.
-		if all && e.deps.LLM != nil && h.Score < 0.5*hits[0].Score {
-			continue
-		}
 		comms = append(comms, communityOf(h.Record, h.Score))
 	}
 	if e.deps.LLM != nil {
-		comms = e.withinTokenBudget(req.Query, comms)
+		// Every mapped report is a model call: rank them by the question's topic, dense
+		// and lexical lists fused, prune the unrelated, and keep what the budget holds.
+		comms = e.rankReports(req.Query, comms, all)
+		if !all {
+			comms = comms[:min(k, len(comms))]
+		}
 	}
 	t.mark("select")
 
-	partials, err := e.mapPhase(ctx, req.Query, comms)
+	partials, comms, err := e.mapPhase(ctx, req.Query, comms)
 	if err != nil {
 		return nil, err
 	}
@@ -184,26 +189,96 @@ func (e *Engine) selectReports(ctx context.Context, corpus string, qvec []float3
 	return hits, nil
 }
 
-// globalTokenBudget bounds the prompt tokens one global question sends to the model:
-// its map calls and its reduce call (issue 15: ≤ 50k). Mapping every report of a level
-// of a corpus of a thousand passages sends far more (measured by `graphrag bench -only
-// globalcost`), at the price of one call per report.
-const globalTokenBudget = 50_000
-
-// withinTokenBudget keeps the best-ranked communities (comms is in rank order) whose
-// map prompts, and the partial answers they put into the reduce prompt, fit in
-// globalTokenBudget; at least the best one. Tokens are estimated at 4 bytes each, as
-// the client's rate limiter does.
-func (e *Engine) withinTokenBudget(q string, comms []Community) []Community {
-	const perPartial = 8 // "[n] (score N) " and the blank line of each partial in the reduce prompt
-	spent := estimateTokens(reduceSystem) + estimateTokens(ReducePrompt(q, nil))
-	for i, c := range comms {
-		spent += estimateTokens(mapSystem) + estimateTokens(mapPrompt(c, q)) + e.cfg.MapMaxTokens + perPartial
-		if spent > globalTokenBudget && i > 0 {
-			return comms[:i]
+// rankReports orders the candidate reports (comms, most similar first) for the map
+// phase by Reciprocal Rank Fusion of their dense similarity and the share of the
+// question's topic words (globalTopic) their title and summary hold, as local search
+// fuses its dense and lexical lists: a report naming what is asked ranks high even when
+// a long summary dilutes its vector. With prune, a report far less similar than the
+// best one (under half its similarity) that holds none of the words is left out.
+func (e *Engine) rankReports(q string, comms []Community, prune bool) []Community {
+	if len(comms) == 0 {
+		return comms
+	}
+	terms := contentTerms(globalTopic(q))
+	for _, w := range genericWords {
+		delete(terms, w)
+	}
+	total := 0.0
+	for _, v := range terms {
+		total += v
+	}
+	byID := make(map[string]Community, len(comms))
+	lex := make(map[string]float64, len(comms))
+	dense := RankedList{Name: "dense", Weight: 1}
+	for _, c := range comms {
+		byID[c.ID] = c
+		dense.IDs = append(dense.IDs, c.ID)
+		if total > 0 {
+			lex[c.ID] = overlap(terms, c.Title+" "+c.Summary) / total
 		}
 	}
-	return comms
+	lexical := RankedList{Name: "lexical", Weight: 1}
+	for _, c := range comms {
+		if lex[c.ID] > 0 {
+			lexical.IDs = append(lexical.IDs, c.ID)
+		}
+	}
+	sort.SliceStable(lexical.IDs, func(i, j int) bool { return lex[lexical.IDs[i]] > lex[lexical.IDs[j]] })
+	best := comms[0].Score
+	out := make([]Community, 0, len(comms))
+	for _, f := range RRF(e.cfg.RRFK, dense, lexical) {
+		c := byID[f.ID]
+		if prune && lex[c.ID] == 0 && c.Score < 0.5*best {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// mapBudget spends GlobalTokenBudget on the map phase as calls complete. Dispatching a
+// map call reserves its prompt plus a full partial answer (MapMaxTokens) for the reduce
+// prompt; when the call returns, the reservation becomes what it really adds: its prompt,
+// and its answer only if relevant (irrelevant answers never reach the reduce prompt).
+// Reports are dispatched in rank order while the next one's reservation fits, so the
+// prompt tokens of the question (map calls and reduce call) stay within the budget and
+// the set mapped does not depend on the order calls complete in: report i is mapped when
+// the real cost of those before it plus its reservation fits. Tokens are estimated at
+// 4 bytes each, as the client's rate limiter does.
+type mapBudget struct {
+	limit int // < 0: no bound
+	mu    sync.Mutex
+	spent int // real costs of completed calls, reservations of calls in flight
+	freed chan struct{}
+}
+
+// perPartial is what a partial answer adds to the reduce prompt besides its text:
+// "[n] (score N) " and the blank line after it.
+const perPartial = 8
+
+func (e *Engine) newMapBudget(q string, n int) *mapBudget {
+	return &mapBudget{limit: e.cfg.GlobalTokenBudget, freed: make(chan struct{}, n),
+		spent: estimateTokens(reduceSystem) + estimateTokens(ReducePrompt(q, nil))}
+}
+
+// reserve takes tokens for one call if they fit (always for the first call, so that a
+// question is never answered from nothing).
+func (b *mapBudget) reserve(tokens int, first bool) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.limit >= 0 && !first && b.spent+tokens > b.limit {
+		return false
+	}
+	b.spent += tokens
+	return true
+}
+
+// settle replaces a reservation by the real cost and wakes a waiting dispatcher.
+func (b *mapBudget) settle(reserved, real int) {
+	b.mu.Lock()
+	b.spent += real - reserved
+	b.mu.Unlock()
+	b.freed <- struct{}{}
 }
 
 func estimateTokens(s string) int { return len(s)/4 + 1 }
@@ -218,31 +293,54 @@ Return JSON {"answer": "...", "score": N}: the answer holds the points of the re
 
 const reduceSystem = `You synthesize partial answers, each from one community of a knowledge graph and numbered, into one coherent answer to the question. Remove redundancy, organize by theme, keep the most relevant points first, and cite the partial answers you use as [n]. Use only what the partial answers say.`
 
-// mapPhase asks for a partial answer per community in parallel (bounded), drops the
-// irrelevant ones and sorts the rest by score. Wall time is about that of the slowest
-// call, not their sum.
-func (e *Engine) mapPhase(ctx context.Context, q string, comms []Community) ([]PartialAnswer, error) {
-	out := make([]PartialAnswer, len(comms))
-	errs := make([]error, len(comms))
-	sem := make(chan struct{}, e.cfg.MapConcurrency)
-	var wg sync.WaitGroup
+// mapPhase asks for a partial answer per community, best-ranked first, in parallel
+// (bounded), within the token budget (mapBudget), drops the irrelevant ones and sorts
+// the rest by score. It returns the partial answers and the communities it mapped (a
+// prefix of comms). Wall time is about that of the slowest wave of calls, not their sum.
+func (e *Engine) mapPhase(ctx context.Context, q string, comms []Community) ([]PartialAnswer, []Community, error) {
 	terms := contentTerms(globalCue.ReplaceAllString(q, " "))
 	for _, w := range genericWords {
 		delete(terms, w)
 	}
+	if e.deps.LLM == nil {
+		// Offline the map phase is free: no budget, no calls.
+		out := make([]PartialAnswer, 0, len(comms))
+		for _, c := range comms {
+			out = append(out, extractiveMap(terms, c))
+		}
+		return keepRelevant(out, nil), comms, nil
+	}
+	out := make([]PartialAnswer, len(comms))
+	errs := make([]error, len(comms))
+	sem := make(chan struct{}, e.cfg.MapConcurrency)
+	budget := e.newMapBudget(q, len(comms))
+	var wg sync.WaitGroup
+	inFlight, mapped := 0, 0
+dispatch:
 	for i, c := range comms {
-		wg.Go(func() {
-			select {
-			case sem <- struct{}{}:
+		prompt := estimateTokens(mapSystem) + estimateTokens(mapPrompt(c, q))
+		reserved := prompt + e.cfg.MapMaxTokens + perPartial
+		for !budget.reserve(reserved, i == 0) {
+			if inFlight == 0 {
+				break dispatch // the real costs so far leave no room for this one
+			}
+			select { // a call in flight may settle for less than it reserved
+			case <-budget.freed:
+				inFlight--
 			case <-ctx.Done():
-				errs[i] = ctx.Err()
-				return
+				break dispatch
 			}
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			budget.settle(reserved, 0)
+			break dispatch
+		}
+		mapped++
+		inFlight++
+		wg.Go(func() {
 			defer func() { <-sem }()
-			if e.deps.LLM == nil {
-				out[i] = extractiveMap(terms, c)
-				return
-			}
 			res, _, err := llm.ChatJSON[struct {
 				Answer string  `json:"answer"`
 				Score  float64 `json:"score"`
@@ -256,12 +354,22 @@ func (e *Engine) mapPhase(ctx context.Context, q string, comms []Community) ([]P
 			})
 			if err != nil {
 				errs[i] = fmt.Errorf("map phase, community %s: %w", c.ID, err)
+				budget.settle(reserved, prompt)
 				return
 			}
 			out[i] = PartialAnswer{CommunityID: c.ID, Answer: strings.TrimSpace(res.Answer), Score: res.Score}
+			real := prompt
+			if relevant(out[i]) {
+				real += estimateTokens(out[i].Answer) + perPartial
+			}
+			budget.settle(reserved, real)
 		})
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	out, errs = out[:mapped], errs[:mapped]
 	// A community whose map call failed (after the client's retries) is left out, as an
 	// irrelevant one is: one bad answer must not sink the question. Only when every call
 	// failed is the question answered with an error.
@@ -272,17 +380,46 @@ func (e *Engine) mapPhase(ctx context.Context, q string, comms []Community) ([]P
 			e.log.WarnContext(ctx, "map call failed; community left out", "err", err)
 		}
 	}
-	if failed > 0 && failed == len(comms) {
-		return nil, errors.Join(errs...)
+	if failed > 0 && failed == mapped {
+		return nil, nil, errors.Join(errs...)
 	}
+	return keepRelevant(out, errs), comms[:mapped], nil
+}
+
+// relevant reports whether a partial answer says anything: a positive score and not
+// the "Not relevant" the map prompt asks for.
+func relevant(p PartialAnswer) bool {
+	return p.Score > 0 && !strings.EqualFold(strings.TrimSpace(p.Answer), "not relevant")
+}
+
+// keepRelevant drops failed (errs[i] != nil) and irrelevant partial answers and sorts
+// the rest by score, best first.
+func keepRelevant(out []PartialAnswer, errs []error) []PartialAnswer {
 	kept := out[:0]
 	for i, p := range out {
-		if errs[i] == nil && p.Score > 0 && !strings.EqualFold(strings.TrimSpace(p.Answer), "not relevant") {
+		if (errs == nil || errs[i] == nil) && relevant(p) {
 			kept = append(kept, p)
 		}
 	}
 	sort.SliceStable(kept, func(i, j int) bool { return kept[i].Score > kept[j].Score })
-	return kept, nil
+	return kept
+}
+
+// globalTopic is what a global question is about: the question without its global cue
+// ("the main themes", "across the corpus") and generic words; the question itself when
+// nothing else is left ("what are the main themes?" is about everything).
+func globalTopic(q string) string {
+	words := strings.Fields(globalCue.ReplaceAllString(q, " "))
+	kept := words[:0]
+	for _, w := range words {
+		if !slices.Contains(genericWords, strings.ToLower(strings.Trim(w, ".,;:?!'\"()"))) {
+			kept = append(kept, w)
+		}
+	}
+	if len(contentTerms(strings.Join(kept, " "))) == 0 {
+		return q
+	}
+	return strings.Join(kept, " ")
 }
 
 // genericWords say that a question is about the corpus, not what it is about.

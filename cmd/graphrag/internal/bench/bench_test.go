@@ -218,13 +218,31 @@ func TestBenchChatReply(t *testing.T) {
 		}
 	})
 	t.Run("partial answer", func(t *testing.T) {
-		got := benchChatReply(withSchema("partial_answer", "## Community report\nThe harbour\nsummary\n\n## Question\nq"))
-		var p struct {
-			Answer string  `json:"answer"`
-			Score  float64 `json:"score"`
-		}
-		if err := json.Unmarshal([]byte(got), &p); err != nil || p.Score <= 0 || p.Score > 100 || !strings.Contains(p.Answer, "The harbour") {
-			t.Errorf("got %s (%v)", got, err)
+		report := "## Community report\nHarbour films\nThe harbour hosts a film festival. Ships dock at night. Directors meet there.\n\n## Question\n"
+		for _, tc := range []struct {
+			q          string
+			wantPoints []string
+			wantScore  float64
+		}{
+			{"What are the main themes about films and directors?", []string{"The harbour hosts a film festival.", "Directors meet there."}, 100},
+			{"What are the main themes about films and painters?", []string{"The harbour hosts a film festival."}, 50},
+			{"What are the main themes about painters?", nil, 0},
+			{"What are the main themes?", []string{"The harbour hosts a film festival.", "Ships dock at night."}, 50},
+		} {
+			got := benchChatReply(withSchema("partial_answer", report+tc.q))
+			var p struct {
+				Answer string  `json:"answer"`
+				Score  float64 `json:"score"`
+			}
+			if err := json.Unmarshal([]byte(got), &p); err != nil {
+				t.Fatalf("%q: %v: %s", tc.q, err, got)
+			}
+			if pts := answerPoints(p.Answer); !slices.Equal(pts, tc.wantPoints) || p.Score != tc.wantScore {
+				t.Errorf("%q: points %q score %v, want %q %v", tc.q, pts, p.Score, tc.wantPoints, tc.wantScore)
+			}
+			if tc.wantScore == 0 && p.Answer != "Not relevant" {
+				t.Errorf("%q: answer %q for an unrelated report", tc.q, p.Answer)
+			}
 		}
 	})
 	t.Run("plain", func(t *testing.T) {

@@ -85,10 +85,13 @@ func extractionReply(prompt string) string {
 	return string(b)
 }
 
-// partialAnswerReply follows the query service's map schema.
+// partialAnswerReply follows the query service's map schema: the judge's points and
+// score for the report and question of the map prompt (judge.go).
 func partialAnswerReply(prompt string) string {
-	title, _, _ := strings.Cut(strings.TrimPrefix(prompt, "## Community report\n"), "\n")
-	b, _ := json.Marshal(map[string]any{"answer": "- " + title + " is one of the themes.", "score": 10 + len(title)%90})
+	report, q, _ := strings.Cut(strings.TrimPrefix(prompt, "## Community report\n"), "\n\n## Question\n")
+	title, summary, _ := strings.Cut(report, "\n")
+	points, score := judgeReport(q, title, summary)
+	b, _ := json.Marshal(map[string]any{"answer": judgeAnswer(points), "score": score})
 	return string(b)
 }
 

@@ -201,7 +201,7 @@ func realisticTables(r *benchReport, runs []realisticRun, largest int) {
 		target := "-"
 		if judged && run.chunks == largest && run.titles == "as shipped" {
 			ratio := rate(run) / rate(base)
-			target = benchVerdict(rate(run) >= 50 && ratio >= 0.8, fmt.Sprintf("≥ 50 chunks/s and ≥ 0.8 of %s: %.2f", benchFmtCount(base.chunks), ratio)) +
+			target = benchVerdict(rate(run) >= 50 && ratio >= 0.8 && ratio <= 1.2, fmt.Sprintf("≥ 50 chunks/s, within ±20 %% of %s: %.2f", benchFmtCount(base.chunks), ratio)) +
 				"; " + benchVerdict(run.peakMem.anon <= 4e9, "anonymous ≤ 4 GB")
 		}
 		cpu := "-"

@@ -233,7 +233,8 @@ func (e *Engine) localGraph(ctx context.Context, corpus string, ents []graphstor
 	for _, p := range passages {
 		lg.node("c:" + p.id)
 	}
-	rels, err := e.deps.Graph.RelationshipsAmong(ctx, corpus, keys)
+	// Only the ends and weights are read: no description or chunk lists.
+	rels, err := e.deps.Graph.RelationshipsAmong(ctx, corpus, keys, graphstore.Brief)
 	if err != nil {
 		return nil, fmt.Errorf("reading local relationships: %w", err)
 	}

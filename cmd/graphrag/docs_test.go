@@ -139,7 +139,7 @@ var skippedDocCommands = map[string]string{
 	"make test-integration": "installs and starts Neo4j, Milvus and a model server",
 	"make lint":             "minutes of analysis of every module; CI's static checks",
 	"bin/graphrag eval -dataset ../shared/datasets/hotpotqa -out eval.json":                                                                      "indexes the HotpotQA development set, outside the repository (minutes)",
-	"bin/graphrag bench -out docs/benchmarks.md":                                                                                                 "7 minutes of benchmarks; rewrites docs/benchmarks.md",
+	"bin/graphrag bench -out docs/benchmarks.md":                                                                                                 "45 minutes of benchmarks; rewrites docs/benchmarks.md",
 	"bin/graphrag eval -dataset ../shared/datasets/hotpotqa -out eval.json -strategies bm25,dense,hybrid,graph,graph_path":                       "indexes the HotpotQA development set (minutes)",
 	"bin/graphrag eval -dataset ../shared/datasets/hotpotqa -titles opaque -out eval-opaque.json -strategies bm25,dense,hybrid,graph,graph_path": "indexes the HotpotQA development set (minutes)",
 	"scripts/integration/llm/install.sh && scripts/integration/llm/start.sh /tmp/llm > /tmp/llm/env.sh":                                          "installs and starts a model server",

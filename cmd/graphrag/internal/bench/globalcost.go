@@ -123,8 +123,7 @@ func benchGlobalCost(ctx context.Context, cfg *benchConfig, r *benchReport) erro
 	defer endpoint.Close()
 	level0 := 0
 	var rows [][]string
-	var unbounded map[string]globalCost // by level cell: the reference of the bounded rows
-	unbounded = map[string]globalCost{}
+	unbounded := map[string]globalCost{} // by level cell: the reference of the bounded rows
 	for _, row := range []globalCostRow{{engine.DefaultConfig().MapTopK, nil, false}, {0, nil, true}, {0, nil, false}, {0, &level0, true}, {0, &level0, false}} {
 		c, err := measureGlobalCost(ctx, w, endpoint.URL(), row, qs)
 		if err != nil {

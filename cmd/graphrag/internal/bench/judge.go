@@ -18,7 +18,7 @@ import (
 var judgeStopWords = map[string]bool{}
 
 func init() {
-	for _, w := range strings.Fields(`what which where when whom whose about across over from into with
+	for w := range strings.FieldsSeq(`what which where when whom whose about across over from into with
 		that this these those there their they them have does were been being give gives tell
 		main major common recurring overall general key theme themes topic topics idea ideas
 		overview corpus collection document documents summary summarize describe list`) {

@@ -159,7 +159,9 @@ type Store interface {
 	// excluded; each entity appears once at its shortest distance. The result is
 	// ordered by Distance ascending, PageRank descending, Key ascending, and cut to
 	// limit (<= 0: no limit). Path steps back, at each hop, to the smallest key one
-	// hop closer to the start set.
+	// hop closer to the start set. Neighbor entities come without Descriptions (the
+	// walk's callers rank by chunks and PageRank; Entity reads them): in the
+	// embedded store those were a fifth of a local search's time.
 	Neighborhood(ctx context.Context, corpus string, start []string, depth, limit int) ([]Neighbor, error)
 	// Snapshot returns the whole graph for Leiden and PageRank.
 	Snapshot(ctx context.Context, corpus string) (Snapshot, error)

@@ -235,9 +235,28 @@ func getRel(c *corpusTx, src, dst string) (*relRec, error) {
 	return r, nil
 }
 
-// entity builds the public view of a stored entity; brief leaves out the lists
-// (graphstore.Brief), which are three more lookups.
-func entity(c *corpusTx, key string, r *entRec, brief bool) (graphstore.Entity, error) {
+// entLists says which lists of an entity to read: each is one more lookup per item,
+// which at 100k chunks is a page read from disk more often than not.
+type entLists uint8
+
+const (
+	entDescs entLists = 1 << iota // Descriptions
+	entRefs                       // ChunkIDs and Communities
+
+	entBrief entLists = 0 // graphstore.Brief
+	entAll            = entDescs | entRefs
+)
+
+// listsFor maps the read options of Entities to the lists read.
+func listsFor(opts []graphstore.ReadOption) entLists {
+	if graphstore.IsBrief(opts) {
+		return entBrief
+	}
+	return entAll
+}
+
+// entity builds the public view of a stored entity with the lists asked for.
+func entity(c *corpusTx, key string, r *entRec, lists entLists) (graphstore.Entity, error) {
 	e := graphstore.Entity{
 		Key:          key,
 		Name:         r.Names.mostFrequent(),
@@ -252,10 +271,12 @@ func entity(c *corpusTx, key string, r *entRec, brief bool) (graphstore.Entity, 
 	if r.Summary != "" && r.SummaryFP == r.Descs.fingerprint() {
 		e.Description = r.Summary
 	}
-	if brief {
+	if lists&entDescs != 0 {
+		e.Descriptions = firstDescs(c.entDescs, keyPrefix(key))
+	}
+	if lists&entRefs == 0 {
 		return e, nil
 	}
-	e.Descriptions = firstDescs(c.entDescs, keyPrefix(key))
 	e.ChunkIDs = make([]string, 0, r.Mentions)
 	if err := scanPrefix(c.entChunks, lp(nil, key), func(rest, _ []byte) error {
 		e.ChunkIDs = append(e.ChunkIDs, string(rest))

@@ -227,7 +227,8 @@ func formatOf(t *testing.T, s *Store) string {
 
 // TestMigrateV1 opens a file written by layout 1 (JSON values): Open must migrate
 // it, and every read must return what layout 1 returned (testdata/v1-dump.json,
-// written by the layout 1 code from the same fixture), as must a fresh store.
+// written by the layout 1 code from the same fixture; its Neighbors lost their
+// Descriptions when Neighborhood stopped reading them), as must a fresh store.
 func TestMigrateV1(t *testing.T) {
 	want, err := os.ReadFile(filepath.Join("testdata", "v1-dump.json"))
 	if err != nil {

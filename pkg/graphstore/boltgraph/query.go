@@ -41,7 +41,7 @@ func (s *Store) Entity(ctx context.Context, corpus, key string) (graphstore.Enti
 			return err
 		}
 		found = true
-		e, err = entity(c, key, r, false)
+		e, err = entity(c, key, r, entAll)
 		return err
 	})
 	if err == nil && !found {
@@ -52,7 +52,7 @@ func (s *Store) Entity(ctx context.Context, corpus, key string) (graphstore.Enti
 
 // Entities returns the existing entities among keys in the order given, each once.
 func (s *Store) Entities(ctx context.Context, corpus string, keys []string, opts ...graphstore.ReadOption) ([]graphstore.Entity, error) {
-	brief := graphstore.IsBrief(opts)
+	lists := listsFor(opts)
 	var out []graphstore.Entity
 	err := s.read(ctx, "reading entities", corpus, func(c *corpusTx) error {
 		seen := make(map[string]struct{}, len(keys))
@@ -73,7 +73,7 @@ func (s *Store) Entities(ctx context.Context, corpus string, keys []string, opts
 			if r == nil {
 				continue
 			}
-			e, err := entity(c, k, r, brief)
+			e, err := entity(c, k, r, lists)
 			if err != nil {
 				return err
 			}
@@ -251,7 +251,8 @@ func (s *Store) Neighborhood(ctx context.Context, corpus string, start []string,
 			if err != nil {
 				return err
 			}
-			e, err := entity(c, h.key, r, false)
+			// No caller of a walk reads Descriptions (see graphstore.Store).
+			e, err := entity(c, h.key, r, entRefs)
 			if err != nil {
 				return err
 			}

@@ -560,8 +560,8 @@ func testImpliedAndSelfLoops(t *testing.T, s graphstore.Store) {
 // neighborhoodGraph: a-b, a-c, d>b, c-d, e>d, d-f, g isolated; PageRank c > b.
 func neighborhoodGraph(t *testing.T, s graphstore.Store) {
 	merge(t, s, "k",
-		chunk("c1", []graphstore.EntityMention{em("a", "A", "", ""), em("b", "B", "", "")}, rm("a", "b", 1)),
-		chunk("c2", []graphstore.EntityMention{em("a", "A", "", ""), em("c", "C", "", "")}, rm("c", "a", 1)),
+		chunk("c1", []graphstore.EntityMention{em("a", "A", "", ""), em("b", "B", "", "b from c1")}, rm("a", "b", 1)),
+		chunk("c2", []graphstore.EntityMention{em("a", "A", "", ""), em("c", "C", "", "c from c2")}, rm("c", "a", 1)),
 		chunk("c3", nil, rm("d", "b", 1), rm("c", "d", 1), rm("e", "d", 1), rm("d", "f", 1)),
 		chunk("c4", []graphstore.EntityMention{em("g", "G", "", "")}),
 	)
@@ -609,6 +609,12 @@ func testNeighborhood(t *testing.T, s graphstore.Store) {
 				got = append(got, hit{n.Entity.Key, n.Distance, n.Path})
 				if n.Entity.MentionCount == 0 || len(n.Entity.ChunkIDs) == 0 {
 					t.Errorf("neighbor %q returned without its entity data: %+v", n.Entity.Key, n.Entity)
+				}
+				if d := map[string]string{"b": "b from c1", "c": "c from c2"}[n.Entity.Key]; n.Entity.Description != d {
+					t.Errorf("neighbor %q Description = %q, want %q", n.Entity.Key, n.Entity.Description, d)
+				}
+				if len(n.Entity.Descriptions) > 0 {
+					t.Errorf("neighbor %q returned with Descriptions, which a walk leaves out: %q", n.Entity.Key, n.Entity.Descriptions)
 				}
 			}
 			eq(t, "neighbors", got, c.want)

@@ -27,6 +27,14 @@ OPTIONAL MATCH (m:Membership {corpus: $corpus, key: k})
 RETURN k, e {.name, .type, .longest, .descriptions, .mentions, .pagerank, .summary, .summaryFP, .descFP} AS e,
        m.communities AS communities, [(c:Chunk)-[:MENTIONS]->(e) | c.id] AS chunks`
 
+	// cyNeighborEntities is cyEntities without the descriptions (graphstore.Store.Neighborhood).
+	cyNeighborEntities = `
+UNWIND $rows AS k
+MATCH (e:Entity {corpus: $corpus, key: k})
+OPTIONAL MATCH (m:Membership {corpus: $corpus, key: k})
+RETURN k, e {.name, .type, .longest, .mentions, .pagerank, .summary, .summaryFP, .descFP} AS e,
+       m.communities AS communities, [(c:Chunk)-[:MENTIONS]->(e) | c.id] AS chunks`
+
 	cyRelationshipsOf = `
 UNWIND $rows AS k
 MATCH (:Entity {corpus: $corpus, key: k})-[r:RELATED]-(:Entity)
@@ -80,9 +88,10 @@ var dropCorpus = []string{
 	`MATCH (c:Corpus {name: $corpus}) DELETE c`,
 }
 
-// entities reads the existing entities among keys (distinct), by key.
-func (s *Store) entities(ctx context.Context, tx neo4j.ManagedTransaction, corpus string, keys []string) (map[string]graphstore.Entity, error) {
-	recs, err := runBatched(ctx, s, tx, cyEntities, map[string]any{"corpus": corpus}, keys)
+// entities reads the existing entities among keys (distinct), by key, with cy:
+// cyEntities or cyNeighborEntities.
+func (s *Store) entities(ctx context.Context, tx neo4j.ManagedTransaction, cy, corpus string, keys []string) (map[string]graphstore.Entity, error) {
+	recs, err := runBatched(ctx, s, tx, cy, map[string]any{"corpus": corpus}, keys)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +125,7 @@ func (s *Store) Entity(ctx context.Context, corpus, key string) (graphstore.Enti
 	var e graphstore.Entity
 	found := false
 	err := s.read(ctx, "reading entity in "+corpus, func(tx neo4j.ManagedTransaction) error {
-		m, err := s.entities(ctx, tx, corpus, []string{key})
+		m, err := s.entities(ctx, tx, cyEntities, corpus, []string{key})
 		e, found = m[key]
 		return err
 	})
@@ -136,7 +145,7 @@ func (s *Store) Entities(ctx context.Context, corpus string, keys []string, _ ..
 	keys = distinct(keys)
 	var out []graphstore.Entity
 	err := s.read(ctx, "reading entities in "+corpus, func(tx neo4j.ManagedTransaction) error {
-		m, err := s.entities(ctx, tx, corpus, keys)
+		m, err := s.entities(ctx, tx, cyEntities, corpus, keys)
 		if err != nil {
 			return err
 		}
@@ -257,7 +266,7 @@ func (s *Store) Neighborhood(ctx context.Context, corpus string, start []string,
 		for i, h := range hits {
 			keys[i] = h.key
 		}
-		ents, err := s.entities(ctx, tx, corpus, keys)
+		ents, err := s.entities(ctx, tx, cyNeighborEntities, corpus, keys)
 		if err != nil {
 			return err
 		}

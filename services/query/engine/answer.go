@@ -166,13 +166,11 @@ func contentTerms(q string) map[string]float64 {
 	return out
 }
 
+// overlap sums the weights of the terms s holds, each once, in s's word order.
 func overlap(terms map[string]float64, s string) float64 {
-	seen := map[string]bool{}
 	sc := 0.0
-	for _, w := range queryWords(strings.ToLower(s)) {
-		w = lightStem(strings.Trim(w, ".'-"))
-		if v, ok := terms[w]; ok && !seen[w] {
-			seen[w] = true
+	for _, w := range distinctStems(s) {
+		if v, ok := terms[w]; ok {
 			sc += v
 		}
 	}
@@ -207,16 +205,4 @@ func firstSentence(s string) string {
 		return strings.TrimSpace(s)
 	}
 	return ss[0]
-}
-
-// matched returns the terms of terms that s holds, with their weights.
-func matched(terms map[string]float64, s string) map[string]float64 {
-	out := map[string]float64{}
-	for _, w := range queryWords(strings.ToLower(s)) {
-		w = lightStem(strings.Trim(w, ".'-"))
-		if v, ok := terms[w]; ok {
-			out[w] = v
-		}
-	}
-	return out
 }

@@ -52,6 +52,41 @@ func (n *namer) word(syl int) string {
 	}
 }
 
+var (
+	softOnsets  = []string{"b", "d", "f", "g", "h", "j", "k", "l", "m", "n", "p", "r", "s", "t", "v", "w", "z", "y", "c", "sh"}
+	softVowels  = []string{"a", "e", "i", "o", "u", "a", "e", "i", "ai", "ia"}
+	softCodas   = []string{"", "", "", "n", "r", "l", "s", "m"}
+	nameEndings = []string{"", "", "", "", "ley", "sen", "ford", "man", "ard", "ez", "ski", "ton", "ova", "ell", "berg", "wick"}
+)
+
+// personWord returns an unused capitalized given name (last false) or family name,
+// softer than word's: simple onsets, few final consonants, family names sometimes with
+// an ending.
+func (n *namer) personWord(last bool) string {
+	for {
+		var b strings.Builder
+		syl := 2
+		if last && n.r.IntN(3) == 0 {
+			syl = 3
+		}
+		for i := range syl {
+			b.WriteString(softOnsets[n.r.IntN(len(softOnsets))] + softVowels[n.r.IntN(len(softVowels))])
+			if i == syl-1 {
+				b.WriteString(softCodas[n.r.IntN(len(softCodas))])
+			}
+		}
+		if last {
+			b.WriteString(nameEndings[n.r.IntN(len(nameEndings))])
+		}
+		w := b.String()
+		if len(w) < 3 || len(w) > 10 || n.used[w] {
+			continue
+		}
+		n.used[w] = true
+		return strings.ToUpper(w[:1]) + w[1:]
+	}
+}
+
 // reservedWords are never invented names (template and list words a name could collide with).
 var reservedWords = []string{
 	"data", "team", "site", "city", "hub", "dc", "note", "notes", "made", "more", "some",

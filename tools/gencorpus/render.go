@@ -107,7 +107,11 @@ var epoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 func date(day int) string { return epoch.AddDate(0, 0, day).Format("2006-01-02") }
 
 func (d *draft) stamp(day int) string {
-	t := epoch.AddDate(0, 0, day).Add(time.Duration(8*60+d.r.IntN(10*60)) * time.Minute)
+	t := epoch.AddDate(0, 0, day)
+	for t.Weekday() == time.Saturday || t.Weekday() == time.Sunday {
+		t = t.AddDate(0, 0, 1)
+	}
+	t = t.Add(time.Duration(8*60+d.r.IntN(10*60)) * time.Minute)
 	return t.Format("Mon, 2 Jan 2006 15:04")
 }
 

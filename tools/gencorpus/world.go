@@ -209,13 +209,13 @@ func newWorld(seed uint64) *world {
 	}
 	lastNames := make([]string, 0, nEmployees)
 	for i := range nEmployees + nVendors {
-		first := nm.word(2)
+		first := nm.personWord(false)
 		var last string
 		// About one person in six shares a last name with someone else: near misses.
 		if i > 0 && r.IntN(6) == 0 {
 			last = lastNames[r.IntN(len(lastNames))]
 		} else {
-			last = nm.word(2 + r.IntN(2))
+			last = nm.personWord(true)
 		}
 		lastNames = append(lastNames, last)
 		p := person{first: first, last: last, handle: strings.ToLower(first[:1] + last)}

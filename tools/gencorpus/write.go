@@ -52,6 +52,7 @@ func writeJSONL(path string, items func(func(any) bool)) (err error) {
 	}()
 	w := bufio.NewWriter(f)
 	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
 	for it := range items {
 		if err := enc.Encode(it); err != nil {
 			return fmt.Errorf("writing %s: %w", path, err)

@@ -1,6 +1,6 @@
 # GraphRAG platform. `make help` lists the targets.
 SHELL := /bin/bash
-MODULES := pkg services/extractor services/grapher services/summarizer services/query cmd/graphrag
+MODULES := pkg services/extractor services/grapher services/summarizer services/query cmd/graphrag tools
 GO ?= go
 DATA ?= .data/demo
 BIN := bin
@@ -75,6 +75,10 @@ check-tidy: tidy ## fail when go mod tidy changes anything
 .PHONY: bench
 bench: ## realistic corpora at 10k and 100k chunks (indexing, memory, retrieval), synthetic retrieval, pipeline, map phase, graph algorithms, events and bus; regenerate docs/benchmarks.md above its hand-measured part (about 45 min, not in CI)
 	$(GO) run ./cmd/graphrag bench -out docs/benchmarks.md
+
+.PHONY: dataset-workplace
+dataset-workplace: ## generate the workplace development set (tickets, postmortems, e-mails; 100 multi-hop questions) into .data/datasets/workplace
+	$(GO) run ./tools/cmd/gencorpus -out .data/datasets/workplace
 
 .PHONY: bench-peers
 bench-peers: ## time pkg/leiden against python-igraph, leidenalg and graspologic-native (venv in ~/.cache); regenerate docs/benchmarks-peers.md (about 8 min, not in CI)

@@ -1,0 +1,3 @@
+module github.com/graphrag/graphrag/tools
+
+go 1.26.0

@@ -19,12 +19,13 @@ const subjectWindow = 4000
 // Prestige (film)"): the text mentions it, or it reads like a name. A title that does not
 // ("note-00042", "report-q3.pdf", or none) gives way to the subject inferred from the
 // text:
-//  1. the subject of the first sentence, when the sentence opens with a name or a noun
-//     phrase followed by a copula, an apposition or a verb ("Maximum Overdrive is a 1986
-//     American film", "Demon Dice, originally published as Chaos Progenitus, is …",
-//     "The demon algorithm is a Monte Carlo method");
-//  2. otherwise the most central name: mentioned in most sentences (at least two), the
-//     earliest on a tie.
+// the subject of the first sentence, when the sentence opens with a name or a noun
+// phrase followed by a copula, an apposition or a verb ("Maximum Overdrive is a 1986
+// American film", "Demon Dice, originally published as Chaos Progenitus, is …", "The
+// demon algorithm is a Monte Carlo method"). A document that opens otherwise names no
+// subject: an e-mail, a ticket or meeting notes mention many names and are about none
+// of them, and the name mentioned most is a guess that sent the subject list astray
+// (docs/evaluation.md, subject inference).
 //
 // The chunker stores the result with every chunk of the document and the extractor
 // treats it as the document's title entity, so titled and untitled corpora get the same
@@ -140,7 +141,7 @@ const definitionWindow = 320
 const maxSubjectWords = 10
 
 // inferSubject finds the subject of the defining first sentence, else of a first
-// sentence that opens with a name and a verb, else the most central name.
+// sentence that opens with a name and a verb.
 func inferSubject(text string) string {
 	if s := definedSubject(text); s != "" {
 		return s
@@ -154,10 +155,7 @@ func inferSubject(text string) string {
 		x.properNouns(i)
 		x.nounPhrases(i)
 	}
-	if s := x.firstSentenceSubject(); s != "" {
-		return s
-	}
-	return x.centralName()
+	return x.firstSentenceSubject()
 }
 
 // definedSubject returns the subject of a defining first sentence: the words before its
@@ -247,41 +245,4 @@ func (x *extractor) firstSentenceSubject() string {
 		name = strings.TrimSuffix(name, suf)
 	}
 	return name
-}
-
-// centralName returns the proper name mentioned in most sentences (at least two), the
-// earliest on a tie, in its most frequent surface form.
-func (x *extractor) centralName() string {
-	type count struct {
-		sents    map[int]bool
-		first    int
-		surfaces map[string]int
-		name     string
-	}
-	byKey := map[string]*count{}
-	var order []string
-	for _, m := range x.mentions {
-		if !m.proper || allDigits(m.key) {
-			continue
-		}
-		c := byKey[m.key]
-		if c == nil {
-			c = &count{sents: map[int]bool{}, first: m.start, surfaces: map[string]int{}, name: m.surface}
-			byKey[m.key] = c
-			order = append(order, m.key)
-		}
-		c.sents[m.sent] = true
-		c.surfaces[m.surface]++
-	}
-	best, n, first := "", 1, 0
-	for _, k := range order {
-		c := byKey[k]
-		if len(c.sents) > n || len(c.sents) == n && best != "" && c.first < first {
-			best, n, first = k, len(c.sents), c.first
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return mostFrequent(byKey[best].surfaces, byKey[best].name)
 }

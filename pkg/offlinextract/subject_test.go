@@ -24,7 +24,7 @@ func TestSubject(t *testing.T) {
 		{"honorific", "doc-1", "General Moses Ali (born 5 April 1939) is a Ugandan politician.", "Moses Ali"},
 		{"a given name that is also a title", "doc-1", "King Wallis Vidor (February 8, 1894 – November 1, 1982) was an American film director.", "King Wallis Vidor"},
 		{"a name and a verb", "doc-1", "Lester Smith designed the game in 1996 with Tim Brown.", "Lester Smith"},
-		{"no defining sentence: the most central name", "ticket 4821", "In 2003 she moved to Marrow Bay. Ada Quillane joined the institute. Later Ada Quillane chaired the inquiry.", "Ada Quillane"},
+		{"no defining sentence: no subject, however often a name recurs", "ticket 4821", "In 2003 she moved to Marrow Bay. Ada Quillane joined the institute. Later Ada Quillane chaired the inquiry.", ""},
 		{"nothing to go by", "note-7", "it was raining. we stayed in.", ""},
 		{"a clause is no subject", "note-7", "In 1990 the company that was founded was sold.", ""},
 		{"a participle clause is no subject", "note-7", "A film shot in North Carolina in 1986 was directed by a local crew.", ""},

@@ -122,6 +122,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := stack.DefaultConfig()
 	var dataset, out, strategies, details, titles string
 	var limit int
+	var candidates bool
 	// Log quietly: the table and the progress bar are the output.
 	args = append([]string{"-log-level", "warn", "-http-addr", "127.0.0.1:0", "-nats-port", "-1"}, args...)
 	var report *EvalReport
@@ -145,6 +146,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fs.StringVar(&strategies, "strategies", "bm25,dense,hybrid,graph", "comma-separated: "+strings.Join(strategyNames(), ", "))
 			fs.IntVar(&limit, "limit", 0, "evaluate only the first N questions (0 = all)")
 			fs.StringVar(&details, "details", "", "also write one JSON line per question and strategy (top 10 documents, gold ranks) and per answer here")
+			fs.BoolVar(&candidates, "candidates", false, "with -details: also write every fused candidate passage with its rank and score in each list (to study fusion offline)")
 			fs.StringVar(&titles, "titles", titlesAsShipped, "document titles: "+titlesAsShipped+", or "+titlesOpaque+" (each replaced by doc-NNNNN, as most real corpora name their files)")
 		},
 		Config: &cfg,
@@ -177,7 +179,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				// The evaluation's end is the process's: its error is kept here, since
 				// cancelling ctx races with reporting it as the loop's failure.
 				defer cancel()
-				r, err := evaluate(ctx, p, st, evalOptions{dir: dataset, strategies: names, limit: limit, details: details, titles: titles}, stderr)
+				r, err := evaluate(ctx, p, st, evalOptions{dir: dataset, strategies: names, limit: limit, details: details, titles: titles, candidates: candidates}, stderr)
 				if err == nil {
 					err = writeReport(out, r)
 				}
@@ -238,6 +240,9 @@ func readJSONL[T any](path string) ([]T, error) {
 // evalCorpus names the corpus the dataset is indexed into.
 const evalCorpus = "eval"
 
+// maxCandidates is the retrieval depth of -candidates: the most a request may ask for.
+const maxCandidates = 100
+
 // evalOptions say what to evaluate.
 type evalOptions struct {
 	dir        string   // dataset directory
@@ -245,6 +250,7 @@ type evalOptions struct {
 	limit      int      // first N questions (0 = all)
 	details    string   // per-question JSONL output ("" = none)
 	titles     string   // titlesAsShipped or titlesOpaque
+	candidates bool     // details also hold every fused candidate with its list hits
 }
 
 // questionDetail is one line of the -details file: how a strategy ranked one question's
@@ -256,6 +262,14 @@ type questionDetail struct {
 	Gold      []string       `json:"gold"`
 	GoldRanks map[string]int `json:"gold_ranks"` // 1-based; 0 = not retrieved
 	Top       []string       `json:"top"`
+	// Candidates are every passage fusion saw, in fused order (-candidates).
+	Candidates []candidate `json:"candidates,omitempty"`
+}
+
+// candidate is a fused passage with its rank and score in each list.
+type candidate struct {
+	Document string           `json:"document"`
+	Lists    []engine.ListHit `json:"lists"`
 }
 
 func evaluate(ctx context.Context, p *platform.Platform, st *stack.Stack, o evalOptions, progress io.Writer) (*EvalReport, error) {
@@ -347,6 +361,9 @@ func evaluate(ctx context.Context, p *platform.Platform, st *stack.Stack, o eval
 		for _, q := range qs {
 			req := evalStrategies[name]
 			req.Corpus, req.Query, req.TopK = evalCorpus, q.Question, 50
+			if o.candidates {
+				req.TopK = maxCandidates // the order of the first 50 is the same
+			}
 			t0 := time.Now()
 			c, timings, err := st.Engine.Retrieve(ctx, req)
 			if err != nil {
@@ -356,10 +373,16 @@ func evaluate(ctx context.Context, p *platform.Platform, st *stack.Stack, o eval
 			for ph, ms := range timings {
 				phases[ph] = append(phases[ph], ms)
 			}
-			ranked := rankedDocuments(c.Chunks)
+			ranked := rankedDocuments(c.Chunks[:min(len(c.Chunks), 50)])
 			scoreQuestion(&sr, ranked, q.Gold)
 			if details != nil {
-				if err := details.Encode(detailOf(name, q, ranked)); err != nil {
+				d := detailOf(name, q, ranked)
+				if o.candidates {
+					for _, ch := range c.Chunks {
+						d.Candidates = append(d.Candidates, candidate{Document: ch.DocumentID, Lists: ch.Lists})
+					}
+				}
+				if err := details.Encode(d); err != nil {
 					return nil, fmt.Errorf("writing details: %w", err)
 				}
 			}

@@ -161,7 +161,7 @@ func (w *world) startPhrases(e int) []string {
 var stopwords = map[string]bool{}
 
 func init() {
-	for _, s := range strings.Fields("a an the of in on at to for by that which who whom what where is was does do did with from whose it its and or be are this there we our us one s") {
+	for s := range strings.FieldsSeq("a an the of in on at to for by that which who whom what where is was does do did with from whose it its and or be are this there we our us one s") {
 		stopwords[s] = true
 	}
 }

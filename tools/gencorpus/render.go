@@ -66,8 +66,6 @@ func (d *draft) svc(s int) string {
 	return sv.code + " (" + sv.formal + ")"
 }
 
-func (d *draft) formal(s int) string { d.mention(d.w.services[s].id); return d.w.services[s].formal }
-
 func (d *draft) team(t int) string { d.mention(d.w.teams[t]); return d.w.tname(t) }
 
 func (d *draft) site(s int) string { d.mention(d.w.sites[s]); return d.w.sname(s) }

@@ -165,6 +165,9 @@ var skippedDocCommands = map[string]string{
 	"export KOCACHE=$HOME/.cache/ko KO_CONFIG_PATH=deploy/ko KO_DOCKER_REPO=ghcr.io/graphrag VERSION=0.1.0":                                                                                                                                                                    "ko's environment",
 	"export KO_DEFAULTBASEIMAGE=$(cd deploy && GOWORK=off go run ./ko/localbase -cache \"$KOCACHE\")":                                                                                                                                                                          "ko's base image",
 	"ko build --base-import-paths --tags \"$VERSION\" --push=false --platform linux/amd64 --tarball /tmp/graphrag-images.tar ./services/extractor/cmd/extractor ./services/grapher/cmd/grapher ./services/summarizer/cmd/summarizer ./services/query/cmd/query ./cmd/graphrag": "needs ko; make images-ko covers it",
+
+	"make dataset-workplace": "generates the workplace development set (tools/gencorpus) into .data/, which git ignores",
+	"bin/graphrag eval -dataset .data/datasets/workplace -out wp.json -strategies bm25,dense,hybrid,graph": "indexes the generated workplace set (minutes)",
 }
 
 // runnableDoc reports whether the test runs a command: the CLI, make targets that build,

@@ -29,7 +29,7 @@ import graspologic_native as gn
 import igraph as ig
 import leidenalg as la
 
-# The quality target of issue #15: ours may trail the fastest peer by this much.
+# The quality target: ours may trail the fastest peer by this much.
 Q_SLACK = 0.001
 # A measurement times consecutive calls (same seed) until it lasts about this long...
 MIN_MEASURE = 0.25
@@ -259,7 +259,7 @@ def report(results, args, started, finished, all_loads, q_diff):
         "`Graph.modularity(membership, weights)` at resolution 1, not taken from the libraries. The peers run",
         "with their default settings and the modularity objective (igraph's default objective is CPM).",
         f"(Cross-check: pkg/leiden's own modularity differs from igraph's by at most {q_diff:.1e}.)",
-        f"Target (issue #15): time ratio ≤ 1.00 against the fastest peer, modularity ≥ that peer's − {Q_SLACK}.",
+        f"Target: time ratio ≤ 1.00 against the fastest peer, modularity ≥ that peer's − {Q_SLACK}.",
         "",
         "## Summary",
         "",

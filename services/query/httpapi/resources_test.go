@@ -209,6 +209,7 @@ func TestUpload(t *testing.T) {
 		{"unknown field", `{"id":"a","text":"x","txt":"y"}`, "application/json", 400, "txt"},
 		{"bad content type field", `{"id":"a","text":"x","content_type":"text/html"}`, "application/json", 400, "content_type"},
 		{"not JSON", `{"id":`, "application/json", 400, "body"},
+		{"not UTF-8", "{\"id\":\"a\",\"text\":\"Caf\xe9\"}", "application/json", 400, "not valid UTF-8 (at byte 21)"},
 		{"too large", `{"id":"a","text":"` + big + `"}`, "application/json", 413, "too large"},
 		{"unsupported body", "id,text", "text/csv", 415, "Content-Type"},
 		{"no content type", "x", "", 415, "Content-Type"},

@@ -210,11 +210,8 @@ func Open(ctx context.Context, common service.CommonFlags, b BackendFlags, needs
 			return nil, fmt.Errorf("creating data dir: %w", err)
 		}
 	}
-	if needs.Bus || b.LLMBaseURL != "" || b.EmbedModel != "" {
-		if err := p.openBus(ctx, common, b, needs.NATSServer, name, log); err != nil {
-			return nil, err
-		}
-	}
+	// The stores first: an embedded store locks its file, and a data dir another process
+	// holds is refused before the embedded NATS server opens (and recovers) its store there.
 	if len(needs.Graph) > 0 {
 		if err := p.openGraph(ctx, common.DataDir, b, needs.Graph); err != nil {
 			return nil, err
@@ -222,6 +219,11 @@ func Open(ctx context.Context, common service.CommonFlags, b BackendFlags, needs
 	}
 	if len(needs.Vectors) > 0 {
 		if err := p.openVectors(ctx, common.DataDir, b, needs.Vectors); err != nil {
+			return nil, err
+		}
+	}
+	if needs.Bus || b.LLMBaseURL != "" || b.EmbedModel != "" {
+		if err := p.openBus(ctx, common, b, needs.NATSServer, name, log); err != nil {
 			return nil, err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -135,6 +136,9 @@ type Needs struct {
 	// NATSServer starts a NATS server in the process when -nats-url is empty; nil makes
 	// -nats-url required. Only `graphrag up` (and the CLI commands like it) has one.
 	NATSServer NATSServer
+	// Existing is true for a process that reads the stores another one wrote (graphrag
+	// export): the data dir must exist, and none is created for the embedded stores.
+	Existing bool
 }
 
 // GraphDriver opens the graph store that a -graph-store value names.
@@ -206,8 +210,8 @@ func Open(ctx context.Context, common service.CommonFlags, b BackendFlags, needs
 		}
 	}()
 	if len(needs.Graph) > 0 || len(needs.Vectors) > 0 || (needs.Bus && common.NATSURL == "") {
-		if err := os.MkdirAll(common.DataDir, 0o750); err != nil {
-			return nil, fmt.Errorf("creating data dir: %w", err)
+		if err := dataDir(common.DataDir, needs.Existing && (b.GraphStore == Embedded || b.VectorStore == Embedded)); err != nil {
+			return nil, err
 		}
 	}
 	// The stores first: an embedded store locks its file, and a data dir another process
@@ -265,6 +269,26 @@ func Open(ctx context.Context, common service.CommonFlags, b BackendFlags, needs
 		p.Embedder, p.OfflineEmbedder = hashembed.New(b.EmbedDim), true
 	}
 	return p, nil
+}
+
+// dataDir creates the data dir, or, when it must exist already, checks that it does.
+func dataDir(dir string, existing bool) error {
+	if !existing {
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return fmt.Errorf("creating data dir: %w", err)
+		}
+		return nil
+	}
+	es, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("data dir %s does not exist: -data-dir names the directory graphrag up keeps its stores in", dir)
+	case err != nil:
+		return fmt.Errorf("reading data dir: %w", err)
+	case len(es) == 0:
+		return fmt.Errorf("data dir %s holds no store: -data-dir names the directory graphrag up keeps its stores in", dir)
+	}
+	return nil
 }
 
 func (p *Platform) openGraph(ctx context.Context, dataDir string, b BackendFlags, drivers []GraphDriver) error {

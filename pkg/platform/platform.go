@@ -64,6 +64,9 @@ type BackendFlags struct {
 	StreamReplicas int            `config:"stream-replicas"`
 }
 
+// DefaultNATSPort is the client port of the embedded NATS server.
+const DefaultNATSPort = 4222
+
 // Register adds the backend flags to fs with their documented defaults.
 func (b *BackendFlags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&b.GraphStore, "graph-store", Embedded, "graph store: embedded (bbolt in the data dir) or neo4j")
@@ -89,7 +92,7 @@ func (b *BackendFlags) Register(fs *flag.FlagSet) {
 	fs.IntVar(&b.EmbedDim, "embed-dim", 384, "dimension of the offline embedder")
 	fs.IntVar(&b.NATSMaxPayload, "nats-max-payload", 8<<20, "max message size of the embedded NATS server (graphrag)")
 	fs.IntVar(&b.StreamReplicas, "stream-replicas", 1, "replicas of every stream and bucket the pipeline provisions (3 on a 3-node JetStream cluster)")
-	fs.IntVar(&b.NATSPort, "nats-port", 4222, "client port of the embedded NATS server on 127.0.0.1 (graphrag; -1 = random); unused with -nats-url")
+	fs.IntVar(&b.NATSPort, "nats-port", DefaultNATSPort, "client port of the embedded NATS server on 127.0.0.1 (graphrag; -1 = random); unused with -nats-url")
 }
 
 // Validate checks the flags.

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/services/query/access"
 	"github.com/graphrag/graphrag/services/query/engine"
 )
@@ -95,23 +96,37 @@ type openAIError struct {
 type openAIErrorBody struct {
 	Message string  `json:"message"`
 	Type    string  `json:"type"`
+	Param   *string `json:"param"`
 	Code    *string `json:"code"`
 }
+
+// modelNotFound is a model name that names no corpus the service holds: a name that is
+// not a corpus name (gpt-4o), an unknown mode, or a corpus without passages. It is
+// engine.ErrUnknownCorpus (404), answered as OpenAI answers an unknown model.
+type modelNotFound struct{ model string }
+
+func (m *modelNotFound) Error() string {
+	return fmt.Sprintf("the model %q does not exist: a model is a corpus name, optionally with :local or :global (GET /v1/models lists them)", m.model)
+}
+
+func (m *modelNotFound) Is(target error) bool { return target == engine.ErrUnknownCorpus }
 
 // chatFail answers an error in OpenAI's shape with the status fail would use.
 func (a *API) chatFail(w http.ResponseWriter, r *http.Request, err error) {
 	rec := &statusRecorder{header: http.Header{}}
 	a.fail(rec, r, err) // decides the status (and logs a server error)
-	typ := "server_error"
+	body := openAIErrorBody{Message: err.Error(), Type: "server_error"}
 	switch {
+	case errors.As(err, new(*modelNotFound)):
+		body.Type, body.Param, body.Code = "invalid_request_error", new("model"), new("model_not_found")
 	case rec.status == http.StatusForbidden:
-		typ = "permission_error"
+		body.Type = "permission_error"
 	case rec.status == http.StatusNotFound:
-		typ = "not_found_error"
+		body.Type = "not_found_error"
 	case rec.status < 500:
-		typ = "invalid_request_error"
+		body.Type = "invalid_request_error"
 	}
-	writeJSON(w, rec.status, openAIError{Error: openAIErrorBody{Message: err.Error(), Type: typ}})
+	writeJSON(w, rec.status, openAIError{Error: body})
 }
 
 // statusRecorder keeps the status a handler writes and drops the body.
@@ -124,11 +139,28 @@ func (s *statusRecorder) Header() http.Header         { return s.header }
 func (s *statusRecorder) WriteHeader(code int)        { s.status = code }
 func (s *statusRecorder) Write(b []byte) (int, error) { return len(b), nil }
 
+// parseModel reads a model name: a corpus, with ":local" or ":global" to choose the mode.
+// Any other name names no model.
+func parseModel(model string) (corpus, mode string, err error) {
+	corpus, mode, _ = strings.Cut(model, ":")
+	switch mode {
+	case "":
+		mode = engine.ModeAuto
+	case engine.ModeLocal, engine.ModeGlobal:
+	default:
+		return "", "", &modelNotFound{model}
+	}
+	if events.ValidateCorpus(corpus) != nil {
+		return "", "", &modelNotFound{model}
+	}
+	return corpus, mode, nil
+}
+
 // chatQuery turns a chat request into a question to the engine.
 func chatQuery(c chatRequest) (engine.Request, error) {
-	corpus, mode, _ := strings.Cut(c.Model, ":")
-	if mode == "" {
-		mode = engine.ModeAuto
+	corpus, mode, err := parseModel(c.Model)
+	if err != nil {
+		return engine.Request{}, err
 	}
 	if c.N != nil && *c.N != 1 {
 		return engine.Request{}, engine.BadRequestf("n: only 1 choice is generated")
@@ -171,6 +203,14 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := access.Check(r.Context(), req.Corpus, access.Read, "read"); err != nil {
+		a.chatFail(w, r, err)
+		return
+	}
+	// Checked before a stream starts: once it has, the status is 200 whatever happens.
+	if _, err := a.e.Stats(r.Context(), req.Corpus); err != nil {
+		if errors.Is(err, engine.ErrUnknownCorpus) {
+			err = &modelNotFound{c.Model}
+		}
 		a.chatFail(w, r, err)
 		return
 	}

@@ -77,17 +77,31 @@ func TestChatCompletionsGoOpenAI(t *testing.T) {
 		req  openai.ChatCompletionRequest
 		want int
 	}{
-		"unknown corpus": {openai.ChatCompletionRequest{Model: "nope", Messages: req.Messages}, 404},
-		"bad model":      {openai.ChatCompletionRequest{Model: "Not A Corpus", Messages: req.Messages}, 400},
-		"bad mode":       {openai.ChatCompletionRequest{Model: "demo:deep", Messages: req.Messages}, 400},
-		"no user text":   {openai.ChatCompletionRequest{Model: "demo", Messages: req.Messages[:1]}, 400},
-		"two choices":    {openai.ChatCompletionRequest{Model: "demo", Messages: req.Messages, N: 2}, 400},
+		"unknown corpus":           {openai.ChatCompletionRequest{Model: "nope", Messages: req.Messages}, 404},
+		"unknown corpus, streamed": {openai.ChatCompletionRequest{Model: "nope", Messages: req.Messages, Stream: true}, 404},
+		"OpenAI model name":        {openai.ChatCompletionRequest{Model: "gpt-4o", Messages: req.Messages}, 404},
+		"OpenAI model, streamed":   {openai.ChatCompletionRequest{Model: "gpt-4o", Messages: req.Messages, Stream: true}, 404},
+		"bad model":                {openai.ChatCompletionRequest{Model: "Not A Corpus", Messages: req.Messages}, 404},
+		"bad mode":                 {openai.ChatCompletionRequest{Model: "demo:deep", Messages: req.Messages}, 404},
+		"no user text":             {openai.ChatCompletionRequest{Model: "demo", Messages: req.Messages[:1]}, 400},
+		"two choices":              {openai.ChatCompletionRequest{Model: "demo", Messages: req.Messages, N: 2}, 400},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := c.CreateChatCompletion(t.Context(), tc.req)
+			var err error
+			if tc.req.Stream {
+				var st *openai.ChatCompletionStream
+				if st, err = c.CreateChatCompletionStream(t.Context(), tc.req); err == nil {
+					st.Close()
+				}
+			} else {
+				_, err = c.CreateChatCompletion(t.Context(), tc.req)
+			}
 			var apiErr *openai.APIError
 			if !errors.As(err, &apiErr) || apiErr.HTTPStatusCode != tc.want || apiErr.Message == "" {
-				t.Errorf("error %v, want an API error %d with a message", err, tc.want)
+				t.Fatalf("error %v, want an API error %d with a message", err, tc.want)
+			}
+			if tc.want == 404 && (apiErr.Code != "model_not_found" || apiErr.Type != "invalid_request_error" || apiErr.Param == nil || *apiErr.Param != "model") {
+				t.Errorf("error %+v: want OpenAI's model_not_found", apiErr)
 			}
 		})
 	}

@@ -26,6 +26,7 @@ import (
 func (a *API) addChatRoutes() {
 	a.mux.HandleFunc("POST /v1/chat/completions", a.guard(a.chatCompletions))
 	a.mux.HandleFunc("GET /v1/models", a.guard(a.models))
+	a.mux.HandleFunc("GET /v1/models/{model}", a.guard(a.model))
 }
 
 type chatRequest struct {
@@ -358,4 +359,29 @@ func (a *API) models(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// model serves one model: a corpus the token may read, with the mode suffix if given.
+func (a *API) model(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("model")
+	corpus, _, err := parseModel(name)
+	if err != nil {
+		a.chatFail(w, r, err)
+		return
+	}
+	if a.catalog == nil {
+		a.chatFail(w, r, &unavailable{"listing corpora"})
+		return
+	}
+	names, err := a.catalog.Names(r.Context())
+	if err != nil {
+		a.chatFail(w, r, err)
+		return
+	}
+	// A corpus the token may not read does not exist for it, as OpenAI answers.
+	if !slices.Contains(names, corpus) || !access.Visible(r.Context(), corpus) {
+		a.chatFail(w, r, &modelNotFound{name})
+		return
+	}
+	writeJSON(w, http.StatusOK, model{ID: name, Object: "model", OwnedBy: "graphrag"})
 }

@@ -110,6 +110,18 @@ func TestChatCompletionsGoOpenAI(t *testing.T) {
 	if err != nil || len(models.Models) != 2 || models.Models[0].ID != "demo" {
 		t.Errorf("models %+v, %v", models, err)
 	}
+	for _, id := range []string{"demo", "demo:global"} {
+		if m, err := c.GetModel(t.Context(), id); err != nil || m.ID != id || m.Object != "model" {
+			t.Errorf("model %s: %+v, %v", id, m, err)
+		}
+	}
+	for _, id := range []string{"nope", "gpt-4o", "demo:deep"} {
+		_, err := c.GetModel(t.Context(), id)
+		var apiErr *openai.APIError
+		if !errors.As(err, &apiErr) || apiErr.HTTPStatusCode != 404 || apiErr.Code != "model_not_found" {
+			t.Errorf("model %s: %v, want 404 model_not_found", id, err)
+		}
+	}
 }
 
 // TestChatCompletionsParts: content given as an array of parts is read.

@@ -30,6 +30,7 @@ var resourceRoutes = []struct{ method, pattern, path, body string }{
 	{http.MethodGet, "/v1/corpora/{corpus}/export", "/v1/corpora/demo/export?format=parquet", ""},
 	{http.MethodPost, "/v1/chat/completions", "/v1/chat/completions", `{"model":"demo","messages":[{"role":"user","content":"Who designed the Analytical Engine?"}]}`},
 	{http.MethodGet, "/v1/models", "/v1/models", ""},
+	{http.MethodGet, "/v1/models/{model}", "/v1/models/demo", ""},
 }
 
 func TestResourceRoutes(t *testing.T) {

@@ -20,8 +20,9 @@ import (
 
 // The chat-compatible routes speak OpenAI's chat completions wire format, so that chat
 // front-ends and SDKs use a corpus as a model: the model name is the corpus (with
-// ":local" or ":global" to choose the mode), the last user message is the question,
-// and the answer ends with the list of the sources it cites.
+// ":local" or ":global" to choose the mode), the last user message is the question
+// (after the user messages before it: withHistory), and the answer ends with the list
+// of the sources it cites.
 
 func (a *API) addChatRoutes() {
 	a.mux.HandleFunc("POST /v1/chat/completions", a.guard(a.chatCompletions))
@@ -166,26 +167,66 @@ func chatQuery(c chatRequest) (engine.Request, error) {
 	if c.N != nil && *c.N != 1 {
 		return engine.Request{}, engine.BadRequestf("n: only 1 choice is generated")
 	}
-	var q string
-	for i, m := range slices.Backward(c.Messages) {
-		if m.Role != "user" {
-			continue
-		}
-		t, err := m.text()
-		if err != nil {
-			return engine.Request{}, engine.BadRequestf("messages[%d]: %v", i, err)
-		}
-		q = t
-		break
+	turns, err := userTurns(c.Messages)
+	if err != nil {
+		return engine.Request{}, err
 	}
-	req := engine.Request{Corpus: corpus, Query: q, Mode: mode, Stream: c.Stream}
-	if q == "" {
+	req := engine.Request{Corpus: corpus, Query: withHistory(turns), Mode: mode, Stream: c.Stream}
+	if len(turns) == 0 || strings.TrimSpace(turns[len(turns)-1]) == "" {
 		return req, engine.BadRequestf("messages: no user message with text (the last user message is the question)")
 	}
 	if err := req.Validate(); err != nil {
 		return req, engine.BadRequestf("model %q: %v", c.Model, err)
 	}
 	return req, nil
+}
+
+// historyTurns is how many user messages before the last one go into the question.
+const historyTurns = 2
+
+// userTurns are the texts of the last user messages, oldest first: the question and
+// at most historyTurns before it.
+func userTurns(msgs []chatMessage) ([]string, error) {
+	var turns []string
+	for i, m := range slices.Backward(msgs) {
+		if m.Role != "user" {
+			continue
+		}
+		t, err := m.text()
+		if err != nil {
+			return nil, engine.BadRequestf("messages[%d]: %v", i, err)
+		}
+		if len(turns) > 0 && strings.TrimSpace(t) == "" {
+			continue
+		}
+		turns = append(turns, t)
+		if len(turns) > historyTurns {
+			break
+		}
+	}
+	slices.Reverse(turns)
+	return turns, nil
+}
+
+// withHistory is the question the engine answers: the last user message, after the
+// user messages before it, so that a follow-up ("Where does she work?") is retrieved
+// and answered with what it refers to. Without a chat model to rewrite it, this is
+// the simplest condensation: the earlier questions name the entities the follow-up's
+// pronouns stand for. The oldest turns are left out to stay within MaxQueryBytes;
+// the last is never cut (Validate refuses one too long).
+func withHistory(turns []string) string {
+	if len(turns) == 0 {
+		return ""
+	}
+	q := strings.TrimSpace(turns[len(turns)-1])
+	for _, t := range slices.Backward(turns[:len(turns)-1]) {
+		t = strings.TrimSpace(t)
+		if len(t)+1+len(q) > engine.MaxQueryBytes {
+			break
+		}
+		q = t + "\n" + q
+	}
+	return q
 }
 
 func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -8,6 +9,8 @@ import (
 	"testing"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/graphrag/graphrag/services/query/engine"
 )
 
 func openAIClient(srvURL, token string) *openai.Client {
@@ -133,5 +136,39 @@ func TestChatCompletionsParts(t *testing.T) {
 	decodeOK(t, resp, body, &cc)
 	if len(cc.Choices) != 1 || !strings.Contains(cc.Choices[0].Message.Content, "Babbage") || len(cc.Citations) == 0 {
 		t.Errorf("completion %+v", cc)
+	}
+}
+
+// TestChatQueryHistory: a follow-up is asked with the user messages before it, so
+// that what its pronouns stand for is retrieved with it; the assistant's messages are
+// left out, and so are the oldest turns beyond the limits.
+func TestChatQueryHistory(t *testing.T) {
+	msg := func(role, text string) chatMessage {
+		b, _ := json.Marshal(text)
+		return chatMessage{Role: role, Content: b}
+	}
+	long := strings.Repeat("word ", engine.MaxQueryBytes/5)
+	for _, tc := range []struct {
+		name string
+		msgs []chatMessage
+		want string
+	}{
+		{"one question", []chatMessage{msg("system", "Be brief."), msg("user", "Who is Ada Quillane?")}, "Who is Ada Quillane?"},
+		{"a follow-up", []chatMessage{msg("user", "Who is Ada Quillane?"), msg("assistant", "A keeper in Marrow Bay."), msg("user", "Where does she work?")},
+			"Who is Ada Quillane?\nWhere does she work?"},
+		{"at most two turns before", []chatMessage{msg("user", "one"), msg("user", "two"), msg("assistant", "x"), msg("user", "three"), msg("user", "four")},
+			"two\nthree\nfour"},
+		{"an empty turn skipped", []chatMessage{msg("user", "one"), msg("user", " "), msg("user", "two")}, "one\ntwo"},
+		{"too long a history left out", []chatMessage{msg("user", long), msg("user", "Where does she work?")}, "Where does she work?"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := chatQuery(chatRequest{Model: "demo", Messages: tc.msgs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if req.Query != tc.want {
+				t.Errorf("query %q, want %q", req.Query, tc.want)
+			}
+		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/graphrag/graphrag/pkg/chunking"
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/services/query/access"
 	"github.com/graphrag/graphrag/services/query/engine"
@@ -35,6 +36,10 @@ type chatRequest struct {
 	Messages []chatMessage `json:"messages"`
 	Stream   bool          `json:"stream"`
 	N        *int          `json:"n"`
+	// StreamOptions.IncludeUsage asks for a last chunk with the usage, as OpenAI sends.
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
 	// Other OpenAI parameters (temperature, max_tokens, ...) are accepted and ignored:
 	// the corpus's configuration decides how answers are generated.
 }
@@ -75,6 +80,38 @@ type chatCompletion struct {
 	// Citations are the sources the answer cites (not in OpenAI's format; clients
 	// ignore it), the same as the answer's sources list.
 	Citations []engine.Citation `json:"citations,omitempty"`
+	Usage     *chatUsage        `json:"usage,omitempty"`
+}
+
+// chatUsage counts tokens as OpenAI's usage does. The engine does not report the
+// tokens of the model calls behind an answer (an extractive answer makes none), so
+// these are cl100k_base counts (the chunker's tokenizer) of what crossed the wire:
+// the text of the request's messages (prompt) and the answer with its sources list
+// (completion).
+type chatUsage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// usageOf counts the tokens of a chat request's messages and of its answer.
+func usageOf(msgs []chatMessage, answer string) (*chatUsage, error) {
+	var prompt strings.Builder
+	for _, m := range msgs {
+		if t, err := m.text(); err == nil {
+			prompt.WriteString(t)
+			prompt.WriteByte('\n')
+		}
+	}
+	p, err := chunking.CountTokens(prompt.String())
+	if err != nil {
+		return nil, fmt.Errorf("counting the prompt's tokens: %w", err)
+	}
+	c, err := chunking.CountTokens(answer)
+	if err != nil {
+		return nil, fmt.Errorf("counting the answer's tokens: %w", err)
+	}
+	return &chatUsage{PromptTokens: p, CompletionTokens: c, TotalTokens: p + c}, nil
 }
 
 type chatChoice struct {
@@ -258,7 +295,7 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	}
 	base := chatCompletion{ID: "chatcmpl-" + randomID(), Created: time.Now().Unix(), Model: c.Model}
 	if c.Stream {
-		a.chatStream(w, r, req, base)
+		a.chatStream(w, r, c, req, base)
 		return
 	}
 	resp, err := a.e.Query(r.Context(), req, nil)
@@ -266,17 +303,23 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		a.chatFail(w, r, err)
 		return
 	}
+	answer := resp.Answer + sources(resp)
+	if base.Usage, err = usageOf(c.Messages, answer); err != nil {
+		a.chatFail(w, r, err)
+		return
+	}
 	base.Object = "chat.completion"
 	base.Citations = resp.Citations
-	base.Choices = []chatChoice{{Message: &chatOut{Role: "assistant", Content: resp.Answer + sources(resp)}, FinishReason: new("stop")}}
+	base.Choices = []chatChoice{{Message: &chatOut{Role: "assistant", Content: answer}, FinishReason: new("stop")}}
 	writeJSON(w, http.StatusOK, base)
 }
 
 // chatStream answers with server-sent events in OpenAI's chunk format: a first chunk
 // with the role, the answer's text as it is generated, its sources list, a last chunk
-// with the finish reason, then "data: [DONE]". A failure after the first chunk is an
-// error event, as OpenAI sends.
-func (a *API) chatStream(w http.ResponseWriter, r *http.Request, req engine.Request, base chatCompletion) {
+// with the finish reason, with stream_options.include_usage a chunk with the usage and
+// no choice, then "data: [DONE]". A failure after the first chunk is an error event, as
+// OpenAI sends.
+func (a *API) chatStream(w http.ResponseWriter, r *http.Request, c chatRequest, req engine.Request, base chatCompletion) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
 		a.chatFail(w, r, errors.New("streaming is not supported by this connection"))
@@ -310,12 +353,23 @@ func (a *API) chatStream(w http.ResponseWriter, r *http.Request, req engine.Requ
 		_ = send(openAIError{Error: openAIErrorBody{Message: err.Error(), Type: "server_error"}})
 		return
 	}
-	if s := sources(resp); s != "" {
-		_ = send(chunk(chatOut{Content: s}, nil))
+	src := sources(resp)
+	if src != "" {
+		_ = send(chunk(chatOut{Content: src}, nil))
 	}
 	last := chunk(chatOut{}, new("stop"))
 	last.Citations = resp.Citations
 	_ = send(last)
+	if c.StreamOptions != nil && c.StreamOptions.IncludeUsage {
+		u, err := usageOf(c.Messages, resp.Answer+src)
+		if err != nil {
+			_ = send(openAIError{Error: openAIErrorBody{Message: err.Error(), Type: "server_error"}})
+			return
+		}
+		usage := base
+		usage.Choices, usage.Usage = []chatChoice{}, u
+		_ = send(usage)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	_, _ = fmt.Fprint(w, "data: [DONE]\n\n")

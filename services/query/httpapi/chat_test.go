@@ -36,11 +36,15 @@ func TestChatCompletionsGoOpenAI(t *testing.T) {
 		t.Fatalf("response %+v", resp)
 	}
 	answer := resp.Choices[0].Message.Content
+	if u := resp.Usage; u.PromptTokens < 10 || u.CompletionTokens < 10 || u.TotalTokens != u.PromptTokens+u.CompletionTokens {
+		t.Errorf("usage %+v: want the tokens of the messages and of the answer", u)
+	}
 	if !strings.Contains(answer, "Babbage") || !strings.Contains(answer, "\n\nSources:\n[1] ") || !strings.Contains(answer, "(document d2)") {
 		t.Errorf("answer %q: want the answer naming Babbage, then its sources with the cited document", answer)
 	}
 
 	req.Stream = true
+	req.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
 	st, err := c.CreateChatCompletionStream(t.Context(), req)
 	if err != nil {
 		t.Fatalf("streaming: %v", err)
@@ -48,6 +52,7 @@ func TestChatCompletionsGoOpenAI(t *testing.T) {
 	defer st.Close()
 	var streamed strings.Builder
 	var finish openai.FinishReason
+	var usage *openai.Usage
 	chunks := 0
 	for {
 		ch, err := st.Recv()
@@ -56,6 +61,10 @@ func TestChatCompletionsGoOpenAI(t *testing.T) {
 		}
 		if err != nil {
 			t.Fatalf("receiving: %v", err)
+		}
+		if len(ch.Choices) == 0 { // the usage chunk
+			usage = ch.Usage
+			continue
 		}
 		chunks++
 		if ch.Object != "chat.completion.chunk" || ch.ID != "" && !strings.HasPrefix(ch.ID, "chatcmpl-") {
@@ -68,6 +77,9 @@ func TestChatCompletionsGoOpenAI(t *testing.T) {
 	}
 	if streamed.String() != answer || finish != openai.FinishReasonStop || chunks < 3 {
 		t.Errorf("stream of %d chunks gave %q (finish %q), want the same answer %q", chunks, streamed.String(), finish, answer)
+	}
+	if usage == nil || *usage != resp.Usage {
+		t.Errorf("streamed usage %+v, want the usage of the same answer %+v", usage, resp.Usage)
 	}
 
 	global := req

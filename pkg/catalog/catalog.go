@@ -81,6 +81,16 @@ func (c *Catalog) Names(ctx context.Context) ([]string, error) {
 	return names, nil
 }
 
+// Exists reports whether the platform holds anything of a corpus (Names would list
+// it): a document, even one still pending or failed, a chunk or an entity. An unknown
+// corpus and an existing one that is still empty are told apart by it.
+func (c *Catalog) Exists(ctx context.Context, name string) (bool, error) {
+	if err := events.ValidateCorpus(name); err != nil {
+		return false, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return c.holds(ctx, name)
+}
+
 // holds reports whether the platform holds anything of a corpus.
 func (c *Catalog) holds(ctx context.Context, name string) (bool, error) {
 	n, err := c.vectors.Count(ctx, schema.Collection(name, schema.Chunks))

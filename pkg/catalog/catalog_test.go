@@ -368,6 +368,15 @@ func TestDeletedNotCounted(t *testing.T) {
 	if _, err := f.cat.Corpus(ctx, "gone"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("the dropped corpus: %v, want ErrNotFound", err)
 	}
+	f.publish(t, "pending", "p", "P", "Pending text.")
+	for corpus, want := range map[string]bool{"demo": true, "pending": true, "gone": false, "never": false} {
+		if got, err := f.cat.Exists(ctx, corpus); err != nil || got != want {
+			t.Errorf("Exists(%s) = %v, %v; want %v", corpus, got, err, want)
+		}
+	}
+	if _, err := f.cat.Exists(ctx, "Bad!"); !errors.Is(err, ErrInvalid) {
+		t.Errorf("Exists of a bad name: %v, want ErrInvalid", err)
+	}
 }
 
 func TestDocumentOfChunk(t *testing.T) {

@@ -375,3 +375,31 @@ func TestScopes(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownCorpus: one rule on every route that reads a corpus: a corpus the platform
+// holds nothing of is a 404 with the code corpus_not_found, never an empty answer; one
+// that exists but is still empty ("other": documents published, no passage yet) is a
+// 200.
+func TestUnknownCorpus(t *testing.T) {
+	srv := newTestAPI(t, DefaultConfig(), newFakes().options()...)
+	for _, path := range []string{"/stats", "/status", "/documents", "/documents/d1", "/entities?prefix=a", "/entities/Ada%20Lovelace",
+		"/entities/Ada%20Lovelace/passages", "/chunks/c1", "/communities", "/communities/x", "/export"} {
+		t.Run(path, func(t *testing.T) {
+			resp, body := call(t, srv, http.MethodGet, "/v1/corpora/nope"+path, "", "")
+			var e apiError
+			if resp.StatusCode != http.StatusNotFound || json.Unmarshal(body, &e) != nil || e.Code != "corpus_not_found" || !strings.Contains(e.Error, "nope") {
+				t.Errorf("unknown corpus: %d %s, want 404 corpus_not_found", resp.StatusCode, body)
+			}
+		})
+	}
+	for _, path := range []string{"/stats", "/status", "/documents", "/entities?prefix=a", "/communities"} {
+		if resp, body := call(t, srv, http.MethodGet, "/v1/corpora/other"+path, "", ""); resp.StatusCode != http.StatusOK {
+			t.Errorf("%s of a corpus without passages yet: %d %s, want 200", path, resp.StatusCode, body)
+		}
+	}
+	// The engine's own 404 (a question to a corpus without passages) has the same code.
+	resp, body := call(t, srv, http.MethodPost, "/v1/query", "", `{"corpus":"nope","query":"Who?"}`)
+	if e := (apiError{}); resp.StatusCode != http.StatusNotFound || json.Unmarshal(body, &e) != nil || e.Code != "corpus_not_found" {
+		t.Errorf("question to an unknown corpus: %d %s, want 404 corpus_not_found", resp.StatusCode, body)
+	}
+}

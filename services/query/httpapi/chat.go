@@ -465,16 +465,16 @@ func (a *API) model(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if a.catalog == nil {
-		a.chatFail(w, r, &unavailable{"listing corpora"})
+		a.chatFail(w, r, &unavailable{"reading corpora"})
 		return
 	}
-	names, err := a.catalog.Names(r.Context())
+	exists, err := a.catalog.Exists(r.Context(), corpus)
 	if err != nil {
 		a.chatFail(w, r, err)
 		return
 	}
 	// A corpus the token may not read does not exist for it, as OpenAI answers.
-	if !slices.Contains(names, corpus) || !access.Visible(r.Context(), corpus) {
+	if !exists || !access.Visible(r.Context(), corpus) {
 		a.chatFail(w, r, &modelNotFound{name})
 		return
 	}

@@ -17,9 +17,12 @@ import (
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/export"
 	"github.com/graphrag/graphrag/pkg/platform"
+	"github.com/graphrag/graphrag/pkg/platform/filelock"
 	"github.com/graphrag/graphrag/pkg/platform/graphdrivers"
 	"github.com/graphrag/graphrag/pkg/platform/vectordrivers"
+	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/service"
+	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
 
 // runExport writes a corpus's export into a directory: from the stores the backend
@@ -62,17 +65,36 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stdout, "exported %s as %s into %s: %s\n", *corpus, f, *out, strings.Join(files, ", "))
 		return nil
 	}
-	p, err := platform.Open(ctx, common, backends, platform.Needs{Graph: graphdrivers.All(), Vectors: vectordrivers.All()}, "export", common.Logger(stderr))
+	p, err := platform.Open(ctx, common, backends, platform.Needs{Graph: graphdrivers.All(), Vectors: vectordrivers.All(), Existing: true}, "export", common.Logger(stderr))
+	if errors.Is(err, filelock.ErrInUse) {
+		return fmt.Errorf("%w; export from the running platform with -api (e.g. -api http://127.0.0.1:8080)", err)
+	}
 	if err != nil {
 		return err
 	}
 	defer func() { _ = p.Close() }()
+	if err := corpusExists(ctx, p.Vectors, *corpus); err != nil {
+		return fmt.Errorf("%w (in the stores of -data-dir %s; with a running platform, use -api)", err, common.DataDir)
+	}
 	sum, err := export.Write(ctx, p.Graph, p.Vectors, *corpus, f, export.Dir(*out))
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "exported %s as %s into %s: %d entities, %d relationships, %d communities (%d reports), %d chunks: %s\n",
 		*corpus, f, *out, sum.Entities, sum.Relationships, sum.Communities, sum.Reports, sum.Chunks, strings.Join(sum.Files, ", "))
+	return nil
+}
+
+// corpusExists checks that the stores hold chunks of corpus: an export of a corpus they
+// do not hold (a misspelt name, another data dir) would be empty and look successful.
+func corpusExists(ctx context.Context, v vectorstore.Store, corpus string) error {
+	n, err := v.Count(ctx, schema.Collection(corpus, schema.Chunks))
+	if errors.Is(err, vectorstore.ErrNotFound) || (err == nil && n == 0) {
+		return fmt.Errorf("corpus %s does not exist", corpus)
+	}
+	if err != nil {
+		return fmt.Errorf("reading corpus %s: %w", corpus, err)
+	}
 	return nil
 }
 

@@ -7,7 +7,10 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/graphrag/graphrag/cmd/graphrag/internal/stack"
+	"github.com/graphrag/graphrag/pkg/catalog"
 	"github.com/graphrag/graphrag/pkg/platform"
 	"github.com/graphrag/graphrag/pkg/service"
 	"github.com/graphrag/graphrag/services/query/engine"
@@ -19,31 +22,41 @@ import (
 // of the running query service instead).
 func runMCP(ctx context.Context, args []string, _, stderr io.Writer) error {
 	cfg := engine.DefaultConfig()
-	needs := stack.Needs()
-	needs.Bus = false // opened only for an LLM's response cache
 	// The client closing stdin ends the session and the process.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	return platform.Main(ctx, args, stderr, platform.Spec{
 		Name:   "mcp",
-		Needs:  needs,
+		Needs:  stack.Needs(), // the bus too: list_corpora and list_documents read the pipeline's records
 		Flags:  func(fs *flag.FlagSet) { cfg.RegisterFlags(fs) },
 		Config: &cfg,
-		Tune: func(c *service.CommonFlags, _ *platform.BackendFlags) {
+		Tune: func(c *service.CommonFlags, b *platform.BackendFlags) {
 			if c.HTTPAddr == service.DefaultHTTPAddr {
 				c.HTTPAddr = "127.0.0.1:0" // health and metrics only; stdout belongs to the protocol
 			}
+			if b.NATSPort == platform.DefaultNATSPort {
+				b.NATSPort = -1 // the embedded NATS server serves this process alone
+			}
 		},
 		Build: func(_ context.Context, p *platform.Platform, _ *http.ServeMux, log *slog.Logger) ([]service.Component, error) {
-			e, err := engine.New(cfg, engine.Deps{Graph: p.Graph, Vectors: p.Vectors, Embedder: p.Embedder, OfflineEmbedder: p.OfflineEmbedder, LLM: p.LLM, Logger: log})
+			srv, err := newMCPServer(p, cfg, log)
 			if err != nil {
 				return nil, err
 			}
-			srv := mcpserver.New(e, platform.Version, log)
 			return []service.Component{service.Loop("mcp-stdio", func(ctx context.Context) error {
 				defer cancel()
 				return mcpserver.ServeStdio(ctx, srv)
 			})}, nil
 		},
 	})
+}
+
+// newMCPServer serves the same tools as the /mcp endpoint of graphrag up: the engine's,
+// and the corpus and document listings of the catalog.
+func newMCPServer(p *platform.Platform, cfg engine.Config, log *slog.Logger) (*mcp.Server, error) {
+	e, err := engine.New(cfg, engine.Deps{Graph: p.Graph, Vectors: p.Vectors, Embedder: p.Embedder, OfflineEmbedder: p.OfflineEmbedder, LLM: p.LLM, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	return mcpserver.New(e, platform.Version, log, mcpserver.WithCatalog(catalog.New(p.Bus, p.Graph, p.Vectors))), nil
 }

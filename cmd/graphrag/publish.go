@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -109,6 +110,9 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if sum.Failed > 0 {
 		return fmt.Errorf("%d documents failed to publish", sum.Failed)
+	}
+	if sum.Published+sum.Duplicate == 0 {
+		return fmt.Errorf("nothing published: no file under %s could be read as a document (%d skipped)", strings.Join(fs.Args(), ", "), len(sum.Skipped))
 	}
 	return nil
 }

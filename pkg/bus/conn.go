@@ -166,7 +166,13 @@ func (cfg ConnConfig) natsOptions(ctx context.Context) ([]nats.Option, error) {
 		nats.Timeout(timeout),
 		nats.MaxReconnects(-1),
 		nats.CustomReconnectDelay(reconnectDelay(wait, maxWait)),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
+			// Close reports a disconnection too, without an error: an intended close
+			// (every clean shutdown) is no warning.
+			if err == nil && nc.IsClosed() {
+				log.Debug("nats disconnected: connection closed")
+				return
+			}
 			log.Warn("nats disconnected", "err", err)
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {

@@ -1,11 +1,16 @@
 package bus_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/graphrag/graphrag/pkg/bus"
 	"github.com/graphrag/graphrag/pkg/bus/bustest"
@@ -23,6 +28,25 @@ func TestConnect(t *testing.T) {
 	}
 	if nc.Opts.Name != "test-client" || nc.Opts.MaxReconnect != -1 {
 		t.Errorf("options: name %q, max reconnect %d (want forever, -1)", nc.Opts.Name, nc.Opts.MaxReconnect)
+	}
+}
+
+// TestCloseIsNoWarning: closing a connection on purpose (every clean shutdown) logs no
+// warning; the disconnection is a debug line.
+func TestCloseIsNoWarning(t *testing.T) {
+	srv := bustest.StartServer(t)
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	nc, err := bus.Connect(testCtx(t), bus.ConnConfig{URL: srv.ClientURL(), Logger: log})
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	closed := make(chan struct{})
+	nc.SetClosedHandler(func(*nats.Conn) { close(closed) }) // after the disconnect callback
+	nc.Close()
+	<-closed
+	if strings.Contains(logs.String(), "level=WARN") {
+		t.Errorf("a close logged a warning:\n%s", logs.String())
 	}
 }
 

@@ -59,9 +59,61 @@ type Corpus struct {
 	State         string `json:"state"`
 }
 
-// Names lists the corpora the platform knows of, sorted: those with documents
-// published (in the document stream), with chunks, or with a graph.
+// Names lists the corpora the platform holds, sorted: those with a document (one the
+// document listing lists: pending, indexed or failed, not deleted), chunks, or
+// entities. A corpus whose documents were all deleted, or that was dropped, is not
+// one, although its events stay in the document stream and its collections may stay.
 func (c *Catalog) Names(ctx context.Context) ([]string, error) {
+	known, err := c.known(ctx)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(known))
+	for _, n := range known {
+		held, err := c.holds(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		if held {
+			names = append(names, n)
+		}
+	}
+	return names, nil
+}
+
+// Exists reports whether the platform holds anything of a corpus (Names would list
+// it): a document, even one still pending or failed, a chunk or an entity. An unknown
+// corpus and an existing one that is still empty are told apart by it.
+func (c *Catalog) Exists(ctx context.Context, name string) (bool, error) {
+	if err := events.ValidateCorpus(name); err != nil {
+		return false, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return c.holds(ctx, name)
+}
+
+// holds reports whether the platform holds anything of a corpus.
+func (c *Catalog) holds(ctx context.Context, name string) (bool, error) {
+	n, err := c.vectors.Count(ctx, schema.Collection(name, schema.Chunks))
+	if err != nil && !errors.Is(err, vectorstore.ErrNotFound) {
+		return false, fmt.Errorf("counting the chunks of %s: %w", name, err)
+	}
+	if n > 0 {
+		return true, nil
+	}
+	gs, err := c.graph.Stats(ctx, name)
+	if err != nil {
+		return false, fmt.Errorf("reading the graph of %s: %w", name, err)
+	}
+	if gs.Entities > 0 {
+		return true, nil
+	}
+	docs, err := c.documentCount(ctx, name)
+	return docs > 0, err
+}
+
+// known lists, sorted, the corpora with events in the document stream, a chunk
+// collection or a graph: every corpus the platform may hold something of.
+func (c *Catalog) known(ctx context.Context) ([]string, error) {
 	seen := map[string]bool{}
 	subjects, err := c.bus.SubjectCounts(ctx, pipeline.StreamName(events.KindDocuments), events.AllSubjects(events.KindDocuments))
 	if err != nil && !errors.Is(err, bus.ErrNotFound) {

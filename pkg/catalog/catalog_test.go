@@ -228,8 +228,8 @@ func TestDocumentLifecycle(t *testing.T) {
 	if err != nil || len(cs) != 1 {
 		t.Fatalf("Corpora = %+v, %v", cs, err)
 	}
-	if c := cs[0]; c.Name != "demo" || c.Documents != 2 || c.Chunks != 2 || c.State != StateIndexing {
-		t.Errorf("corpus = %+v, want demo with 2 recorded documents, 2 chunks, indexing (a version waits)", c)
+	if c := cs[0]; c.Name != "demo" || c.Documents != 3 || c.Chunks != 2 || c.State != StateIndexing {
+		t.Errorf("corpus = %+v, want demo with the 3 documents the listing lists, 2 chunks, indexing (a version waits)", c)
 	}
 	if cs, err := f.cat.Corpora(ctx, func(string) bool { return false }); err != nil || len(cs) != 0 {
 		t.Errorf("Corpora filtered out: %+v, %v", cs, err)
@@ -310,6 +310,72 @@ func TestCorporaSources(t *testing.T) {
 	}
 	if !slices.Equal(names, []string{"graphonly", "published"}) {
 		t.Errorf("corpora %v, want graphonly and published", names)
+	}
+}
+
+// TestDeletedNotCounted: a deleted document is not counted (its record stays, marked
+// deleted), and a corpus whose every document and chunk is gone (dropped) is not
+// listed, although its events stay in the document stream.
+func TestDeletedNotCounted(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	f.publish(t, "demo", "a", "A", "Alpha text.")
+	f.publish(t, "demo", "b", "B", "Beta text.")
+	f.publish(t, "gone", "x", "X", "Gone text.")
+	f.runChunker(t, "demo")
+	f.runChunker(t, "gone")
+	kv, err := f.b.KV(ctx, schema.StateBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the chunker leaves of a deleted document: a record marked deleted, no chunk.
+	tomb, _ := json.Marshal(pipeline.DocumentRecord{ID: "b", Deleted: true, State: pipeline.StateDeleted})
+	if err := kv.Put(ctx, schema.DocumentKey("demo", "b"), tomb); err != nil {
+		t.Fatal(err)
+	}
+	// And of a dropped corpus: no record, no chunk.
+	if err := kv.Delete(ctx, schema.DocumentKey("gone", "x")); err != nil {
+		t.Fatal(err)
+	}
+	for corpus, ids := range map[string][]string{"demo": {"b"}, "gone": {"x"}} {
+		coll := schema.Collection(corpus, schema.Chunks)
+		list, _, err := f.vectors.List(ctx, coll, "", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range list {
+			if slices.Contains(ids, documentOfChunk(id)) {
+				if err := f.vectors.Delete(ctx, coll, []string{id}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	page, err := f.cat.Documents(ctx, "demo", "", 10)
+	if err != nil || len(page.Documents) != 1 {
+		t.Fatalf("documents of demo: %+v, %v: want a alone", page, err)
+	}
+	cs, err := f.cat.Corpora(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 1 || cs[0].Name != "demo" || cs[0].Documents != 1 {
+		t.Errorf("corpora %+v: want demo alone, with the 1 document its listing lists", cs)
+	}
+	if names, err := f.cat.Names(ctx); err != nil || !slices.Equal(names, []string{"demo"}) {
+		t.Errorf("names %v, %v: want demo alone", names, err)
+	}
+	if _, err := f.cat.Corpus(ctx, "gone"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the dropped corpus: %v, want ErrNotFound", err)
+	}
+	f.publish(t, "pending", "p", "P", "Pending text.")
+	for corpus, want := range map[string]bool{"demo": true, "pending": true, "gone": false, "never": false} {
+		if got, err := f.cat.Exists(ctx, corpus); err != nil || got != want {
+			t.Errorf("Exists(%s) = %v, %v; want %v", corpus, got, err, want)
+		}
+	}
+	if _, err := f.cat.Exists(ctx, "Bad!"); !errors.Is(err, ErrInvalid) {
+		t.Errorf("Exists of a bad name: %v, want ErrInvalid", err)
 	}
 }
 

@@ -129,20 +129,24 @@ func (c *Catalog) Document(ctx context.Context, corpus, id string) (Document, er
 	return d, nil
 }
 
-// documentCount counts the documents the chunker has a record of.
+// documentCount counts the documents Documents lists: pending, indexed or failed, not
+// those whose record says they were deleted.
 func (c *Catalog) documentCount(ctx context.Context, corpus string) (int, error) {
-	kv, err := c.bus.KV(ctx, schema.StateBucket)
-	if errors.Is(err, bus.ErrNotFound) {
-		return 0, nil
-	}
+	v, err := c.view(ctx, corpus, "")
 	if err != nil {
-		return 0, fmt.Errorf("counting the documents of %s: %w", corpus, err)
+		return 0, err
 	}
-	keys, err := kv.Keys(ctx, documentPrefix(corpus))
-	if err != nil {
-		return 0, fmt.Errorf("counting the documents of %s: %w", corpus, err)
+	n := 0
+	for _, h := range v.hashes() {
+		_, _, ok, err := v.document(ctx, h)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			n++
+		}
 	}
-	return len(keys), nil
+	return n, nil
 }
 
 // view is what a listing reads once per request: the record keys, the versions

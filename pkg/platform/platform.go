@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -63,6 +64,9 @@ type BackendFlags struct {
 	StreamReplicas int            `config:"stream-replicas"`
 }
 
+// DefaultNATSPort is the client port of the embedded NATS server.
+const DefaultNATSPort = 4222
+
 // Register adds the backend flags to fs with their documented defaults.
 func (b *BackendFlags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&b.GraphStore, "graph-store", Embedded, "graph store: embedded (bbolt in the data dir) or neo4j")
@@ -88,7 +92,7 @@ func (b *BackendFlags) Register(fs *flag.FlagSet) {
 	fs.IntVar(&b.EmbedDim, "embed-dim", 384, "dimension of the offline embedder")
 	fs.IntVar(&b.NATSMaxPayload, "nats-max-payload", 8<<20, "max message size of the embedded NATS server (graphrag)")
 	fs.IntVar(&b.StreamReplicas, "stream-replicas", 1, "replicas of every stream and bucket the pipeline provisions (3 on a 3-node JetStream cluster)")
-	fs.IntVar(&b.NATSPort, "nats-port", 4222, "client port of the embedded NATS server on 127.0.0.1 (graphrag; -1 = random); unused with -nats-url")
+	fs.IntVar(&b.NATSPort, "nats-port", DefaultNATSPort, "client port of the embedded NATS server on 127.0.0.1 (graphrag; -1 = random); unused with -nats-url")
 }
 
 // Validate checks the flags.
@@ -135,6 +139,9 @@ type Needs struct {
 	// NATSServer starts a NATS server in the process when -nats-url is empty; nil makes
 	// -nats-url required. Only `graphrag up` (and the CLI commands like it) has one.
 	NATSServer NATSServer
+	// Existing is true for a process that reads the stores another one wrote (graphrag
+	// export): the data dir must exist, and none is created for the embedded stores.
+	Existing bool
 }
 
 // GraphDriver opens the graph store that a -graph-store value names.
@@ -206,15 +213,12 @@ func Open(ctx context.Context, common service.CommonFlags, b BackendFlags, needs
 		}
 	}()
 	if len(needs.Graph) > 0 || len(needs.Vectors) > 0 || (needs.Bus && common.NATSURL == "") {
-		if err := os.MkdirAll(common.DataDir, 0o750); err != nil {
-			return nil, fmt.Errorf("creating data dir: %w", err)
-		}
-	}
-	if needs.Bus || b.LLMBaseURL != "" || b.EmbedModel != "" {
-		if err := p.openBus(ctx, common, b, needs.NATSServer, name, log); err != nil {
+		if err := dataDir(common.DataDir, needs.Existing && (b.GraphStore == Embedded || b.VectorStore == Embedded)); err != nil {
 			return nil, err
 		}
 	}
+	// The stores first: an embedded store locks its file, and a data dir another process
+	// holds is refused before the embedded NATS server opens (and recovers) its store there.
 	if len(needs.Graph) > 0 {
 		if err := p.openGraph(ctx, common.DataDir, b, needs.Graph); err != nil {
 			return nil, err
@@ -222,6 +226,11 @@ func Open(ctx context.Context, common service.CommonFlags, b BackendFlags, needs
 	}
 	if len(needs.Vectors) > 0 {
 		if err := p.openVectors(ctx, common.DataDir, b, needs.Vectors); err != nil {
+			return nil, err
+		}
+	}
+	if needs.Bus || b.LLMBaseURL != "" || b.EmbedModel != "" {
+		if err := p.openBus(ctx, common, b, needs.NATSServer, name, log); err != nil {
 			return nil, err
 		}
 	}
@@ -263,6 +272,26 @@ func Open(ctx context.Context, common service.CommonFlags, b BackendFlags, needs
 		p.Embedder, p.OfflineEmbedder = hashembed.New(b.EmbedDim), true
 	}
 	return p, nil
+}
+
+// dataDir creates the data dir, or, when it must exist already, checks that it does.
+func dataDir(dir string, existing bool) error {
+	if !existing {
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return fmt.Errorf("creating data dir: %w", err)
+		}
+		return nil
+	}
+	es, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("data dir %s does not exist: -data-dir names the directory graphrag up keeps its stores in", dir)
+	case err != nil:
+		return fmt.Errorf("reading data dir: %w", err)
+	case len(es) == 0:
+		return fmt.Errorf("data dir %s holds no store: -data-dir names the directory graphrag up keeps its stores in", dir)
+	}
+	return nil
 }
 
 func (p *Platform) openGraph(ctx context.Context, dataDir string, b BackendFlags, drivers []GraphDriver) error {

@@ -59,7 +59,7 @@ func TestOpenAll(t *testing.T) {
 			t.Errorf("readiness of %s: %v", r.Name, r.Err)
 		}
 	}
-	if got := strings.Join(names, ","); got != "nats,graph store,vector store" {
+	if got := strings.Join(names, ","); got != "graph store,vector store,nats" {
 		t.Errorf("readiness checks %s", got)
 	}
 	if err := p.Close(); err != nil {
@@ -99,5 +99,33 @@ func TestOpenWithoutADriver(t *testing.T) {
 				t.Fatalf("error %q, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestOpenInUseDataDir: a data dir another platform holds is refused before the embedded
+// NATS server starts on it (it would open and recover that dir's JetStream store).
+func TestOpenInUseDataDir(t *testing.T) {
+	c, b := flags(t)
+	needs := platform.Needs{Bus: true, Graph: graphdrivers.All(), Vectors: vectordrivers.All(), NATSServer: natsserver.Start}
+	first, err := platform.Open(t.Context(), c, b, needs, "test", quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = first.Close() }()
+	started := false
+	needs.NATSServer = func(cfg platform.NATSServerConfig) (string, func(), error) {
+		started = true
+		return natsserver.Start(cfg)
+	}
+	second, err := platform.Open(t.Context(), c, b, needs, "test", quiet)
+	if err == nil {
+		_ = second.Close()
+		t.Fatal("a second platform opened the data dir in use")
+	}
+	if started {
+		t.Errorf("the embedded NATS server started on the data dir in use before the refusal (%v)", err)
+	}
+	if !strings.Contains(err.Error(), "graph.db") {
+		t.Errorf("error %q does not name the locked store", err)
 	}
 }

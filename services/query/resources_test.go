@@ -215,3 +215,24 @@ func TestUploadThroughTheBus(t *testing.T) {
 		t.Errorf("the last events on the corpus subject: %+v, %+v", deleted, dropped)
 	}
 }
+
+// TestMCPUnknownCorpus: the MCP tools follow the API's rule: a corpus the platform holds
+// nothing of is a tool error on every tool, one that exists but is still empty (a
+// document published, no passage yet) is answered.
+func TestMCPUnknownCorpus(t *testing.T) {
+	srv, b := scopedService(t)
+	if _, err := pipeline.PublishDocument(t.Context(), b, events.Document{Corpus: "notes", ID: "n", Text: "A note."}); err != nil {
+		t.Fatal(err)
+	}
+	admin := connectAs(t, srv, "boss")
+	for _, tool := range []string{mcpserver.ToolStats, mcpserver.ToolListDocuments} {
+		res, err := admin.CallTool(t.Context(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"corpus": "nope"}})
+		if err != nil || !res.IsError || !strings.Contains(toolText(res), "unknown corpus") {
+			t.Errorf("%s of an unknown corpus: %v %+v, want a tool error", tool, err, res)
+		}
+		res, err = admin.CallTool(t.Context(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"corpus": "notes"}})
+		if err != nil || res.IsError {
+			t.Errorf("%s of a corpus without passages yet: %v %s, want an answer", tool, err, toolText(res))
+		}
+	}
+}

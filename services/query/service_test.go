@@ -83,6 +83,18 @@ func TestServiceMount(t *testing.T) {
 		}
 	}
 
+	// A browser pointed at the service lands on the console.
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+"/", nil)
+	resp, err := noFollow.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != "/ui/" {
+		t.Errorf("GET /: %d to %q, want a redirect to /ui/", resp.StatusCode, resp.Header.Get("Location"))
+	}
+
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "v0"}, nil).Connect(t.Context(),
 		&mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport{"s3cret"}}, MaxRetries: -1}, nil)
 	if err != nil {

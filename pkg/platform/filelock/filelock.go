@@ -3,6 +3,7 @@ package filelock
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -23,6 +24,15 @@ func (h Holder) String() string {
 		return "pid " + strconv.Itoa(h.PID)
 	}
 	return fmt.Sprintf("pid %d (%s)", h.PID, h.Command)
+}
+
+// ErrInUse is what InUse errors are (errors.Is): a store another process holds.
+var ErrInUse = errors.New("locked by another process")
+
+// InUse is the error of a store at path that h holds: who holds it and what to do.
+func InUse(path string, h Holder) error {
+	return fmt.Errorf("%s is %w, %s: the embedded stores admit one process at a time; "+
+		"stop it first, or use it (a running graphrag up serves the API at /v1/ and MCP at /mcp)", path, ErrInUse, h)
 }
 
 // procLocks is where the kernel lists the file locks held (Linux).

@@ -23,7 +23,7 @@ func openEmbedded(_ context.Context, dataDir string, _ platform.BackendFlags) (p
 	path := filepath.Join(dataDir, "graph.db")
 	// bbolt would wait for the lock, then say only "timeout": name the holder at once.
 	if h, ok := filelock.HolderOf(path); ok {
-		return platform.Graph{}, fmt.Errorf("opening the graph store: %w", inUse(path, h))
+		return platform.Graph{}, fmt.Errorf("opening the graph store: %w", filelock.InUse(path, h))
 	}
 	g, err := boltgraph.Open(path)
 	if err != nil {
@@ -31,12 +31,6 @@ func openEmbedded(_ context.Context, dataDir string, _ platform.BackendFlags) (p
 	}
 	// The file lock admits one process: no second grapher can write the same graph.
 	return platform.Graph{Store: g, Exclusive: true}, nil
-}
-
-// inUse says that another process holds the store's lock, and which.
-func inUse(path string, h filelock.Holder) error {
-	return fmt.Errorf("%s is locked by another process, %s: the embedded stores admit one process at a time; "+
-		"stop it first, or use it (a running graphrag up serves the API at /v1/ and MCP at /mcp)", path, h)
 }
 
 func openNeo4j(ctx context.Context, _ string, b platform.BackendFlags) (platform.Graph, error) {

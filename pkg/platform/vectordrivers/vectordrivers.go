@@ -24,8 +24,7 @@ func openEmbedded(_ context.Context, dataDir string, _ platform.BackendFlags) (v
 	dir := filepath.Join(dataDir, "vectors")
 	// bbolt would wait for the lock, then say only "timeout": name the holder at once.
 	if h, ok := filelock.HolderOf(filepath.Join(dir, "vectors.db")); ok {
-		return nil, fmt.Errorf("opening the vector store: %s is locked by another process, %s: the embedded stores admit one process at a time; "+
-			"stop it first, or use it (a running graphrag up serves the API at /v1/ and MCP at /mcp)", dir, h)
+		return nil, fmt.Errorf("opening the vector store: %w", filelock.InUse(dir, h))
 	}
 	v, err := embedded.Open(dir)
 	if err != nil {

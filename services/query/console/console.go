@@ -39,7 +39,8 @@ func Handler() http.Handler {
 }
 
 // Mount serves the console at Prefix on mux (GET and HEAD; the mux redirects /ui to
-// /ui/).
+// /ui/), and redirects the root, where a browser pointed at the service lands, to it.
 func Mount(mux *http.ServeMux) {
 	mux.Handle("GET "+Prefix, Handler())
+	mux.Handle("GET /{$}", http.RedirectHandler(Prefix, http.StatusFound))
 }

@@ -57,17 +57,17 @@ func New(e *engine.Engine, cfg Config, log *slog.Logger, opts ...Option) *API {
 	}
 	a.mux.HandleFunc("POST /v1/query", a.guard(a.query))
 	a.mux.HandleFunc("POST /v1/retrieve", a.guard(a.retrieve))
-	a.mux.HandleFunc("GET /v1/corpora/{corpus}/entities/{name}", a.guard(a.entity))
-	a.mux.HandleFunc("GET /v1/corpora/{corpus}/stats", a.guard(a.stats))
+	a.mux.HandleFunc("GET /v1/corpora/{corpus}/entities/{name}", a.guard(a.known(a.entity)))
+	a.mux.HandleFunc("GET /v1/corpora/{corpus}/stats", a.guard(a.known(a.stats)))
 	a.addResourceRoutes()
 	a.addExportRoute()
 	a.addChatRoutes()
 	// Exploration (explore.go), read by the console.
-	a.mux.HandleFunc("GET /v1/corpora/{corpus}/entities", a.guard(a.searchEntities))
-	a.mux.HandleFunc("GET /v1/corpora/{corpus}/entities/{name}/passages", a.guard(a.entityPassages))
-	a.mux.HandleFunc("GET /v1/corpora/{corpus}/chunks/{id}", a.guard(a.chunk))
-	a.mux.HandleFunc("GET /v1/corpora/{corpus}/communities", a.guard(a.communities))
-	a.mux.HandleFunc("GET /v1/corpora/{corpus}/communities/{id}", a.guard(a.community))
+	a.mux.HandleFunc("GET /v1/corpora/{corpus}/entities", a.guard(a.known(a.searchEntities)))
+	a.mux.HandleFunc("GET /v1/corpora/{corpus}/entities/{name}/passages", a.guard(a.known(a.entityPassages)))
+	a.mux.HandleFunc("GET /v1/corpora/{corpus}/chunks/{id}", a.guard(a.known(a.chunk)))
+	a.mux.HandleFunc("GET /v1/corpora/{corpus}/communities", a.guard(a.known(a.communities)))
+	a.mux.HandleFunc("GET /v1/corpora/{corpus}/communities/{id}", a.guard(a.known(a.community)))
 	a.mux.HandleFunc("GET /openapi.json", a.public(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(openAPI)
@@ -132,6 +132,8 @@ func (w *routeErrorWriter) Write(b []byte) (int, error) {
 
 type apiError struct {
 	Error string `json:"error"`
+	// Code names an error a client may act on: corpus_not_found.
+	Code string `json:"code,omitempty"`
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -145,7 +147,11 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if status >= http.StatusInternalServerError {
 		a.log.ErrorContext(r.Context(), "request failed", "path", r.URL.Path, "status", status, "err", err)
 	}
-	writeJSON(w, status, apiError{Error: msg})
+	e := apiError{Error: msg}
+	if errors.Is(err, engine.ErrUnknownCorpus) {
+		e.Code = "corpus_not_found"
+	}
+	writeJSON(w, status, e)
 }
 
 func decodeBody(r *http.Request, v any) error {
@@ -223,6 +229,10 @@ func (a *API) retrieve(w http.ResponseWriter, r *http.Request) {
 
 func (a *API) stats(w http.ResponseWriter, r *http.Request) {
 	st, err := a.e.Stats(r.Context(), r.PathValue("corpus"))
+	if errors.Is(err, engine.ErrUnknownCorpus) && a.catalog != nil {
+		// known let it through: the corpus exists and holds no passage yet.
+		st, err = engine.Stats{Corpus: r.PathValue("corpus")}, nil
+	}
 	if err != nil {
 		a.fail(w, r, err)
 		return

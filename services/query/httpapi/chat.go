@@ -13,18 +13,22 @@ import (
 	"sync"
 	"time"
 
+	"github.com/graphrag/graphrag/pkg/chunking"
+	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/services/query/access"
 	"github.com/graphrag/graphrag/services/query/engine"
 )
 
 // The chat-compatible routes speak OpenAI's chat completions wire format, so that chat
 // front-ends and SDKs use a corpus as a model: the model name is the corpus (with
-// ":local" or ":global" to choose the mode), the last user message is the question,
-// and the answer ends with the list of the sources it cites.
+// ":local" or ":global" to choose the mode), the last user message is the question
+// (after the user messages before it: withHistory), and the answer ends with the list
+// of the sources it cites.
 
 func (a *API) addChatRoutes() {
 	a.mux.HandleFunc("POST /v1/chat/completions", a.guard(a.chatCompletions))
 	a.mux.HandleFunc("GET /v1/models", a.guard(a.models))
+	a.mux.HandleFunc("GET /v1/models/{model}", a.guard(a.model))
 }
 
 type chatRequest struct {
@@ -32,6 +36,10 @@ type chatRequest struct {
 	Messages []chatMessage `json:"messages"`
 	Stream   bool          `json:"stream"`
 	N        *int          `json:"n"`
+	// StreamOptions.IncludeUsage asks for a last chunk with the usage, as OpenAI sends.
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
 	// Other OpenAI parameters (temperature, max_tokens, ...) are accepted and ignored:
 	// the corpus's configuration decides how answers are generated.
 }
@@ -72,6 +80,38 @@ type chatCompletion struct {
 	// Citations are the sources the answer cites (not in OpenAI's format; clients
 	// ignore it), the same as the answer's sources list.
 	Citations []engine.Citation `json:"citations,omitempty"`
+	Usage     *chatUsage        `json:"usage,omitempty"`
+}
+
+// chatUsage counts tokens as OpenAI's usage does. The engine does not report the
+// tokens of the model calls behind an answer (an extractive answer makes none), so
+// these are cl100k_base counts (the chunker's tokenizer) of what crossed the wire:
+// the text of the request's messages (prompt) and the answer with its sources list
+// (completion).
+type chatUsage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// usageOf counts the tokens of a chat request's messages and of its answer.
+func usageOf(msgs []chatMessage, answer string) (*chatUsage, error) {
+	var prompt strings.Builder
+	for _, m := range msgs {
+		if t, err := m.text(); err == nil {
+			prompt.WriteString(t)
+			prompt.WriteByte('\n')
+		}
+	}
+	p, err := chunking.CountTokens(prompt.String())
+	if err != nil {
+		return nil, fmt.Errorf("counting the prompt's tokens: %w", err)
+	}
+	c, err := chunking.CountTokens(answer)
+	if err != nil {
+		return nil, fmt.Errorf("counting the answer's tokens: %w", err)
+	}
+	return &chatUsage{PromptTokens: p, CompletionTokens: c, TotalTokens: p + c}, nil
 }
 
 type chatChoice struct {
@@ -95,23 +135,37 @@ type openAIError struct {
 type openAIErrorBody struct {
 	Message string  `json:"message"`
 	Type    string  `json:"type"`
+	Param   *string `json:"param"`
 	Code    *string `json:"code"`
 }
+
+// modelNotFound is a model name that names no corpus the service holds: a name that is
+// not a corpus name (gpt-4o), an unknown mode, or a corpus without passages. It is
+// engine.ErrUnknownCorpus (404), answered as OpenAI answers an unknown model.
+type modelNotFound struct{ model string }
+
+func (m *modelNotFound) Error() string {
+	return fmt.Sprintf("the model %q does not exist: a model is a corpus name, optionally with :local or :global (GET /v1/models lists them)", m.model)
+}
+
+func (m *modelNotFound) Is(target error) bool { return target == engine.ErrUnknownCorpus }
 
 // chatFail answers an error in OpenAI's shape with the status fail would use.
 func (a *API) chatFail(w http.ResponseWriter, r *http.Request, err error) {
 	rec := &statusRecorder{header: http.Header{}}
 	a.fail(rec, r, err) // decides the status (and logs a server error)
-	typ := "server_error"
+	body := openAIErrorBody{Message: err.Error(), Type: "server_error"}
 	switch {
+	case errors.As(err, new(*modelNotFound)):
+		body.Type, body.Param, body.Code = "invalid_request_error", new("model"), new("model_not_found")
 	case rec.status == http.StatusForbidden:
-		typ = "permission_error"
+		body.Type = "permission_error"
 	case rec.status == http.StatusNotFound:
-		typ = "not_found_error"
+		body.Type = "not_found_error"
 	case rec.status < 500:
-		typ = "invalid_request_error"
+		body.Type = "invalid_request_error"
 	}
-	writeJSON(w, rec.status, openAIError{Error: openAIErrorBody{Message: err.Error(), Type: typ}})
+	writeJSON(w, rec.status, openAIError{Error: body})
 }
 
 // statusRecorder keeps the status a handler writes and drops the body.
@@ -124,35 +178,92 @@ func (s *statusRecorder) Header() http.Header         { return s.header }
 func (s *statusRecorder) WriteHeader(code int)        { s.status = code }
 func (s *statusRecorder) Write(b []byte) (int, error) { return len(b), nil }
 
+// parseModel reads a model name: a corpus, with ":local" or ":global" to choose the mode.
+// Any other name names no model.
+func parseModel(model string) (corpus, mode string, err error) {
+	corpus, mode, _ = strings.Cut(model, ":")
+	switch mode {
+	case "":
+		mode = engine.ModeAuto
+	case engine.ModeLocal, engine.ModeGlobal:
+	default:
+		return "", "", &modelNotFound{model}
+	}
+	if events.ValidateCorpus(corpus) != nil {
+		return "", "", &modelNotFound{model}
+	}
+	return corpus, mode, nil
+}
+
 // chatQuery turns a chat request into a question to the engine.
 func chatQuery(c chatRequest) (engine.Request, error) {
-	corpus, mode, _ := strings.Cut(c.Model, ":")
-	if mode == "" {
-		mode = engine.ModeAuto
+	corpus, mode, err := parseModel(c.Model)
+	if err != nil {
+		return engine.Request{}, err
 	}
 	if c.N != nil && *c.N != 1 {
 		return engine.Request{}, engine.BadRequestf("n: only 1 choice is generated")
 	}
-	var q string
-	for i, m := range slices.Backward(c.Messages) {
-		if m.Role != "user" {
-			continue
-		}
-		t, err := m.text()
-		if err != nil {
-			return engine.Request{}, engine.BadRequestf("messages[%d]: %v", i, err)
-		}
-		q = t
-		break
+	turns, err := userTurns(c.Messages)
+	if err != nil {
+		return engine.Request{}, err
 	}
-	req := engine.Request{Corpus: corpus, Query: q, Mode: mode, Stream: c.Stream}
-	if q == "" {
+	req := engine.Request{Corpus: corpus, Query: withHistory(turns), Mode: mode, Stream: c.Stream}
+	if len(turns) == 0 || strings.TrimSpace(turns[len(turns)-1]) == "" {
 		return req, engine.BadRequestf("messages: no user message with text (the last user message is the question)")
 	}
 	if err := req.Validate(); err != nil {
 		return req, engine.BadRequestf("model %q: %v", c.Model, err)
 	}
 	return req, nil
+}
+
+// historyTurns is how many user messages before the last one go into the question.
+const historyTurns = 2
+
+// userTurns are the texts of the last user messages, oldest first: the question and
+// at most historyTurns before it.
+func userTurns(msgs []chatMessage) ([]string, error) {
+	var turns []string
+	for i, m := range slices.Backward(msgs) {
+		if m.Role != "user" {
+			continue
+		}
+		t, err := m.text()
+		if err != nil {
+			return nil, engine.BadRequestf("messages[%d]: %v", i, err)
+		}
+		if len(turns) > 0 && strings.TrimSpace(t) == "" {
+			continue
+		}
+		turns = append(turns, t)
+		if len(turns) > historyTurns {
+			break
+		}
+	}
+	slices.Reverse(turns)
+	return turns, nil
+}
+
+// withHistory is the question the engine answers: the last user message, after the
+// user messages before it, so that a follow-up ("Where does she work?") is retrieved
+// and answered with what it refers to. Without a chat model to rewrite it, this is
+// the simplest condensation: the earlier questions name the entities the follow-up's
+// pronouns stand for. The oldest turns are left out to stay within MaxQueryBytes;
+// the last is never cut (Validate refuses one too long).
+func withHistory(turns []string) string {
+	if len(turns) == 0 {
+		return ""
+	}
+	q := strings.TrimSpace(turns[len(turns)-1])
+	for _, t := range slices.Backward(turns[:len(turns)-1]) {
+		t = strings.TrimSpace(t)
+		if len(t)+1+len(q) > engine.MaxQueryBytes {
+			break
+		}
+		q = t + "\n" + q
+	}
+	return q
 }
 
 func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
@@ -174,9 +285,17 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		a.chatFail(w, r, err)
 		return
 	}
+	// Checked before a stream starts: once it has, the status is 200 whatever happens.
+	if _, err := a.e.Stats(r.Context(), req.Corpus); err != nil {
+		if errors.Is(err, engine.ErrUnknownCorpus) {
+			err = &modelNotFound{c.Model}
+		}
+		a.chatFail(w, r, err)
+		return
+	}
 	base := chatCompletion{ID: "chatcmpl-" + randomID(), Created: time.Now().Unix(), Model: c.Model}
 	if c.Stream {
-		a.chatStream(w, r, req, base)
+		a.chatStream(w, r, c, req, base)
 		return
 	}
 	resp, err := a.e.Query(r.Context(), req, nil)
@@ -184,17 +303,23 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		a.chatFail(w, r, err)
 		return
 	}
+	answer := resp.Answer + sources(resp)
+	if base.Usage, err = usageOf(c.Messages, answer); err != nil {
+		a.chatFail(w, r, err)
+		return
+	}
 	base.Object = "chat.completion"
 	base.Citations = resp.Citations
-	base.Choices = []chatChoice{{Message: &chatOut{Role: "assistant", Content: resp.Answer + sources(resp)}, FinishReason: new("stop")}}
+	base.Choices = []chatChoice{{Message: &chatOut{Role: "assistant", Content: answer}, FinishReason: new("stop")}}
 	writeJSON(w, http.StatusOK, base)
 }
 
 // chatStream answers with server-sent events in OpenAI's chunk format: a first chunk
 // with the role, the answer's text as it is generated, its sources list, a last chunk
-// with the finish reason, then "data: [DONE]". A failure after the first chunk is an
-// error event, as OpenAI sends.
-func (a *API) chatStream(w http.ResponseWriter, r *http.Request, req engine.Request, base chatCompletion) {
+// with the finish reason, with stream_options.include_usage a chunk with the usage and
+// no choice, then "data: [DONE]". A failure after the first chunk is an error event, as
+// OpenAI sends.
+func (a *API) chatStream(w http.ResponseWriter, r *http.Request, c chatRequest, req engine.Request, base chatCompletion) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
 		a.chatFail(w, r, errors.New("streaming is not supported by this connection"))
@@ -228,12 +353,23 @@ func (a *API) chatStream(w http.ResponseWriter, r *http.Request, req engine.Requ
 		_ = send(openAIError{Error: openAIErrorBody{Message: err.Error(), Type: "server_error"}})
 		return
 	}
-	if s := sources(resp); s != "" {
-		_ = send(chunk(chatOut{Content: s}, nil))
+	src := sources(resp)
+	if src != "" {
+		_ = send(chunk(chatOut{Content: src}, nil))
 	}
 	last := chunk(chatOut{}, new("stop"))
 	last.Citations = resp.Citations
 	_ = send(last)
+	if c.StreamOptions != nil && c.StreamOptions.IncludeUsage {
+		u, err := usageOf(c.Messages, resp.Answer+src)
+		if err != nil {
+			_ = send(openAIError{Error: openAIErrorBody{Message: err.Error(), Type: "server_error"}})
+			return
+		}
+		usage := base
+		usage.Choices, usage.Usage = []chatChoice{}, u
+		_ = send(usage)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	_, _ = fmt.Fprint(w, "data: [DONE]\n\n")
@@ -318,4 +454,29 @@ func (a *API) models(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// model serves one model: a corpus the token may read, with the mode suffix if given.
+func (a *API) model(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("model")
+	corpus, _, err := parseModel(name)
+	if err != nil {
+		a.chatFail(w, r, err)
+		return
+	}
+	if a.catalog == nil {
+		a.chatFail(w, r, &unavailable{"reading corpora"})
+		return
+	}
+	exists, err := a.catalog.Exists(r.Context(), corpus)
+	if err != nil {
+		a.chatFail(w, r, err)
+		return
+	}
+	// A corpus the token may not read does not exist for it, as OpenAI answers.
+	if !exists || !access.Visible(r.Context(), corpus) {
+		a.chatFail(w, r, &modelNotFound{name})
+		return
+	}
+	writeJSON(w, http.StatusOK, model{ID: name, Object: "model", OwnedBy: "graphrag"})
 }

@@ -13,7 +13,7 @@ import (
 var exportFormats = []string{"jsonl", "graphml", "parquet"}
 
 func (a *API) addExportRoute() {
-	a.mux.HandleFunc("GET /v1/corpora/{corpus}/export", a.guard(a.export))
+	a.mux.HandleFunc("GET /v1/corpora/{corpus}/export", a.guard(a.known(a.export)))
 }
 
 // export streams a corpus's export as a zip archive. The archive is written as it is

@@ -56,6 +56,15 @@ func (f *fakes) Names(context.Context) ([]string, error) {
 	return out, nil
 }
 
+func (f *fakes) Exists(_ context.Context, corpus string) (bool, error) {
+	for _, c := range f.corpora {
+		if c.Name == corpus {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 func (f *fakes) Corpora(_ context.Context, keep func(string) bool) ([]catalog.Corpus, error) {
 	out := []catalog.Corpus{}
 	for _, c := range f.corpora {

@@ -16,6 +16,7 @@ import (
 // Catalog is what the corpus and document routes read (a *catalog.Catalog).
 type Catalog interface {
 	Names(ctx context.Context) ([]string, error)
+	Exists(ctx context.Context, corpus string) (bool, error)
 	Corpora(ctx context.Context, keep func(string) bool) ([]catalog.Corpus, error)
 	Status(ctx context.Context, corpus string) (catalog.Status, error)
 	Documents(ctx context.Context, corpus, cursor string, limit int) (catalog.Page, error)
@@ -71,12 +72,43 @@ func (u *unavailable) Is(target error) bool { return target == errUnavailable }
 // addResourceRoutes registers the corpus and document routes.
 func (a *API) addResourceRoutes() {
 	a.mux.HandleFunc("GET /v1/corpora", a.guard(a.listCorpora))
-	a.mux.HandleFunc("GET /v1/corpora/{corpus}/status", a.guard(a.corpusStatus))
-	a.mux.HandleFunc("GET /v1/corpora/{corpus}/documents", a.guard(a.listDocuments))
-	a.mux.HandleFunc("GET /v1/corpora/{corpus}/documents/{id...}", a.guard(a.getDocument))
+	a.mux.HandleFunc("GET /v1/corpora/{corpus}/status", a.guard(a.known(a.corpusStatus)))
+	a.mux.HandleFunc("GET /v1/corpora/{corpus}/documents", a.guard(a.known(a.listDocuments)))
+	a.mux.HandleFunc("GET /v1/corpora/{corpus}/documents/{id...}", a.guard(a.known(a.getDocument)))
 	a.mux.HandleFunc("POST /v1/corpora/{corpus}/documents", a.guardBody(a.cfg.MaxUploadBytes, a.uploadDocuments))
 	a.mux.HandleFunc("DELETE /v1/corpora/{corpus}/documents/{id...}", a.guard(a.deleteDocument))
 	a.mux.HandleFunc("DELETE /v1/corpora/{corpus}", a.guard(a.dropCorpus))
+}
+
+// corpusNotFound is a corpus the platform holds nothing of (catalog.Exists): 404 with
+// the code corpus_not_found on every route that reads a corpus.
+type corpusNotFound struct{ corpus string }
+
+func (c *corpusNotFound) Error() string {
+	return "corpus " + c.corpus + " does not exist (GET /v1/corpora lists the corpora; a corpus appears with its first document)"
+}
+
+func (c *corpusNotFound) Is(target error) bool { return target == engine.ErrUnknownCorpus }
+
+// known serves a route that reads a corpus only when the platform holds something of
+// it; an unknown corpus is a 404, never an empty answer. A corpus that exists but is
+// still empty passes. Without a catalog, the engine decides, as before.
+func (a *API) known(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		corpus := r.PathValue("corpus")
+		if a.catalog != nil && events.ValidateCorpus(corpus) == nil {
+			ok, err := a.catalog.Exists(r.Context(), corpus)
+			if err != nil {
+				a.fail(w, r, err)
+				return
+			}
+			if !ok {
+				a.fail(w, r, &corpusNotFound{corpus})
+				return
+			}
+		}
+		h(w, r)
+	}
 }
 
 // corpusList is the body of GET /v1/corpora.

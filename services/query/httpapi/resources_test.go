@@ -30,6 +30,7 @@ var resourceRoutes = []struct{ method, pattern, path, body string }{
 	{http.MethodGet, "/v1/corpora/{corpus}/export", "/v1/corpora/demo/export?format=parquet", ""},
 	{http.MethodPost, "/v1/chat/completions", "/v1/chat/completions", `{"model":"demo","messages":[{"role":"user","content":"Who designed the Analytical Engine?"}]}`},
 	{http.MethodGet, "/v1/models", "/v1/models", ""},
+	{http.MethodGet, "/v1/models/{model}", "/v1/models/demo", ""},
 }
 
 func TestResourceRoutes(t *testing.T) {
@@ -209,6 +210,7 @@ func TestUpload(t *testing.T) {
 		{"unknown field", `{"id":"a","text":"x","txt":"y"}`, "application/json", 400, "txt"},
 		{"bad content type field", `{"id":"a","text":"x","content_type":"text/html"}`, "application/json", 400, "content_type"},
 		{"not JSON", `{"id":`, "application/json", 400, "body"},
+		{"not UTF-8", "{\"id\":\"a\",\"text\":\"Caf\xe9\"}", "application/json", 400, "not valid UTF-8 (at byte 21)"},
 		{"too large", `{"id":"a","text":"` + big + `"}`, "application/json", 413, "too large"},
 		{"unsupported body", "id,text", "text/csv", 415, "Content-Type"},
 		{"no content type", "x", "", 415, "Content-Type"},
@@ -371,5 +373,33 @@ func TestScopes(t *testing.T) {
 		if len(ml.Data) != len(want) {
 			t.Errorf("%s: models %+v, want %v", token, ml.Data, want)
 		}
+	}
+}
+
+// TestUnknownCorpus: one rule on every route that reads a corpus: a corpus the platform
+// holds nothing of is a 404 with the code corpus_not_found, never an empty answer; one
+// that exists but is still empty ("other": documents published, no passage yet) is a
+// 200.
+func TestUnknownCorpus(t *testing.T) {
+	srv := newTestAPI(t, DefaultConfig(), newFakes().options()...)
+	for _, path := range []string{"/stats", "/status", "/documents", "/documents/d1", "/entities?prefix=a", "/entities/Ada%20Lovelace",
+		"/entities/Ada%20Lovelace/passages", "/chunks/c1", "/communities", "/communities/x", "/export"} {
+		t.Run(path, func(t *testing.T) {
+			resp, body := call(t, srv, http.MethodGet, "/v1/corpora/nope"+path, "", "")
+			var e apiError
+			if resp.StatusCode != http.StatusNotFound || json.Unmarshal(body, &e) != nil || e.Code != "corpus_not_found" || !strings.Contains(e.Error, "nope") {
+				t.Errorf("unknown corpus: %d %s, want 404 corpus_not_found", resp.StatusCode, body)
+			}
+		})
+	}
+	for _, path := range []string{"/stats", "/status", "/documents", "/entities?prefix=a", "/communities"} {
+		if resp, body := call(t, srv, http.MethodGet, "/v1/corpora/other"+path, "", ""); resp.StatusCode != http.StatusOK {
+			t.Errorf("%s of a corpus without passages yet: %d %s, want 200", path, resp.StatusCode, body)
+		}
+	}
+	// The engine's own 404 (a question to a corpus without passages) has the same code.
+	resp, body := call(t, srv, http.MethodPost, "/v1/query", "", `{"corpus":"nope","query":"Who?"}`)
+	if e := (apiError{}); resp.StatusCode != http.StatusNotFound || json.Unmarshal(body, &e) != nil || e.Code != "corpus_not_found" {
+		t.Errorf("question to an unknown corpus: %d %s, want 404 corpus_not_found", resp.StatusCode, body)
 	}
 }

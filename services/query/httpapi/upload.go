@@ -9,6 +9,7 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"unicode/utf8"
 
 	"github.com/graphrag/graphrag/pkg/docread"
 	"github.com/graphrag/graphrag/pkg/events"
@@ -107,14 +108,24 @@ func readUpload(r *http.Request, corpus string) ([]events.Document, error) {
 	return docs, nil
 }
 
+// readJSONUpload reads the JSON form of an upload. The body must be UTF-8: encoding/json
+// would replace each invalid byte with U+FFFD and the document would be stored
+// corrupted, where the same bytes as a file are refused (docread).
 func readJSONUpload(body io.Reader, corpus string) (events.Document, error) {
-	var u uploadBody
-	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&u); err != nil {
-		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+	b, err := io.ReadAll(body)
+	if err != nil {
+		if isReadError(err) {
 			return events.Document{}, err
 		}
+		return events.Document{}, engine.BadRequestf("body: %v", err)
+	}
+	if !utf8.Valid(b) {
+		return events.Document{}, engine.BadRequestf("body: is not valid UTF-8 (at byte %d); send the text as UTF-8", invalidUTF8At(b))
+	}
+	var u uploadBody
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&u); err != nil {
 		return events.Document{}, engine.BadRequestf("body: %v", err)
 	}
 	if dec.More() {
@@ -175,4 +186,16 @@ func readFilePart(p *multipart.Part, name, corpus string) (events.Document, erro
 		return events.Document{}, engine.BadRequestf("file %q: %v", name, err)
 	}
 	return events.Document{Corpus: corpus, ID: docread.ID(name), Title: doc.Title, Source: name, ContentType: doc.ContentType, Text: doc.Text}, nil
+}
+
+// invalidUTF8At is the offset of the first byte of b that is not valid UTF-8.
+func invalidUTF8At(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
 }

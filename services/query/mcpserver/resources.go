@@ -9,6 +9,7 @@ import (
 
 	"github.com/graphrag/graphrag/pkg/catalog"
 	"github.com/graphrag/graphrag/services/query/access"
+	"github.com/graphrag/graphrag/services/query/engine"
 )
 
 // Names of the corpus and document tools (present when the server has a Catalog).
@@ -19,6 +20,7 @@ const (
 
 // Catalog is what the listing tools read (a *catalog.Catalog).
 type Catalog interface {
+	Exists(ctx context.Context, corpus string) (bool, error)
 	Corpora(ctx context.Context, keep func(string) bool) ([]catalog.Corpus, error)
 	Documents(ctx context.Context, corpus, cursor string, limit int) (catalog.Page, error)
 }
@@ -93,6 +95,9 @@ func (t *tools) listDocuments(ctx context.Context, req *mcp.CallToolRequest, in 
 	if err := t.check(ctx, req, in.Corpus); err != nil {
 		return nil, catalog.Page{}, err
 	}
+	if err := t.known(ctx, in.Corpus); err != nil {
+		return nil, catalog.Page{}, t.toolError(ctx, ToolListDocuments, err)
+	}
 	limit := in.Limit
 	if limit == 0 {
 		limit = 50
@@ -105,4 +110,24 @@ func (t *tools) listDocuments(ctx context.Context, req *mcp.CallToolRequest, in 
 		return nil, catalog.Page{}, t.toolError(ctx, ToolListDocuments, err)
 	}
 	return nil, p, nil
+}
+
+// known is engine.ErrUnknownCorpus for a corpus the platform holds nothing of (the
+// HTTP API's corpus_not_found): the same rule for every tool. Without a catalog, the
+// engine decides.
+func (t *tools) known(ctx context.Context, corpus string) error {
+	if t.catalog == nil {
+		return nil
+	}
+	ok, err := t.catalog.Exists(ctx, corpus)
+	if errors.Is(err, catalog.ErrInvalid) {
+		return fmt.Errorf("%w: %w", engine.ErrBadRequest, err)
+	}
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%w: %s", engine.ErrUnknownCorpus, corpus)
+	}
+	return nil
 }

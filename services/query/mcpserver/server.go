@@ -236,6 +236,12 @@ func (t *tools) stats(ctx context.Context, req *mcp.CallToolRequest, in StatsInp
 		return nil, engine.Stats{}, err
 	}
 	st, err := t.e.Stats(ctx, in.Corpus)
+	if errors.Is(err, engine.ErrUnknownCorpus) && t.catalog != nil {
+		// A corpus without passages may still exist (documents pending): zero counts.
+		if err = t.known(ctx, in.Corpus); err == nil {
+			st = engine.Stats{Corpus: in.Corpus}
+		}
+	}
 	if err != nil {
 		return nil, engine.Stats{}, t.toolError(ctx, ToolStats, err)
 	}
@@ -251,7 +257,7 @@ func (t *tools) toolError(ctx context.Context, tool string, err error) error {
 	case errors.Is(err, access.ErrForbidden), errors.Is(err, catalog.ErrNotFound):
 		return err
 	case errors.Is(err, engine.ErrUnknownCorpus):
-		return fmt.Errorf("%w (no indexed passages under this name; check the corpus name)", err)
+		return fmt.Errorf("%w (nothing is indexed under this name; check the corpus name)", err)
 	case errors.Is(err, engine.ErrNotFound):
 		return fmt.Errorf("%w; try the name as written in the documents, or search first", err)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):

@@ -402,13 +402,6 @@ func writeCited(b *strings.Builder, parts []answerSentence) {
 // its sentence.
 const maxAnswerGap = 80
 
-func abs(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
-}
-
 // yesNoAnswer decides "Are X and Y both Z?" (every entity the question names has a
 // sentence saying Z) and "… the same Z?" (their sentences share a place or an
 // organization), and shows the sentences it decided on.

@@ -12,7 +12,6 @@ import (
 
 	"github.com/graphrag/graphrag/pkg/normalize"
 	"github.com/graphrag/graphrag/pkg/offlinextract"
-	"github.com/graphrag/graphrag/pkg/textseg"
 )
 
 // What a question asks for, read from its form.
@@ -38,6 +37,14 @@ var (
 	resolved     = regexp.MustCompile(`\b(?:He|he|She|she) \[([^\]]+)\]`)
 )
 
+// whOpeners open a question that asks at its start; innerAsk finds the question word of
+// one that asks further on.
+var (
+	whOpeners    = set(`who whom whose what which when where how`)
+	prepositions = set(`in at on from for by to with of`)
+	innerAsk     = regexp.MustCompile(`\b((?:what|which) (?:year|date|decade|century|month|city|country|state|town|county|region|province|continent|place|island|village)\b|how (?:many|much)\b|when\s*\??\s*$)`)
+)
+
 var months = set(`january february march april may june july august september october november december`)
 
 func set(words string) map[string]bool {
@@ -56,6 +63,17 @@ func questionKind(q string) (string, []string) {
 		a, b := optionName(m[1], true), optionName(m[2], false)
 		if a != "" && b != "" {
 			return askChoice, []string{a, b}
+		}
+	}
+	if second, _, _ := strings.Cut(strings.TrimPrefix(lq, first+" "), " "); prepositions[first] && whOpeners[second] {
+		first = second
+	}
+	if !whOpeners[first] && !yesNoOpeners[first] {
+		// A statement that ends in its question: "… born in what year?", "… was
+		// founded when?"
+		if m := innerAsk.FindStringSubmatchIndex(lq); m != nil {
+			lq = lq[m[2]:]
+			first, _, _ = strings.Cut(lq, " ")
 		}
 	}
 	switch {
@@ -116,6 +134,7 @@ const (
 type answerSentence struct {
 	text  string
 	chunk int
+	index int // its place among its passage's sentences
 	score float64
 	norm  string
 	terms map[string]float64 // the question's words it holds, with their weights
@@ -133,7 +152,7 @@ func ExtractiveAnswer(question string, c Retrieved) string {
 		return "No passage in the corpus matches the question."
 	}
 	kind, options := questionKind(question)
-	all := contextSentences(question, c)
+	all, weights := contextSentences(question, c)
 	sents := slices.DeleteFunc(slices.Clone(all), func(s answerSentence) bool { return s.chunk >= leadPassages })
 	if len(sents) == 0 {
 		return fmt.Sprintf("%s [1]", oneLine(firstSentence(bodyOf(c.Chunks[0].Text)), 400))
@@ -144,29 +163,67 @@ func ExtractiveAnswer(question string, c Retrieved) string {
 	case askChoice:
 		return choiceAnswer(question, options, sents)
 	}
+	cands, holds := answerCandidates(kind, question, c, all, weights)
 	for i := range all {
-		if answerOf(kind, all[i].text, question) != "" {
+		if holds[i] {
 			all[i].score *= 2 // it holds an answer of the kind asked for
 		}
 	}
 	sortSentences(all)
+	// The evidence: the best-scored sentence of the top passages, then the sentences
+	// that hold what the question asks and it lacks.
 	li := slices.IndexFunc(all, func(s answerSentence) bool { return s.chunk < leadPassages })
-	lead := all[li]
-	ans := answerOf(kind, lead.text, question)
-	parts := []answerSentence{lead}
-	parts = append(parts, supporting(slices.Delete(all, li, li+1), lead, 2)...)
-	var b strings.Builder
-	if ans != "" {
-		b.WriteString(ans + ". ")
+	picked := []answerSentence{all[li]}
+	picked = append(picked, supporting(all, picked, 2)...)
+	// The answer: the best candidate of the evidence, or one elsewhere whose evidence is
+	// much stronger (its sentence then leads, in place of the last of the evidence).
+	best := -1
+	for i, cd := range cands {
+		if in := slices.IndexFunc(picked, func(p answerSentence) bool { return p.text == cd.text || p.text == cd.sentText }); in >= 0 && slices.ContainsFunc(picked, func(p answerSentence) bool { return p.text == cd.sentText }) {
+			best = i
+			break
+		}
 	}
-	writeCited(&b, parts)
+	var b strings.Builder
+	switch {
+	case len(cands) > 0 && (best < 0 || cands[0].score > outsideMargin*cands[best].score):
+		cd := cands[0]
+		if !slices.ContainsFunc(picked, func(p answerSentence) bool { return p.text == cd.sentText }) {
+			picked = append([]answerSentence{cd.sent}, picked[:len(picked)-1]...)
+		}
+		best = 0
+		fallthrough
+	case best >= 0:
+		cd := cands[best]
+		i := slices.IndexFunc(picked, func(p answerSentence) bool { return p.text == cd.sentText })
+		lead := picked[i]
+		picked = append([]answerSentence{lead}, slices.Delete(picked, i, i+1)...)
+		b.WriteString(cd.text + ". ")
+	default:
+		b.WriteString("The passages do not state " + askedFor(question) + ". ")
+	}
+	writeCited(&b, picked)
 	return b.String()
+}
+
+// outsideMargin is how much stronger the evidence for a candidate outside the chosen
+// sentences must be for its sentence to take the place of one of them.
+const outsideMargin = 1.5
+
+// askedFor turns a question into the clause of what it asks: "Who keeps the light?" →
+// "who keeps the light".
+func askedFor(question string) string {
+	q := strings.TrimRight(strings.TrimSpace(question), "?. ")
+	if q == "" {
+		return "the answer"
+	}
+	return strings.ToLower(q[:1]) + q[1:]
 }
 
 // contextSentences splits the top passages into scored sentences: the question's words
 // found in a sentence, weighted by their rarity among these sentences (a question's topic
 // words are everywhere in its context), discounted by the passage's rank.
-func contextSentences(question string, c Retrieved) []answerSentence {
+func contextSentences(question string, c Retrieved) ([]answerSentence, map[string]float64) {
 	terms := contentTerms(question)
 	var out []answerSentence
 	for i, ch := range c.Chunks {
@@ -177,7 +234,7 @@ func contextSentences(question string, c Retrieved) []answerSentence {
 		if personLike(ch.Subject) {
 			person = ch.Subject
 		}
-		for _, s := range sentences(bodyOf(ch.Text)) {
+		for j, s := range sentences(bodyOf(ch.Text)) {
 			if strings.HasPrefix(s, "#") {
 				continue // a Markdown heading is not an answer
 			}
@@ -186,7 +243,7 @@ func contextSentences(question string, c Retrieved) []answerSentence {
 			if named != "" {
 				person = named
 			}
-			out = append(out, answerSentence{text: s, chunk: i, norm: " " + normalize.Name(s) + " "})
+			out = append(out, answerSentence{text: s, chunk: i, index: j, norm: " " + normalize.Name(s) + " "})
 		}
 	}
 	// Each sentence is tokenized once: the document frequencies and the scores below
@@ -222,7 +279,7 @@ func contextSentences(question string, c Retrieved) []answerSentence {
 			kept = append(kept, s)
 		}
 	}
-	return kept
+	return kept, weighted
 }
 
 // distinctStems returns the stems of s's words (as overlap reads them), each once, in
@@ -295,18 +352,19 @@ func sortSentences(s []answerSentence) {
 // other hop of a multi-hop question is in the words the lead lacks: "Which institute
 // employs the scientist who chaired the inquiry?" leads with the inquiry and goes on to
 // the institute), by score among those that add nothing.
-func supporting(rest []answerSentence, lead answerSentence, n int) []answerSentence {
-	covered := maps.Clone(lead.terms)
-	if covered == nil {
-		covered = map[string]float64{}
+func supporting(rest []answerSentence, picked []answerSentence, n int) []answerSentence {
+	covered := map[string]float64{}
+	used := map[int]int{}
+	for _, p := range picked {
+		maps.Copy(covered, p.terms)
+		used[p.chunk]++
 	}
 	var out []answerSentence
-	used := map[int]int{lead.chunk: 1}
 	for pass := 0; pass < 2 && len(out) < n; pass++ {
 		for len(out) < n {
 			best, gain := -1, -1.0
 			for i, s := range rest {
-				if used[s.chunk] > pass || s.text == lead.text || slices.ContainsFunc(out, func(o answerSentence) bool { return o.text == s.text }) {
+				if used[s.chunk] > pass || slices.ContainsFunc(picked, func(o answerSentence) bool { return o.text == s.text }) || slices.ContainsFunc(out, func(o answerSentence) bool { return o.text == s.text }) {
 					continue
 				}
 				g := 0.0
@@ -340,79 +398,9 @@ func writeCited(b *strings.Builder, parts []answerSentence) {
 	}
 }
 
-// answerOf picks out of a sentence the answer of the kind asked for: a year for a date,
-// a number, or a name the offline extractor types as a person or a place; not named in
-// the question, and the nearest to a word of the question (within maxAnswerGap bytes),
-// so that "Who keeps the lighthouse?" takes the keeper, not a ship named further on.
-// "" when there is none.
-func answerOf(kind, sentence, question string) string {
-	qnorm := " " + normalize.Name(question) + " "
-	var cands [][2]int // byte spans
-	switch kind {
-	case askDate:
-		for _, loc := range yearRE.FindAllStringIndex(sentence, -1) {
-			cands = append(cands, [2]int{loc[0], loc[1]})
-		}
-	case askNumber:
-		for _, loc := range numberRE.FindAllStringIndex(sentence, -1) {
-			m := sentence[loc[0]:loc[1]]
-			next, _, _ := strings.Cut(strings.TrimSpace(sentence[loc[1]:])+" ", " ")
-			if months[strings.ToLower(strings.Trim(next, ",."))] || yearRE.MatchString(m) && len(m) == 4 {
-				continue // a day of a month, a year
-			}
-			cands = append(cands, [2]int{loc[0], loc[0] + len(strings.TrimRight(m, ".,"))})
-		}
-	case askPerson, askPlace:
-		want := offlinextract.TypePerson
-		if kind == askPlace {
-			want = offlinextract.TypePlace
-		}
-		ents, _ := offlinextract.Extract("", sentence, offlinextract.WithNounPhrases(false), offlinextract.WithMaxRelationships(1))
-		for _, e := range ents {
-			if i := strings.Index(sentence, e.Name); e.Type == want && i >= 0 {
-				cands = append(cands, [2]int{i, i + len(e.Name)})
-			}
-		}
-		if kind == askPerson {
-			for _, m := range resolved.FindAllStringSubmatchIndex(sentence, -1) {
-				cands = append(cands, [2]int{m[2], m[3]}) // the person a pronoun stands for
-			}
-		}
-	default:
-		return ""
-	}
-	terms := contentTerms(question)
-	var at []int // where the question's words are
-	for _, w := range textseg.Words(sentence) {
-		if _, ok := terms[lightStem(strings.ToLower(w.Text(sentence)))]; ok {
-			at = append(at, w.Start)
-		}
-	}
-	best, gap := "", maxAnswerGap+1
-	for _, c := range cands {
-		name := sentence[c[0]:c[1]]
-		if strings.Contains(qnorm, " "+normalize.Name(name)+" ") {
-			continue
-		}
-		for _, p := range at {
-			if d := min(abs(p-c[0]), abs(p-c[1])); d < gap {
-				best, gap = name, d
-			}
-		}
-	}
-	return best
-}
-
 // maxAnswerGap is how far (in bytes) an answer may stand from the question's words in
 // its sentence.
 const maxAnswerGap = 80
-
-func abs(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
-}
 
 // yesNoAnswer decides "Are X and Y both Z?" (every entity the question names has a
 // sentence saying Z) and "… the same Z?" (their sentences share a place or an
@@ -428,7 +416,7 @@ func yesNoAnswer(question string, c Retrieved, sents []answerSentence) string {
 	if len(named) == 0 {
 		sortSentences(sents)
 		var b strings.Builder
-		writeCited(&b, append([]answerSentence{sents[0]}, supporting(sents[1:], sents[0], 1)...))
+		writeCited(&b, append([]answerSentence{sents[0]}, supporting(sents[1:], sents[:1], 1)...))
 		return b.String()
 	}
 	predicate := map[string]float64{}

@@ -87,6 +87,7 @@ func (s *Service) Detect(ctx context.Context, corpus string) error {
 	st.state.Detections++
 	st.state.LastRun, st.state.LastRunAt, st.state.Levels, st.state.Published = run, time.Now().UTC(), res.Levels, len(unreported)
 	st.state.Communities, st.state.Unreported = len(comms), len(unreported)
+	st.state.FailingSince, st.state.Failures, st.state.LastError, st.state.NextRetry = time.Time{}, 0, "", time.Time{}
 	st.unreported, st.reportsChecked = unreported, time.Now()
 	if st.state.Changes == changesAtStart {
 		st.state.Dirty, st.state.Changes = false, 0

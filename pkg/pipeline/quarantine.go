@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"sync"
 	"strings"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel"

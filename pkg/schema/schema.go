@@ -134,7 +134,9 @@ func QuarantinePrefix(corpus string) string { return "quarantine." + corpus + ".
 
 // QuarantineStagePrefix begins the QuarantineKey of every record a stage quarantined
 // in a corpus.
-func QuarantineStagePrefix(corpus, stage string) string { return QuarantinePrefix(corpus) + stage + "." }
+func QuarantineStagePrefix(corpus, stage string) string {
+	return QuarantinePrefix(corpus) + stage + "."
+}
 
 // TypeCountsPrefix begins the keys of TypeCountsKey.
 const TypeCountsPrefix = "types."

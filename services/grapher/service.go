@@ -125,8 +125,8 @@ type Service struct {
 	dim    int
 	// embedder is deps.Embedder giving every non-empty text a direction (llm.NonZero).
 	embedder llm.Embedder
-	lease  *bus.Lease
-	failed chan error
+	lease    *bus.Lease
+	failed   chan error
 
 	mu      sync.Mutex
 	corpora map[string]*corpusState

@@ -4,25 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"math/rand/v2"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/graphrag/graphrag/pkg/bus"
-	"github.com/graphrag/graphrag/pkg/bus/bustest"
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/graphstore"
-	"github.com/graphrag/graphrag/pkg/graphstore/boltgraph"
-	"github.com/graphrag/graphrag/pkg/hashembed"
 	"github.com/graphrag/graphrag/pkg/normalize"
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
-	"github.com/graphrag/graphrag/pkg/vectorstore/embedded"
 )
 
 // strictStore refuses, as invalid, records with an ID or a text longer than Milvus
@@ -41,40 +33,12 @@ func (s strictStore) Upsert(ctx context.Context, coll string, recs []vectorstore
 	return s.VectorStore.Upsert(ctx, coll, recs)
 }
 
-// poisonHarness is a started grapher on embedded stores behind vs.
-func poisonHarness(t *testing.T, wrap func(VectorStore) VectorStore) (*Service, *boltgraph.Store, VectorStore) {
+// poisonHarness is newTestGrapherWrapped: the grapher, its graph store, and its
+// vector store as the grapher sees it.
+func poisonHarness(t *testing.T, wrap func(VectorStore) VectorStore) (*Service, graphstore.Store, VectorStore) {
 	t.Helper()
-	ctx := t.Context()
-	srv := bustest.StartServer(t)
-	b, err := bus.New(bustest.Connect(t, srv))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pipeline.Provision(ctx, b, pipeline.DefaultTopology()); err != nil {
-		t.Fatal(err)
-	}
-	g, err := boltgraph.Open(filepath.Join(t.TempDir(), "g.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = g.Close() })
-	ev, err := embedded.Open(filepath.Join(t.TempDir(), "v"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ev.Close() })
-	vs := wrap(ev)
-	cfg := DefaultConfig()
-	cfg.Lease = false
-	s, err := New(cfg, Deps{Bus: b, Graph: g, Vectors: vs, Embedder: hashembed.New(32), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Stop(context.Background()) })
-	return s, g, vs
+	tg := newTestGrapherWrapped(t, wrap)
+	return tg.s, tg.g, tg.s.deps.Vectors
 }
 
 // mergeNames merges one chunk per three names, each name related to the next. A

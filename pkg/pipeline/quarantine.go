@@ -84,6 +84,28 @@ func ReplaceQuarantine(ctx context.Context, kv bus.KV, corpus, stage, collection
 	return Quarantine(ctx, kv, corpus, stage, collection, refused)
 }
 
+// ReleaseQuarantined takes the records ids of one stage and collection off the
+// quarantine list (they are written after all, or gone). It lists the stage's entries
+// first and deletes only those of ids, so that it writes nothing while none is listed.
+func ReleaseQuarantined(ctx context.Context, kv bus.KV, corpus, stage, collection string, ids []string) error {
+	keys, err := kv.Keys(ctx, schema.QuarantineStagePrefix(corpus, stage))
+	if err != nil {
+		return fmt.Errorf("listing quarantined records: %w", err)
+	}
+	listed := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		listed[k] = true
+	}
+	for _, id := range ids {
+		if k := schema.QuarantineKey(corpus, stage, collection, id); listed[k] {
+			if err := kv.Delete(ctx, k); err != nil {
+				return fmt.Errorf("releasing a quarantined record: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
 // QuarantinedRecords reads up to limit records quarantined in a corpus, newest first,
 // and how many there are in all.
 func QuarantinedRecords(ctx context.Context, kv bus.KV, corpus string, limit int) ([]Quarantined, int, error) {

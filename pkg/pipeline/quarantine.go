@@ -85,26 +85,48 @@ func ReplaceQuarantine(ctx context.Context, kv bus.KV, corpus, stage, collection
 }
 
 // ReleaseQuarantined takes the records ids of one stage and collection off the
-// quarantine list (they are written after all, or gone). It lists the stage's entries
-// first and deletes only those of ids, so that it writes nothing while none is listed.
+// quarantine list (they are written after all, or gone). It writes only for records
+// listed: a few ids are looked up one by one, more against the list of the stage's
+// entries (one read for all).
 func ReleaseQuarantined(ctx context.Context, kv bus.KV, corpus, stage, collection string, ids []string) error {
-	keys, err := kv.Keys(ctx, schema.QuarantineStagePrefix(corpus, stage))
-	if err != nil {
-		return fmt.Errorf("listing quarantined records: %w", err)
-	}
-	listed := make(map[string]bool, len(keys))
-	for _, k := range keys {
-		listed[k] = true
+	var listed func(key string) (bool, error)
+	if len(ids) > releaseLookups {
+		keys, err := kv.Keys(ctx, schema.QuarantineStagePrefix(corpus, stage))
+		if err != nil {
+			return fmt.Errorf("listing quarantined records: %w", err)
+		}
+		set := make(map[string]bool, len(keys))
+		for _, k := range keys {
+			set[k] = true
+		}
+		listed = func(k string) (bool, error) { return set[k], nil }
+	} else {
+		listed = func(k string) (bool, error) {
+			_, err := kv.Get(ctx, k)
+			if errors.Is(err, bus.ErrNotFound) {
+				return false, nil
+			}
+			return err == nil, err
+		}
 	}
 	for _, id := range ids {
-		if k := schema.QuarantineKey(corpus, stage, collection, id); listed[k] {
-			if err := kv.Delete(ctx, k); err != nil {
-				return fmt.Errorf("releasing a quarantined record: %w", err)
-			}
+		k := schema.QuarantineKey(corpus, stage, collection, id)
+		ok, err := listed(k)
+		if err != nil {
+			return fmt.Errorf("reading a quarantined record: %w", err)
+		}
+		if !ok {
+			continue
+		}
+		if err := kv.Delete(ctx, k); err != nil {
+			return fmt.Errorf("releasing a quarantined record: %w", err)
 		}
 	}
 	return nil
 }
+
+// releaseLookups is how many ids ReleaseQuarantined looks up one by one at most.
+const releaseLookups = 4
 
 // QuarantinedRecords reads up to limit records quarantined in a corpus, newest first,
 // and how many there are in all.

@@ -188,3 +188,49 @@ func TestRetryAfter(t *testing.T) {
 		})
 	}
 }
+
+// TestQuarantinedReportsDoNotHoldTheCorpus: communities whose report the summarizer
+// quarantined do not count as waiting for their report, and a detection run takes the
+// entries of communities that are gone off the list.
+func TestQuarantinedReportsDoNotHoldTheCorpus(t *testing.T) {
+	ctx := t.Context()
+	s, g, _ := poisonHarness(t, func(v VectorStore) VectorStore { return v })
+	mergeNames(t, g, "r", []string{"ALL", "acute lymphoblastic leukemia", "lymphocytes", "blood", "children", "cancer"})
+	if err := s.Detect(ctx, "r"); err != nil {
+		t.Fatal(err)
+	}
+	comms, err := g.Communities(ctx, "r", -1)
+	if err != nil || len(comms) == 0 {
+		t.Fatalf("communities %v %v", comms, err)
+	}
+	coll := schema.Collection("r", schema.Communities)
+	refused := []vectorstore.Refused{{ID: "gone", Err: vectorstore.ErrInvalidArgument}}
+	for _, c := range comms {
+		refused = append(refused, vectorstore.Refused{ID: c.ID, Err: vectorstore.ErrInvalidArgument})
+	}
+	if err := pipeline.Quarantine(ctx, s.kv, "r", pipeline.StageSummarizer, coll, refused); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.recountReports(ctx, "r"); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := pipeline.LoadGraphState(ctx, s.kv, "r"); err != nil || st.Unreported != 0 {
+		t.Fatalf("graph state %+v %v: want no community waiting for a quarantined report", st, err)
+	}
+	if err := s.Detect(ctx, "r"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := pipeline.LoadGraphState(ctx, s.kv, "r")
+	if err != nil || st.Unreported != 0 {
+		t.Fatalf("graph state %+v %v after a run: want no community waiting for a quarantined report", st, err)
+	}
+	qs, n, err := pipeline.QuarantinedRecords(ctx, s.kv, "r", 100)
+	if err != nil || n != len(comms) {
+		t.Fatalf("quarantined %d %v, want the %d current communities", n, err, len(comms))
+	}
+	for _, q := range qs {
+		if q.ID == "gone" {
+			t.Fatal("the report of a community that is gone is still quarantined")
+		}
+	}
+}

@@ -99,4 +99,17 @@ func TestRefusedChunkIsQuarantined(t *testing.T) {
 	if _, n, err := pipeline.QuarantinedRecords(ctx, f.svc.state, "demo", 10); err != nil || n != 0 {
 		t.Fatalf("%d records still quarantined (%v) after their version was retired", n, err)
 	}
+
+	// A drop forgets what every stage quarantined in the corpus.
+	if err := pipeline.Quarantine(ctx, f.svc.state, "demo", pipeline.StageGrapher, schema.Collection("demo", schema.Entities),
+		[]vectorstore.Refused{{ID: "all", Err: vectorstore.ErrInvalidArgument}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pipeline.DropCorpus(ctx, f.bus, "demo", "test"); err != nil {
+		t.Fatal(err)
+	}
+	waitStage(t, f.bus, 3)
+	if qs, n, err := pipeline.QuarantinedRecords(ctx, f.svc.state, "demo", 10); err != nil || n != 0 {
+		t.Fatalf("quarantined %+v (%d, %v) after the corpus was dropped", qs, n, err)
+	}
 }

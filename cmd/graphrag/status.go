@@ -77,6 +77,18 @@ func printStatus(w io.Writer, st pipeline.Status) {
 	}
 	fmt.Fprintf(w, "graph: %s; %d detection runs, %d levels, last run %s\n", state, g.Detections, g.Levels, g.LastRun)
 	fmt.Fprintf(w, "communities: %d, without a report: %d\n", g.Communities, g.Unreported)
+	if f := g.Failing(); f != "" {
+		fmt.Fprintf(w, "graph: %s; next try %s\n", f, g.NextRetry.UTC().Format(time.RFC3339))
+	}
+	if st.Quarantined > 0 {
+		fmt.Fprintf(w, "quarantined records (refused by a store, left out; the corpus goes on without them): %d\n", st.Quarantined)
+		for _, q := range st.QuarantinedRecords {
+			fmt.Fprintf(w, "  %s %s %q: %s\n", q.Stage, q.Collection, q.ID, q.Reason)
+		}
+		if n := st.Quarantined - len(st.QuarantinedRecords); n > 0 {
+			fmt.Fprintf(w, "  and %d more\n", n)
+		}
+	}
 	switch {
 	case st.Complete:
 		fmt.Fprintf(w, "corpus %s: indexing complete\n", st.Corpus)

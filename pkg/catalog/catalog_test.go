@@ -413,3 +413,17 @@ func TestStateOf(t *testing.T) {
 		}
 	}
 }
+
+// TestDetectionOfFailingRuns: detection says since when, how often and why its runs
+// fail, and when the next try is; nothing while they succeed.
+func TestDetectionOfFailingRuns(t *testing.T) {
+	since := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	next := since.Add(time.Minute)
+	d := detectionOf(pipeline.GraphState{Dirty: true, FailingSince: since, Failures: 3, LastError: "store unavailable", NextRetry: next})
+	if !strings.HasPrefix(d.Failing, "community detection failing since 2026-03-01T12:00:00Z (3 runs): store unavailable") || d.NextRetry == nil || !d.NextRetry.Equal(next) {
+		t.Errorf("failing detection %+v", d)
+	}
+	if d := detectionOf(pipeline.GraphState{Detections: 2}); d.Failing != "" || d.NextRetry != nil {
+		t.Errorf("succeeding detection %+v, want no failure", d)
+	}
+}

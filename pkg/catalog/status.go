@@ -66,6 +66,11 @@ type Detection struct {
 	Current bool `json:"current"`
 	// Pending counts the merges since the last run.
 	Pending int `json:"pending"`
+	// Failing says, while the runs of the corpus fail, since when, how many and why
+	// ("community detection failing since …"; pipeline.GraphState.Failing), and
+	// NextRetry when the grapher tries again.
+	Failing   string     `json:"failing,omitempty"`
+	NextRetry *time.Time `json:"next_retry,omitempty"`
 }
 
 // MaxDeadLetters bounds the dead letters Status and the document listing read per
@@ -136,6 +141,10 @@ func detectionOf(g pipeline.GraphState) Detection {
 	if !g.LastRunAt.IsZero() {
 		t := g.LastRunAt.UTC()
 		d.LastRun = &t
+	}
+	if d.Failing = g.Failing(); d.Failing != "" && !g.NextRetry.IsZero() {
+		t := g.NextRetry.UTC()
+		d.NextRetry = &t
 	}
 	return d
 }

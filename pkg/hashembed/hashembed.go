@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/graphrag/graphrag/pkg/textseg"
 )
@@ -13,7 +15,7 @@ import (
 const DefaultDimension = 384
 
 // version changes whenever the algorithm changes (see the package doc).
-const version = "v1"
+const version = "v2"
 
 // Weights of the feature groups: words dominate, n-grams of characters only
 // tie spelling variants together.
@@ -43,7 +45,7 @@ func (e *Embedder) Dimension() int { return e.dim }
 func (e *Embedder) Name() string { return fmt.Sprintf("hashembed-%s-%d", version, e.dim) }
 
 // Embed returns one unit vector (or the zero vector, for a text without
-// features) per text, in order. It stops early when ctx is done.
+// features: see Fallback) per text, in order. It stops early when ctx is done.
 func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
 	for i, t := range texts {
@@ -83,9 +85,10 @@ func (e *Embedder) embed(text string) []float32 {
 	var prev string
 	var starts []int // byte offsets of the runes of a marked word, and its end
 	for _, sp := range textseg.Words(text) {
-		w := strings.ToLower(sp.Text(text))
+		raw := sp.Text(text)
+		w := strings.ToLower(raw)
 		w = trimPossessive(w)
-		if w == "" || stopwords[w] {
+		if w == "" || (stopwords[w] && !isAcronym(raw)) {
 			prev = ""
 			continue
 		}
@@ -111,6 +114,11 @@ func (e *Embedder) embed(text string) []float32 {
 			}
 		}
 	}
+	return e.vector(tf)
+}
+
+// vector hashes the features into a unit vector (the zero vector without features).
+func (e *Embedder) vector(tf map[feature]int) []float32 {
 	v := make([]float64, e.dim)
 	for f, n := range tf {
 		w := 1 + math.Log(float64(n))
@@ -141,6 +149,45 @@ func (e *Embedder) embed(text string) []float32 {
 		out[i] = float32(x / norm)
 	}
 	return out
+}
+
+// isAcronym reports whether a word is written in capitals with at least two
+// letters ("ALL", "IT", "US"): a name, even when its lower case is a stopword.
+func isAcronym(w string) bool {
+	letters := 0
+	for _, r := range w {
+		switch {
+		case unicode.IsUpper(r):
+			letters++
+		case unicode.IsLetter(r):
+			return false
+		}
+	}
+	return letters >= 2
+}
+
+// Fallback returns a unit vector of dim dimensions (DefaultDimension if dim < 1) for a
+// non-empty text that an embedder mapped to the zero vector (a text without a feature
+// of its own: only stopwords, punctuation, symbols or spaces): the hashed lower-cased
+// words of the text, stopwords included, or, without any word, the hash of the whole
+// text. Texts that differ in their words get different directions; vector stores
+// refuse the zero vector (cosine similarity is undefined for it). The empty text gets
+// the zero vector.
+func Fallback(text string, dim int) []float32 {
+	e := New(dim)
+	tf := map[feature]int{}
+	for _, sp := range textseg.Words(text) {
+		if w := strings.ToLower(sp.Text(text)); w != "" {
+			tf[feature{'u', w}]++
+		}
+	}
+	v := e.vector(tf)
+	if text != "" && v[0] == 0 && slices.Max(v) == 0 && slices.Min(v) == 0 {
+		// No word, or words whose hashes cancel out ("a b" on one dimension with
+		// opposite signs): one feature cannot cancel.
+		v = e.vector(map[feature]int{{'f', text}: 1})
+	}
+	return v
 }
 
 func trimPossessive(w string) string {

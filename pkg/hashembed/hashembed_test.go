@@ -31,10 +31,10 @@ func TestNameAndDimension(t *testing.T) {
 		wantDim  int
 		wantName string
 	}{
-		{384, 384, "hashembed-v1-384"},
-		{0, DefaultDimension, "hashembed-v1-384"},
-		{-5, DefaultDimension, "hashembed-v1-384"},
-		{64, 64, "hashembed-v1-64"},
+		{384, 384, "hashembed-v2-384"},
+		{0, DefaultDimension, "hashembed-v2-384"},
+		{-5, DefaultDimension, "hashembed-v2-384"},
+		{64, 64, "hashembed-v2-64"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.wantName, func(t *testing.T) {
@@ -72,7 +72,7 @@ func TestDeterministicUnitNorm(t *testing.T) {
 				n += float64(x) * float64(x)
 			}
 			want := 1.0
-			if texts[i] == "a" { // only a stopword: no features
+			if texts[i] == "a" { // only a stopword: no features (see Fallback)
 				want = 0
 			}
 			if math.Abs(n-want) > 1e-5 {
@@ -106,6 +106,73 @@ func TestSimilarity(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFallback: Fallback gives every non-empty text a unit vector, also one without a
+// feature of its own (vector stores refuse the zero vector); the empty text alone
+// gets zero.
+func TestFallback(t *testing.T) {
+	e := New(64)
+	tests := []struct {
+		name, text string
+		want       float64 // squared norm
+	}{
+		{"empty", "", 0},
+		{"acronym stopword", "ALL", 1},
+		{"lower stopword", "all", 1},
+		{"stopwords only", "What is it? About all of them", 1},
+		{"punctuation only", "?!… — ()", 1},
+		{"emoji only", "🧬🩸", 1},
+		{"spaces only", " \t\n", 1},
+		{"invalid UTF-8", "\xff\xfe", 1},
+		{"long stopword run", strings.Repeat("and the ", 1<<16), 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var n float64
+			for _, x := range Fallback(tt.text, e.Dimension()) {
+				n += float64(x) * float64(x)
+			}
+			if math.Abs(n-tt.want) > 1e-5 {
+				t.Errorf("squared norm %v, want %v", n, tt.want)
+			}
+		})
+	}
+}
+
+// TestAcronymKeepsIdentity: a stopword written in capitals (two letters or more) is a
+// name: "ALL" (the leukemia) is a feature of a text, "all" is not.
+func TestAcronymKeepsIdentity(t *testing.T) {
+	e := New(384)
+	q := embedOne(t, e, "What is ALL?")
+	about := embedOne(t, e, "ALL is the most common cancer diagnosed in children.")
+	other := embedOne(t, e, "It is the most common cancer diagnosed in children.")
+	if near, far := cosine(q, about), cosine(q, other); near <= far+0.1 {
+		t.Errorf("cos(ALL text) = %.3f, cos(text without ALL) = %.3f: want the first clearly above", near, far)
+	}
+	if a, b := embedOne(t, e, "all the children"), embedOne(t, e, "the children"); cosine(a, b) < 0.999 {
+		t.Errorf("lower-case stopword changed the vector: cos = %.3f", cosine(a, b))
+	}
+}
+
+// FuzzFallbackNonZero: Fallback gives no non-empty text the zero vector.
+func FuzzFallbackNonZero(f *testing.F) {
+	for _, s := range []string{"ALL", "a", "?", "🧬", " ", "the of and"} {
+		f.Add(s)
+	}
+	e := New(2) // few dimensions: hashes of two words often cancel
+	f.Fuzz(func(t *testing.T, s string) {
+		if s == "" {
+			return
+		}
+		var n float64
+		for _, x := range Fallback(s, e.Dimension()) {
+			n += float64(x) * float64(x)
+		}
+		if n == 0 || math.IsNaN(n) {
+			t.Fatalf("Fallback(%q) has squared norm %v", s, n)
+		}
+	})
 }
 
 func TestStem(t *testing.T) {

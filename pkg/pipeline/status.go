@@ -29,6 +29,22 @@ type GraphState struct {
 	// community unreported, and the corpus incomplete.
 	Communities int `json:"communities"`
 	Unreported  int `json:"unreported"`
+	// FailingSince is when the detection runs of the corpus began to fail (zero while
+	// they succeed), Failures how many failed in a row since, LastError the reason of
+	// the last; the grapher retries with growing pauses (NextRetry).
+	FailingSince time.Time `json:"failing_since,omitzero"`
+	Failures     int       `json:"failures,omitempty"`
+	LastError    string    `json:"last_error,omitempty"`
+	NextRetry    time.Time `json:"next_retry,omitzero"`
+}
+
+// Failing says in words why detection does not complete: "community detection failing
+// since <time> (<n> runs): <reason>", or "" while it succeeds.
+func (g GraphState) Failing() string {
+	if g.Failures == 0 {
+		return ""
+	}
+	return fmt.Sprintf("community detection failing since %s (%d runs): %s", g.FailingSince.UTC().Format(time.RFC3339), g.Failures, g.LastError)
 }
 
 // LoadGraphState reads the grapher's record of a corpus (zero value when absent).
@@ -94,7 +110,15 @@ type Status struct {
 	// Paused lists the stage replicas waiting for their model endpoint, when the
 	// corpus is not complete.
 	Paused []Pause `json:"paused,omitempty"`
+	// Quarantined counts the records a store refused as invalid, which the stages left
+	// out and went on without (see Quarantined); QuarantinedRecords lists the newest
+	// MaxStatusQuarantined of them with their reasons. They do not hold a corpus back.
+	Quarantined        int           `json:"quarantined"`
+	QuarantinedRecords []Quarantined `json:"quarantined_records,omitempty"`
 }
+
+// MaxStatusQuarantined bounds the quarantined records GetStatus lists.
+const MaxStatusQuarantined = 100
 
 // GetStatus reads the progress of a corpus. Stages are read in flow order and the
 // grapher record between the extractions and the communities, so a message moving on
@@ -118,6 +142,9 @@ func GetStatus(ctx context.Context, b *bus.Bus, corpus string) (Status, error) {
 				return st, err
 			default:
 				if st.Graph, err = LoadGraphState(ctx, kv, corpus); err != nil {
+					return st, err
+				}
+				if st.QuarantinedRecords, st.Quarantined, err = QuarantinedRecords(ctx, kv, corpus, MaxStatusQuarantined); err != nil {
 					return st, err
 				}
 			}

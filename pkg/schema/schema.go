@@ -122,6 +122,22 @@ func CacheScope(corpus, documentID string) string {
 // CorpusCacheScope begins the CacheScope of every document of a corpus.
 func CorpusCacheScope(corpus string) string { return "doc." + corpus + "." }
 
+// QuarantineKey is where a stage records a record of a corpus that a store refused
+// as invalid in StateBucket (pipeline.Quarantined). The collection and record id are
+// hashed: ids may hold characters that keys may not.
+func QuarantineKey(corpus, stage, collection, id string) string {
+	return QuarantineStagePrefix(corpus, stage) + events.Hash(collection, id)[:32]
+}
+
+// QuarantinePrefix begins the QuarantineKey of every record of a corpus.
+func QuarantinePrefix(corpus string) string { return "quarantine." + corpus + "." }
+
+// QuarantineStagePrefix begins the QuarantineKey of every record a stage quarantined
+// in a corpus.
+func QuarantineStagePrefix(corpus, stage string) string {
+	return QuarantinePrefix(corpus) + stage + "."
+}
+
 // TypeCountsPrefix begins the keys of TypeCountsKey.
 const TypeCountsPrefix = "types."
 

@@ -340,6 +340,9 @@ func (s *Service) removeChunks(ctx context.Context, corpus, docID string, sets [
 		}
 	}
 	coll := schema.Collection(corpus, schema.Chunks)
+	if err := pipeline.ReleaseQuarantined(ctx, s.state, corpus, pipeline.StageChunker, coll, ids); err != nil {
+		return fmt.Errorf("document %s: %w", docID, err)
+	}
 	for lo := 0; lo < len(ids); lo += 512 {
 		batch := ids[lo:min(len(ids), lo+512)]
 		err := s.deps.Vectors.Delete(ctx, coll, batch)
@@ -376,7 +379,7 @@ func (s *Service) writeChunks(ctx context.Context, corpus, coll string, v *versi
 			skips[i] = fmt.Sprintf("low information (score %.2f < %.2f: %s)", sc.Value, s.cfg.MinInformation, sc.Reason)
 		}
 	}
-	vecs, err := s.deps.Embedder.Embed(ctx, texts)
+	vecs, err := s.embedder.Embed(ctx, texts)
 	if err != nil {
 		return fmt.Errorf("document %s: embedding chunks: %w", d.ID, err)
 	}
@@ -388,8 +391,12 @@ func (s *Service) writeChunks(ctx context.Context, corpus, coll string, v *versi
 			schema.ChunkSubject: subject.Name, schema.ChunkSubjectAliases: strings.Join(subject.Aliases, "\n"),
 		}}
 	}
-	if err := s.deps.Vectors.Upsert(ctx, coll, recs); err != nil {
+	refused, err := vectorstore.UpsertValid(ctx, s.deps.Vectors, coll, recs)
+	if err != nil {
 		return fmt.Errorf("document %s: writing chunks: %w", d.ID, err)
+	}
+	if err := s.quarantineChunks(ctx, corpus, coll, d.ID, ids, skips, refused); err != nil {
+		return err
 	}
 	for i, c := range batch {
 		ev := &events.Chunk{Schema: events.SchemaChunk, Corpus: corpus, ID: ids[i], DocumentID: d.ID, DocumentTitle: d.Title,
@@ -398,12 +405,45 @@ func (s *Service) writeChunks(ctx context.Context, corpus, coll string, v *versi
 		if err := s.publish(ctx, events.KindChunks, corpus, ev, ev.MsgID()); err != nil {
 			return err
 		}
-		if skips[i] != "" {
+		switch {
+		case strings.HasPrefix(skips[i], quarantinedSkip):
+			s.skipped.Add(ctx, 1, metric.WithAttributes(attribute.String("reason", "quarantined")))
+		case skips[i] != "":
 			s.skipped.Add(ctx, 1, metric.WithAttributes(attribute.String("reason", "low_information")))
 		}
 	}
 	return nil
 }
+
+// quarantineChunks records the chunks the store refused as invalid (pipeline.Quarantine)
+// and marks them skipped, with the reason: their events are still published, so that
+// every chunk of the document gets its extraction and the document completes without
+// them (a chunk without a record is not searched, so it is not extracted either).
+func (s *Service) quarantineChunks(ctx context.Context, corpus, coll, docID string, ids, skips []string, refused []vectorstore.Refused) error {
+	if len(refused) == 0 {
+		return nil
+	}
+	if err := pipeline.Quarantine(ctx, s.state, corpus, pipeline.StageChunker, coll, refused); err != nil {
+		return fmt.Errorf("document %s: %w", docID, err)
+	}
+	reasons := make(map[string]string, len(refused))
+	for _, r := range refused {
+		reasons[r.ID] = r.Err.Error()
+	}
+	for i, id := range ids {
+		if reason, ok := reasons[id]; ok {
+			skips[i] = clip(quarantinedSkip+"refused by the vector store: "+reason, maxSkip)
+			s.log.WarnContext(ctx, "chunk record quarantined", "corpus", corpus, "document", docID, "chunk", id, "reason", reason)
+		}
+	}
+	return nil
+}
+
+// maxSkip bounds the reason a quarantined chunk's event carries.
+const maxSkip = 512
+
+// quarantinedSkip begins the Skip of a chunk whose record the store refused.
+const quarantinedSkip = "quarantined: "
 
 // ChunkText is what is embedded, indexed and extracted for a chunk: a header with the
 // document title and section path, then the chunk. The header puts the chunk's subject

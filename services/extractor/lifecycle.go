@@ -71,8 +71,9 @@ func (s *Service) deleteDocument(ctx context.Context, corpus string, seq uint64,
 // first records the drop on the corpus, so that a document event older than the drop
 // that arrives later finds itself superseded; then it deletes each document the
 // chunker knows of through the same cascade as a deletion, removes their records
-// (the corpus record orders what they did), and forgets the corpus's cache entries.
-// A redelivery after a crash goes over the same ground again.
+// (the corpus record orders what they did), forgets the corpus's cache entries and
+// its quarantined records (pipeline.DropQuarantine: the records of every stage; the
+// grapher's next run releases those it quarantines after this). A redelivery after a crash goes over the same ground again.
 func (s *Service) dropCorpus(ctx context.Context, corpus string, seq uint64) error {
 	for {
 		c, rev, err := pipeline.LoadCorpus(ctx, s.state, corpus)
@@ -109,6 +110,9 @@ func (s *Service) dropCorpus(ctx context.Context, corpus string, seq uint64) err
 	}
 	if err := s.forgetCache(ctx, schema.CorpusCacheScope(corpus)); err != nil {
 		return err
+	}
+	if err := pipeline.DropQuarantine(ctx, s.state, corpus); err != nil {
+		return fmt.Errorf("dropping corpus %s: %w", corpus, err)
 	}
 	s.log.InfoContext(ctx, "corpus dropped", "corpus", corpus, "seq", seq, "documents", len(recs))
 	return nil

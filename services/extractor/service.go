@@ -76,6 +76,8 @@ type Service struct {
 	tax     *taxonomyCache
 	dim     int
 	pauses  *pauses
+	// embedder is deps.Embedder giving every non-empty text a direction (llm.NonZero).
+	embedder llm.Embedder
 	// state holds the document and corpus records (schema.StateBucket), cache the
 	// model answers the deletion of a document forgets (schema.LLMCacheBucket).
 	state, cache bus.KV
@@ -111,7 +113,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Service{cfg: cfg, deps: deps, log: log.With("service", "extractor")}
+	s := &Service{cfg: cfg, deps: deps, embedder: llm.NonZero(deps.Embedder), log: log.With("service", "extractor")}
 	m := otel.Meter(meterName)
 	var err error
 	if s.chunks, err = m.Int64Counter("graphrag.extractor.chunks", metric.WithDescription("chunks written")); err != nil {

@@ -87,6 +87,7 @@ func (s *Service) Detect(ctx context.Context, corpus string) error {
 	st.state.Detections++
 	st.state.LastRun, st.state.LastRunAt, st.state.Levels, st.state.Published = run, time.Now().UTC(), res.Levels, len(unreported)
 	st.state.Communities, st.state.Unreported = len(comms), len(unreported)
+	st.state.FailingSince, st.state.Failures, st.state.LastError, st.state.NextRetry = time.Time{}, 0, "", time.Time{}
 	st.unreported, st.reportsChecked = unreported, time.Now()
 	if st.state.Changes == changesAtStart {
 		st.state.Dirty, st.state.Changes = false, 0
@@ -196,7 +197,9 @@ func (c Config) Detection() community.Options {
 
 // publishUnreported publishes an event for every community that has no report in the
 // vector store, deletes reports of communities that no longer exist, and returns the
-// ids of the communities it published. Asking the store (rather than diffing with the
+// ids of the communities it published that wait for their report: not those whose
+// report the summarizer quarantined (announced again, so that a store that takes the
+// report now gets it, but not holding the corpus back). Asking the store (rather than diffing with the
 // previous hierarchy) makes a crash anywhere in a run harmless: the next run publishes
 // whatever is still missing.
 func (s *Service) publishUnreported(ctx context.Context, corpus string, comms []graphstore.Community, run string) ([]string, error) {
@@ -234,7 +237,7 @@ func (s *Service) publishUnreported(ctx context.Context, corpus string, comms []
 	if err := s.deleteStaleReports(ctx, coll, ids); err != nil {
 		return nil, err
 	}
-	return missing, nil
+	return s.notQuarantined(ctx, corpus, coll, missing, true)
 }
 
 // withoutReport returns the ids, in order, that have no record in the report collection.

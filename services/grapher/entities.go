@@ -11,6 +11,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/llm"
+	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/taxonomy"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
@@ -41,6 +42,12 @@ func (s *Service) embedEntities(ctx context.Context, corpus string, keys []strin
 	}
 	var todo []graphstore.Entity
 	var texts []string
+	var refused []vectorstore.Refused
+	write := func() error {
+		r, err := s.writeEntities(ctx, coll, todo, texts)
+		refused = append(refused, r...)
+		return err
+	}
 	for _, part := range batches(keys, 1024) {
 		ents, err := s.deps.Graph.Entities(ctx, corpus, part, graphstore.Brief) // the text needs no lists
 		if err != nil {
@@ -59,14 +66,22 @@ func (s *Service) embedEntities(ctx context.Context, corpus string, keys []strin
 			texts = append(texts, t)
 		}
 		if len(todo) >= entityWriteGroup {
-			if err := s.writeEntities(ctx, coll, todo, texts); err != nil {
+			if err := write(); err != nil {
 				return err
 			}
 			todo, texts = todo[:0], texts[:0]
 		}
 	}
-	if err := s.writeEntities(ctx, coll, todo, texts); err != nil {
+	if err := write(); err != nil {
 		return err
+	}
+	// Every record refused is tried again next run (it has no record, so its text
+	// counts as changed): the list is this run's refusals.
+	if err := pipeline.ReplaceQuarantine(ctx, s.kv, corpus, pipeline.StageGrapher, coll, refused); err != nil {
+		return err
+	}
+	for _, r := range refused {
+		s.log.Warn("entity record quarantined", "corpus", corpus, "entity", shortID(r.ID), "reason", r.Err)
 	}
 	n, err := s.deps.Vectors.Count(ctx, coll)
 	if err != nil {
@@ -84,24 +99,35 @@ func (s *Service) embedEntities(ctx context.Context, corpus string, keys []strin
 	return nil
 }
 
-// writeEntities embeds texts and upserts the entities' records in one write.
-func (s *Service) writeEntities(ctx context.Context, coll string, ents []graphstore.Entity, texts []string) error {
+// writeEntities embeds texts and upserts the entities' records in one write, and
+// returns the records the store refused as invalid (written without them).
+func (s *Service) writeEntities(ctx context.Context, coll string, ents []graphstore.Entity, texts []string) ([]vectorstore.Refused, error) {
 	if len(ents) == 0 {
-		return nil
+		return nil, nil
 	}
-	vecs, err := s.deps.Embedder.Embed(ctx, texts)
+	vecs, err := s.embedder.Embed(ctx, texts)
 	if err != nil {
-		return fmt.Errorf("embedding %d entities: %w", len(ents), err)
+		return nil, fmt.Errorf("embedding %d entities: %w", len(ents), err)
 	}
 	recs := make([]vectorstore.Record, len(ents))
 	for i, e := range ents {
 		recs[i] = vectorstore.Record{ID: e.Key, Vector: vecs[i], Text: texts[i], Attrs: map[string]string{
 			schema.EntityName: e.Name, schema.EntityType: e.Type, schema.EntityTextHash: events.Hash(texts[i])[:16]}}
 	}
-	if err := s.deps.Vectors.Upsert(ctx, coll, recs); err != nil {
-		return fmt.Errorf("writing entity records: %w", err)
+	refused, err := vectorstore.UpsertValid(ctx, s.deps.Vectors, coll, recs)
+	if err != nil {
+		return nil, fmt.Errorf("writing entity records: %w", err)
 	}
-	return nil
+	return refused, nil
+}
+
+// shortID shortens an id for a log line (an entity name can be a megabyte).
+func shortID(id string) string {
+	const n = 120
+	if len(id) <= n {
+		return id
+	}
+	return strings.ToValidUTF8(id[:n], "") + "…"
 }
 
 const describeSystem = `You merge several descriptions of the same entity, taken from different passages, into one comprehensive description of at most three sentences. Resolve contradictions if possible, keep every distinct fact, write in the third person, and do not add facts.`

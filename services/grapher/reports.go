@@ -56,8 +56,12 @@ func (s *Service) recountReports(ctx context.Context, corpus string) error {
 			ids = append(ids, c.ID)
 		}
 	}
-	missing, err := s.withoutReport(ctx, schema.Collection(corpus, schema.Communities), ids)
+	coll := schema.Collection(corpus, schema.Communities)
+	missing, err := s.withoutReport(ctx, coll, ids)
 	if err != nil {
+		return err
+	}
+	if missing, err = s.notQuarantined(ctx, corpus, coll, missing, false); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -72,6 +76,45 @@ func (s *Service) recountReports(ctx context.Context, corpus string) error {
 		return nil
 	}
 	return s.saveState(ctx, corpus)
+}
+
+// notQuarantined returns the communities of missing (without a report) whose report
+// the summarizer did not quarantine: a report the store refused as invalid does not
+// keep the corpus from completing (status lists it). With prune, missing holds every
+// current community without a report, and the entries of the others (reported since,
+// or gone) leave the quarantine list.
+func (s *Service) notQuarantined(ctx context.Context, corpus, coll string, missing []string, prune bool) ([]string, error) {
+	keys, err := s.kv.Keys(ctx, schema.QuarantineStagePrefix(corpus, pipeline.StageSummarizer))
+	if err != nil {
+		return nil, fmt.Errorf("listing quarantined reports: %w", err)
+	}
+	if len(keys) == 0 {
+		return missing, nil
+	}
+	byKey := make(map[string]string, len(missing))
+	for _, id := range missing {
+		byKey[schema.QuarantineKey(corpus, pipeline.StageSummarizer, coll, id)] = id
+	}
+	quarantined := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		if id, ok := byKey[k]; ok {
+			quarantined[id] = true
+			continue
+		}
+		if !prune {
+			continue
+		}
+		if err := s.kv.Delete(ctx, k); err != nil {
+			return nil, fmt.Errorf("releasing a quarantined report: %w", err)
+		}
+	}
+	out := make([]string, 0, len(missing)-len(quarantined))
+	for _, id := range missing {
+		if !quarantined[id] {
+			out = append(out, id)
+		}
+	}
+	return out, nil
 }
 
 // saveState writes the corpus's current state. Saves are serialized and each writes the

@@ -123,8 +123,10 @@ type Service struct {
 	merger *merger
 	kv     bus.KV
 	dim    int
-	lease  *bus.Lease
-	failed chan error
+	// embedder is deps.Embedder giving every non-empty text a direction (llm.NonZero).
+	embedder llm.Embedder
+	lease    *bus.Lease
+	failed   chan error
 
 	mu      sync.Mutex
 	corpora map[string]*corpusState
@@ -192,7 +194,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Service{cfg: cfg, deps: deps, log: log.With("service", "grapher"), corpora: map[string]*corpusState{},
+	s := &Service{cfg: cfg, deps: deps, embedder: llm.NonZero(deps.Embedder), log: log.With("service", "grapher"), corpora: map[string]*corpusState{},
 		stop: make(chan struct{}), done: make(chan struct{}), failed: make(chan error, 1)}
 	s.merger = newMerger(deps.Graph, newVersionCache(nil, versionCacheEntries), cfg.BatchSize, cfg.BatchWait)
 	countersAtZero(context.Background())
@@ -352,10 +354,52 @@ func (s *Service) schedule(ctx context.Context) {
 				if ctx.Err() != nil {
 					return // cancelled by Stop: the corpus stays dirty
 				}
-				s.log.Error("community detection failed; will retry", "corpus", corpus, "err", err)
+				s.detectFailed(ctx, corpus, err)
 			}
 		}
 		s.checkReports(ctx)
+	}
+}
+
+// Pauses between failed detection runs of a corpus: the first retry after about
+// retryFirst, doubling with every failure up to retryCeiling, with jitter.
+const (
+	retryFirst   = time.Second
+	retryCeiling = 5 * time.Minute
+)
+
+// retryAfter is the pause after the failures-th failed run in a row: retryFirst·2^(n-1)
+// capped at retryCeiling, drawn from its upper half so that graphers and corpora that
+// failed together do not retry together.
+func retryAfter(failures int, jitter float64) time.Duration {
+	d := retryCeiling
+	if failures < 20 && retryFirst<<(failures-1) < retryCeiling {
+		d = retryFirst << (failures - 1)
+	}
+	return d/2 + time.Duration(jitter*float64(d/2))
+}
+
+// detectFailed records a failed run: the corpus stays dirty and is tried again after
+// a pause that grows with every failure in a row, and status says since when and why
+// it fails. A run that succeeds clears this (Detect).
+func (s *Service) detectFailed(ctx context.Context, corpus string, err error) {
+	now := time.Now().UTC()
+	s.mu.Lock()
+	st := s.corpora[corpus]
+	g := &st.state
+	if g.Failures == 0 {
+		g.FailingSince = now
+	}
+	g.Failures++
+	g.LastError = shortID(err.Error())
+	wait := retryAfter(g.Failures, rand.Float64())
+	g.NextRetry = now.Add(wait)
+	failures, since := g.Failures, g.FailingSince
+	s.mu.Unlock()
+	s.log.Error("community detection failed; will retry", "corpus", corpus, "err", err, "failures", failures,
+		"failing_since", since, "retry_in", wait.Round(time.Millisecond).String())
+	if err := s.saveState(ctx, corpus); err != nil {
+		s.log.Warn("recording the failed detection run", "corpus", corpus, "err", err)
 	}
 }
 
@@ -386,7 +430,7 @@ func (s *Service) due() (due []string, forced []bool) {
 	defer s.mu.Unlock()
 	now := time.Now()
 	for c, st := range s.corpora {
-		if !st.state.Dirty {
+		if !st.state.Dirty || now.Before(st.state.NextRetry) {
 			continue
 		}
 		f := s.forced(st)

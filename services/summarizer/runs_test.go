@@ -64,6 +64,9 @@ func newTestSummarizer(t *testing.T, graph func(GraphReader) GraphReader) testSu
 		t.Fatal(err)
 	}
 	s.dim = 64
+	if s.state, err = b.KV(ctx, schema.StateBucket); err != nil {
+		t.Fatal(err)
+	}
 	mention := func(k string) graphstore.EntityMention {
 		return graphstore.EntityMention{Key: k, Name: k, Type: "CONCEPT", Description: "about " + k}
 	}

@@ -76,6 +76,8 @@ type Service struct {
 
 	// writer writes the reports of concurrent handlers together.
 	writer *reportWriter
+	// state is schema.StateBucket, where reports the store refused are quarantined.
+	state bus.KV
 }
 
 // keyLock is a mutex per key.
@@ -128,7 +130,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		log = slog.Default()
 	}
 	s := &Service{cfg: cfg, deps: deps, log: log.With("service", "summarizer"), stopping: make(chan struct{}),
-		writer: &reportWriter{embedder: deps.Embedder, vectors: deps.Vectors}}
+		writer: &reportWriter{embedder: llm.NonZero(deps.Embedder), vectors: deps.Vectors}}
 	countersAtZero(context.Background())
 	s.runner = pipeline.NewRunner(deps.Bus, pipeline.StageSummarizer, events.KindCommunities, cfg.Stage, s.pausing(s.handleCommunity), s.log)
 	return s, nil
@@ -168,6 +170,9 @@ func (s *Service) Start(ctx context.Context) error {
 		return fmt.Errorf("summarizer: %w", err)
 	}
 	s.dim = dim
+	if s.state, err = s.deps.Bus.KV(ctx, schema.StateBucket); err != nil {
+		return fmt.Errorf("summarizer: opening state bucket: %w", err)
+	}
 	if err := s.runner.Start(ctx); err != nil {
 		return err
 	}
@@ -229,8 +234,14 @@ func (s *Service) handleCommunity(ctx context.Context, corpus string, m *bus.Mes
 		return s.announce(ctx, corpus, summaryOf(corpus, existing[0], com, ev.Run))
 	}
 	rec, err := s.newReport(ctx, corpus, com, m.Deliveries, ev.Run)
+	if refused := (*refusedError)(nil); errors.As(err, &refused) {
+		return s.quarantine(ctx, corpus, com.ID, refused.rec)
+	}
 	if err != nil {
 		return err
+	}
+	if err := pipeline.ReleaseQuarantined(ctx, s.state, corpus, pipeline.StageSummarizer, coll, []string{com.ID}); err != nil {
+		return fmt.Errorf("community %s: %w", com.ID, err)
 	}
 	// A detection run may have replaced the community while the report was being
 	// written, and deleted the reports of replaced communities before this one existed:
@@ -246,6 +257,18 @@ func (s *Service) handleCommunity(ctx context.Context, corpus string, m *bus.Mes
 	}
 	recordReport(ctx, s.deps.LLM != nil, rec.Attrs[schema.ReportMethod])
 	return s.announce(ctx, corpus, summaryOf(corpus, rec, com, ev.Run))
+}
+
+// quarantine records a report the store refused as invalid (pipeline.Quarantine) and
+// lets the community go without it: nothing is announced, and the grapher does not
+// count the community as waiting for its report. The next detection run that finds
+// it without a report announces it again, and a report written then releases it.
+func (s *Service) quarantine(ctx context.Context, corpus, id string, refused vectorstore.Refused) error {
+	if err := pipeline.Quarantine(ctx, s.state, corpus, pipeline.StageSummarizer, schema.Collection(corpus, schema.Communities), []vectorstore.Refused{refused}); err != nil {
+		return fmt.Errorf("community %s: %w", id, err)
+	}
+	s.log.WarnContext(ctx, "community report quarantined", "corpus", corpus, "community", id, "reason", refused.Err)
+	return nil
 }
 
 // newReport writes com's report: a copy of its only child's when that child has the

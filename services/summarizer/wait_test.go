@@ -46,6 +46,9 @@ func TestParentReportWaitsForSubReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.dim = 64
+	if s.state, err = b.KV(ctx, schema.StateBucket); err != nil {
+		t.Fatal(err)
+	}
 
 	mention := func(k string) graphstore.EntityMention {
 		return graphstore.EntityMention{Key: k, Name: k, Type: "CONCEPT", Description: "about " + k}

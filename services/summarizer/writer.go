@@ -19,7 +19,8 @@ import (
 //
 // A handler still returns only once its own report is durable, and a failed group
 // write fails every handler of the group: each message is retried as it would have
-// been alone, so none is lost. Nothing waits for a group to fill: a group is what
+// been alone, so none is lost. A report the store refuses as invalid fails only its
+// own handler, with a refusedError: the others are written. Nothing waits for a group to fill: a group is what
 // queued while the previous write ran, so a lone report is written at once.
 type reportWriter struct {
 	embedder llm.Embedder
@@ -84,41 +85,62 @@ func (w *reportWriter) writeGroup(ctx context.Context, group []*writeReq) {
 	}
 	for _, name := range order {
 		reqs := byColl[name]
-		err := w.writeColl(ctx, reqs)
+		refused, err := w.writeColl(ctx, reqs)
 		for _, r := range reqs {
 			r.err, r.done = err, true
+			if e, ok := refused[r.rec.ID]; ok && err == nil {
+				r.err = &refusedError{rec: vectorstore.Refused{ID: r.rec.ID, Err: e}}
+			}
 		}
 	}
 }
 
-// writeColl embeds and upserts the reports of one collection.
-func (w *reportWriter) writeColl(ctx context.Context, reqs []*writeReq) error {
+// refusedError is the error of a report the store refused as invalid, written
+// without it (vectorstore.UpsertValid): the handler quarantines it.
+type refusedError struct{ rec vectorstore.Refused }
+
+func (e *refusedError) Error() string {
+	return "report refused by the vector store: " + e.rec.Err.Error()
+}
+func (e *refusedError) Unwrap() error { return e.rec.Err }
+
+// writeColl embeds and upserts the reports of one collection, and returns the errors
+// of the records the store refused as invalid, by id (the others are written).
+func (w *reportWriter) writeColl(ctx context.Context, reqs []*writeReq) (map[string]error, error) {
 	texts := make([]string, len(reqs))
 	for i, r := range reqs {
 		texts[i] = r.rec.Text
 	}
 	vecs, err := w.embedder.Embed(ctx, texts)
 	if err != nil {
-		return fmt.Errorf("embedding %d reports: %w", len(reqs), err)
+		return nil, fmt.Errorf("embedding %d reports: %w", len(reqs), err)
 	}
 	if len(vecs) != len(reqs) {
-		return fmt.Errorf("embedding %d reports: the embedder returned %d vectors", len(reqs), len(vecs))
+		return nil, fmt.Errorf("embedding %d reports: the embedder returned %d vectors", len(reqs), len(vecs))
 	}
 	spec := reqs[0].spec
 	if err := w.vectors.EnsureCollection(ctx, spec); err != nil {
-		return fmt.Errorf("ensuring community collection: %w", err)
+		return nil, fmt.Errorf("ensuring community collection: %w", err)
 	}
 	recs := make([]vectorstore.Record, len(reqs))
 	for i, r := range reqs {
 		r.rec.Vector = vecs[i]
 		recs[i] = r.rec
 	}
-	if err := w.vectors.Upsert(ctx, spec.Name, recs); err != nil {
-		return fmt.Errorf("writing %d reports: %w", len(recs), err)
+	refused, err := vectorstore.UpsertValid(ctx, w.vectors, spec.Name, recs)
+	if err != nil {
+		return nil, fmt.Errorf("writing %d reports: %w", len(recs), err)
 	}
 	w.writes++
-	w.written += len(recs)
-	return nil
+	w.written += len(recs) - len(refused)
+	if len(refused) == 0 {
+		return nil, nil
+	}
+	byID := make(map[string]error, len(refused))
+	for _, r := range refused {
+		byID[r.ID] = r.Err
+	}
+	return byID, nil
 }
 
 // counts returns the Upserts made and the reports they held.

@@ -63,6 +63,7 @@ func Run(t *testing.T, f Features, open func(t *testing.T) vectorstore.Store) {
 		{"EnsureCollection", h.testEnsure, false},
 		{"NotFound", h.testNotFound, false},
 		{"UpsertValidation", h.testUpsertValidation, false},
+		{"UpsertValid", h.testUpsertValid, false},
 		{"UpsertReplaces", h.testUpsertReplaces, false},
 		{"GetOrderAndMissing", h.testGet, false},
 		{"Attrs", h.testAttrs, false},
@@ -267,6 +268,46 @@ func (h *harness) testUpsertValidation(t *testing.T) {
 	}
 	if _, err := s.Search(ctx, name, good, 0, vectorstore.Filter{}); !errors.Is(err, vectorstore.ErrInvalidArgument) {
 		t.Fatalf("Search with k=0 = %v, want ErrInvalidArgument", err)
+	}
+}
+
+// testUpsertValid: UpsertValid writes every valid record of a batch and returns the
+// invalid ones (a zero vector, an empty ID) with the driver's reason.
+func (h *harness) testUpsertValid(t *testing.T) {
+	ctx := context.Background()
+	s, name := h.setup(t, false)
+	recs := make([]vectorstore.Record, 37)
+	bad := map[int]bool{0: true, 17: true, 36: true}
+	for i := range recs {
+		v := make([]float32, dim)
+		v[i%dim] = 1
+		recs[i] = vectorstore.Record{ID: fmt.Sprintf("r%02d", i), Vector: v}
+		if bad[i] {
+			recs[i].Vector = make([]float32, dim)
+		}
+	}
+	recs = append(recs, vectorstore.Record{ID: "", Vector: recs[1].Vector})
+	refused, err := vectorstore.UpsertValid(ctx, s, name, recs)
+	if err != nil {
+		t.Fatalf("UpsertValid: %v", err)
+	}
+	var ids []string
+	for _, r := range refused {
+		if !errors.Is(r.Err, vectorstore.ErrInvalidArgument) {
+			t.Errorf("refused %q with %v, want ErrInvalidArgument", r.ID, r.Err)
+		}
+		ids = append(ids, r.ID)
+	}
+	if want := []string{"r00", "r17", "r36", ""}; !slices.Equal(ids, want) {
+		t.Errorf("refused %q, want %q", ids, want)
+	}
+	if n, err := s.Count(ctx, name); err != nil || n != len(recs)-4 {
+		t.Errorf("Count = %d, %v; want %d", n, err, len(recs)-4)
+	}
+	// An error that is not a record's fault is returned, nothing refused.
+	short := []vectorstore.Record{{ID: "s", Vector: make([]float32, dim-1)}}
+	if refused, err := vectorstore.UpsertValid(ctx, s, name, short); !errors.Is(err, vectorstore.ErrDimensionMismatch) || len(refused) != 0 {
+		t.Errorf("UpsertValid with a short vector = %v, %v; want ErrDimensionMismatch", refused, err)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/graphrag/graphrag/pkg/catalog"
 	"github.com/graphrag/graphrag/pkg/events"
+	"github.com/graphrag/graphrag/pkg/pipeline"
 )
 
 // fakes are the resource routes' backends, recording what they were asked.
@@ -81,6 +82,15 @@ func (f *fakes) Status(_ context.Context, corpus string) (catalog.Status, error)
 	}
 	st := catalog.Status{State: catalog.StateEmpty, DeadLetters: []catalog.DeadLetters{}}
 	st.Corpus = corpus
+	if corpus == "poisoned" { // a record quarantined, detection failing
+		st.State = catalog.StateIndexing
+		st.Quarantined = 1
+		st.QuarantinedRecords = []pipeline.Quarantined{{Stage: pipeline.StageGrapher, Collection: "poisoned_entities", ID: "all",
+			Reason: "invalid argument: zero vector", At: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}}
+		st.Graph = pipeline.GraphState{Dirty: true, Failures: 2, LastError: "store unavailable",
+			FailingSince: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), NextRetry: time.Date(2026, 3, 1, 12, 1, 0, 0, time.UTC)}
+		st.Detection = catalog.Detection{Failing: st.Graph.Failing(), NextRetry: &st.Graph.NextRetry}
+	}
 	return st, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/graphrag/graphrag/pkg/catalog"
+	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/services/query/access"
 )
 
@@ -69,6 +70,18 @@ func TestResourceRoutes(t *testing.T) {
 	var st map[string]any
 	if err := json.Unmarshal(body, &st); err != nil || resp.StatusCode != 200 || st["state"] != "empty" || st["corpus"] != "demo" {
 		t.Errorf("status %d %s", resp.StatusCode, body)
+	}
+
+	resp, body = call(t, srv, http.MethodGet, "/v1/corpora/poisoned/status", "", "")
+	var pst catalog.Status
+	decodeOK(t, resp, body, &pst)
+	if pst.Quarantined != 1 || len(pst.QuarantinedRecords) != 1 || pst.QuarantinedRecords[0].ID != "all" || pst.QuarantinedRecords[0].Stage != pipeline.StageGrapher ||
+		pst.QuarantinedRecords[0].Reason == "" || pst.QuarantinedRecords[0].Collection == "" {
+		t.Errorf("quarantined records in the status: %s", body)
+	}
+	if pst.Graph.Failures != 2 || pst.Graph.FailingSince.IsZero() || pst.Graph.LastError == "" || pst.Graph.NextRetry.IsZero() ||
+		!strings.HasPrefix(pst.Detection.Failing, "community detection failing since") || pst.Detection.NextRetry == nil {
+		t.Errorf("failing detection in the status: %s", body)
 	}
 
 	resp, body = call(t, srv, http.MethodDelete, "/v1/corpora/demo/documents/notes%2Fa.md", "", "")

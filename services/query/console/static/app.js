@@ -713,6 +713,15 @@ function renderStatus(body, s, stats) {
         h('td', { class: 'num' }, num(st.dead_lettered))))),
     h('h2', {}, 'Community detection'),
     h('p', {}, `${num(det.runs)} runs · ${num(det.levels)} levels · last run ${det.last_run || 'never'}${det.current === false ? ' · changes pending' : det.current ? ' · current' : ''}`),
+    det.failing
+      ? h('p', { class: 'notice', id: 'detection-failing', role: 'alert' }, det.failing, det.next_retry ? ` · next try ${det.next_retry}` : '')
+      : null,
+    s.quarantined
+      ? [h('h2', {}, 'Quarantined records'),
+        h('p', { class: 'muted' }, `${num(s.quarantined)} records a store refused as invalid, left out; the corpus goes on without them.`),
+        h('table', { id: 'quarantined' }, h('tr', {}, h('th', {}, 'stage'), h('th', {}, 'record'), h('th', {}, 'reason')),
+          (s.quarantined_records || []).map((q) => h('tr', {}, h('td', {}, q.stage), h('td', {}, q.id), h('td', {}, q.reason))))]
+      : null,
     h('h2', {}, 'Dead letters'),
     s.dead_letters?.length
       ? h('table', { id: 'dead-letters' }, h('tr', {}, h('th', {}, 'stage'), h('th', {}, 'reason'), h('th', { class: 'num' }, 'count')),

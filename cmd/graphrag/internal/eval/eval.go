@@ -28,6 +28,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/platform"
 	"github.com/graphrag/graphrag/pkg/proccpu"
+	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/service"
 	"github.com/graphrag/graphrag/services/query/engine"
 )
@@ -122,7 +123,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := stack.DefaultConfig()
 	var dataset, out, strategies, details, titles string
 	var limit int
-	var candidates bool
+	var candidates, noWait bool
 	// Log quietly: the table and the progress bar are the output.
 	args = append([]string{"-log-level", "warn", "-http-addr", "127.0.0.1:0", "-nats-port", "-1"}, args...)
 	var report *EvalReport
@@ -146,6 +147,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fs.StringVar(&strategies, "strategies", "bm25,dense,hybrid,graph", "comma-separated: "+strings.Join(strategyNames(), ", "))
 			fs.IntVar(&limit, "limit", 0, "evaluate only the first N questions (0 = all)")
 			fs.StringVar(&details, "details", "", "also write one JSON line per question and strategy (top 10 documents, gold ranks) and per answer here")
+			fs.BoolVar(&noWait, "no-wait", false, "with a -data-dir that already holds the dataset: retrieve at once, without waiting for community reports (they do not rank passages); the entity vectors written so far are counted")
 			fs.BoolVar(&candidates, "candidates", false, "with -details: also write every fused candidate passage with its rank and score in each list (to study fusion offline)")
 			fs.StringVar(&titles, "titles", titlesAsShipped, "document titles: "+titlesAsShipped+", or "+titlesOpaque+" (each replaced by doc-NNNNN, as most real corpora name their files)")
 		},
@@ -179,7 +181,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				// The evaluation's end is the process's: its error is kept here, since
 				// cancelling ctx races with reporting it as the loop's failure.
 				defer cancel()
-				r, err := evaluate(ctx, p, st, evalOptions{dir: dataset, strategies: names, limit: limit, details: details, titles: titles, candidates: candidates}, stderr)
+				r, err := evaluate(ctx, p, st, evalOptions{dir: dataset, strategies: names, limit: limit, details: details, titles: titles, candidates: candidates, noWait: noWait}, stderr)
 				if err == nil {
 					err = writeReport(out, r)
 				}
@@ -251,6 +253,7 @@ type evalOptions struct {
 	details    string   // per-question JSONL output ("" = none)
 	titles     string   // titlesAsShipped or titlesOpaque
 	candidates bool     // details also hold every fused candidate with its list hits
+	noWait     bool     // an indexed data dir: retrieve without waiting for reports
 }
 
 // questionDetail is one line of the -details file: how a strategy ranked one question's
@@ -319,9 +322,19 @@ func evaluate(ctx context.Context, p *platform.Platform, st *stack.Stack, o eval
 			prog.update("publishing %d/%d", i+1, len(docs))
 		}
 	}
-	status, err := pipeline.WaitComplete(ctx, p.Bus, evalCorpus, 250*time.Millisecond, func(s pipeline.Status) {
-		prog.update("indexing: %s", stageLine(s))
-	})
+	var status pipeline.Status
+	if o.noWait && before.Stages[0].Total >= uint64(len(docs)) {
+		status = before
+		n, err := p.Vectors.Count(ctx, schema.Collection(evalCorpus, schema.Entities))
+		if err != nil {
+			return nil, fmt.Errorf("counting entity vectors: %w", err)
+		}
+		fmt.Fprintf(progress, "-no-wait: retrieving now; %d entity vectors written\n", n)
+	} else {
+		status, err = pipeline.WaitComplete(ctx, p.Bus, evalCorpus, 250*time.Millisecond, func(s pipeline.Status) {
+			prog.update("indexing: %s", stageLine(s))
+		})
+	}
 	prog.done()
 	if err != nil {
 		return nil, err

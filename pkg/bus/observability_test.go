@@ -81,6 +81,10 @@ func TestLogLinesCarryTraceID(t *testing.T) {
 	}
 	consume(t, e.b, fastSpec("traced"), func(context.Context, *bus.Message) error { return errors.New("always fails") })
 	eventually(t, "dead letter", func() bool { return len(dlq.snapshot()) == 1 })
+	// The consumer logs the dead letter after publishing it: wait for the line too.
+	eventually(t, "dead-letter log line", func() bool {
+		return strings.Contains(strings.Join(logs.lines(), "\n"), `"msg":"message dead-lettered"`)
+	})
 	var checked int
 	for _, line := range logs.lines() {
 		var rec map[string]any

@@ -58,6 +58,9 @@ func (f *fakes) Names(context.Context) ([]string, error) {
 }
 
 func (f *fakes) Exists(_ context.Context, corpus string) (bool, error) {
+	if corpus == "poisoned" { // known to Status only: a corpus whose detection fails
+		return true, nil
+	}
 	for _, c := range f.corpora {
 		if c.Name == corpus {
 			return true, nil

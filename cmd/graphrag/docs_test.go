@@ -144,7 +144,6 @@ var skippedDocCommands = map[string]string{
 	"bin/graphrag eval -dataset ../shared/datasets/hotpotqa -titles opaque -out eval-opaque.json -strategies bm25,dense,hybrid,graph,graph_path": "indexes the HotpotQA development set (minutes)",
 	"scripts/integration/llm/install.sh && scripts/integration/llm/start.sh /tmp/llm > /tmp/llm/env.sh":                                          "installs and starts a model server",
 	". /tmp/llm/env.sh": "the model server's environment",
-	"bin/graphrag eval -dataset ../shared/datasets/hotpotqa -out e5.json -data-dir /tmp/e5 -llm-embed-base-url $GRAPHRAG_TEST_EMBED_BASE_URL -llm-embed-model $GRAPHRAG_TEST_EMBED_MODEL -strategies bm25,dense,hybrid,graph,graph_path":                              "needs the model server",
 	"bin/graphrag eval -dataset ../shared/datasets/hotpotqa -out e5-as-shipped.json -data-dir /tmp/e5-as-shipped -strategies bm25,dense,hybrid,graph,graph_path -llm-embed-base-url $GRAPHRAG_TEST_EMBED_BASE_URL -llm-embed-model $GRAPHRAG_TEST_EMBED_MODEL":        "needs the model server",
 	"bin/graphrag eval -dataset ../shared/datasets/hotpotqa -titles opaque -out e5-opaque.json -data-dir /tmp/e5-opaque -strategies bm25,dense,hybrid,graph,graph_path -llm-embed-base-url $GRAPHRAG_TEST_EMBED_BASE_URL -llm-embed-model $GRAPHRAG_TEST_EMBED_MODEL": "needs the model server",
 	"graphrag export -corpus demo -format parquet -out ./demo-parquet -data-dir .data/demo":                           "opens the stores, which the running graphrag up holds",

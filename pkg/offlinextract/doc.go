@@ -21,7 +21,7 @@
 //     "However", …) is dropped, and a remaining single word is kept only if it
 //     is capitalized inside some sentence of the chunk, is a word of the
 //     title, or is an acronym. Multiword names are kept.
-//   - Not names: "I", weekdays, months (unless WithDates), hyphenated
+//   - Not names: "I" (and "I'm", "I'll" opening a name), weekdays, months (unless WithDates), hyphenated
 //     adjectives ("Los Angeles-based"), a demonym used as an adjective
 //     ("British comedy film", "South Korean singer"), which would otherwise
 //     link everything British, abbreviations cut off by punctuation ("Inc",
@@ -38,6 +38,40 @@
 //     algorithm"). A heuristic, not a tagger: no offline POS model is used,
 //     to keep the module free of model files; concepts rank below names.
 //   - Dates (WithDates, default off): years 1000–2099 and months.
+//
+// # Semi-structured text
+//
+// Tickets, e-mails, incident reports and meeting notes carry structure in their
+// layout (layout.go):
+//
+//   - A line break, a tab or a run of spaces (a column) ends a name: "Reporter:
+//     Kahe Cakucelski\nAssignee: …" gives "Kahe Cakucelski", never "Kahe
+//     Cakucelski Assignee". A word that opens a line (after a list bullet or a
+//     heading mark) or a column is treated as sentence-initial.
+//   - Field labels are markup: one to three words before a colon that open a
+//     line of a header block (two field lines or more in a row) or a column
+//     ("Subject:", "Reported by:", "Status:"). The value after the label is
+//     ordinary text; a Title Case pair before a colon stays a name ("Ada
+//     Quillane: agreed", a speaker). A lone "Word: …" line is text ("Turkey: The
+//     torch relay leg …"). Field lines are sentences of their own (package
+//     textseg).
+//   - Calendar words are no entities: month and weekday abbreviations in a date
+//     ("Mon, 3 Jun 2024"; "Jan Smith" keeps its name), time zones written in
+//     capitals ("UTC", "CET") and quarters ("Q3", "FY24").
+//   - Identifiers are names of their own: capitals and digits joined by '-', '_'
+//     or '.' ("INC-3757", kept at the start of a line too), lower-case tokens
+//     with '_' or an inner '.' ("ledger_svc"), or whose parts mix letters and
+//     digits ("k8s-proxy"), typed OTHER. Lower-case words joined by hyphens
+//     ("cache-worker") are identifiers only if no part is an English affix,
+//     particle or number ("co-founder", "follow-up", "long-term"), the last part
+//     is no participle or adverb ("award-winning", "so-called"), and the chunk
+//     uses the word as a name at least once: at the start of a line, alone in
+//     parentheses, or with neither a determiner before it nor a noun or name
+//     after it ("hits cache-worker, nothing else"; not "a well-known
+//     singer-songwriter", "comedy-drama film"). E-mail addresses are no
+//     entities.
+//   - Descriptions come from prose: a heading or a header line describes an
+//     entity only when no other sentence mentions it.
 //
 // Mentions are grouped by normalize.Name. A one-word name merges into the
 // only longer name of the chunk that starts or ends with it ("Nolan" →

@@ -99,6 +99,10 @@ type token struct {
 	start, end  int // byte offsets in the text
 	cap         bool
 	allCaps     bool
+	lineStart   bool // first word of a line or a column (see atLineStart)
+	label       bool // part of a field label ("Reporter:", see markLabels)
+	calendar    bool // a month or weekday abbreviation in a date, a time zone (see markCalendar)
+	code        codeKind
 }
 
 type mention struct {
@@ -132,7 +136,10 @@ type extractor struct {
 	sents     []sentence
 	capsMid   map[string]bool // lower forms of words capitalized inside a sentence
 	titleKeys map[string]bool // normalized words of the title
-	mentions  []mention
+	// kebabNames are the lower forms of hyphenated lower-case words that the chunk uses
+	// as names at least once (see nameUse).
+	kebabNames map[string]bool
+	mentions   []mention
 }
 
 var disambiguator = regexp.MustCompile(`\s*\(([^()]*)\)\s*$`)
@@ -156,13 +163,14 @@ func Extract(title, text string, opts ...Option) ([]Entity, []Relationship) {
 		titleCue = strings.ToLower(title[m[2]:m[3]])
 		title = title[:m[0]]
 	}
-	x := &extractor{cfg: cfg, text: text, capsMid: map[string]bool{}, titleKeys: map[string]bool{}}
+	x := newExtractor(cfg, text)
 	for w := range strings.FieldsSeq(normalize.Name(title)) {
 		x.titleKeys[w] = true
 	}
 	x.tokenize()
 	for i := range x.sents {
 		x.properNouns(i)
+		x.identifiers(i)
 		if cfg.nounPhrases {
 			x.nounPhrases(i)
 		}
@@ -177,12 +185,20 @@ func Extract(title, text string, opts ...Option) ([]Entity, []Relationship) {
 	return x.finish(ents)
 }
 
+func newExtractor(cfg config, text string) *extractor {
+	return &extractor{cfg: cfg, text: text, capsMid: map[string]bool{}, titleKeys: map[string]bool{}, kebabNames: map[string]bool{}}
+}
+
 func (x *extractor) tokenize() {
 	for _, sp := range textseg.Sentences(x.text) {
 		s := sentence{start: sp.Start, end: sp.End}
+		var raw []token
 		for _, w := range textseg.Words(x.text[sp.Start:sp.End]) {
-			t := token{text: w.Text(x.text[sp.Start:sp.End]), start: sp.Start + w.Start, end: sp.Start + w.End}
+			raw = append(raw, token{text: w.Text(x.text[sp.Start:sp.End]), start: sp.Start + w.Start, end: sp.Start + w.End})
+		}
+		for _, t := range x.joinCodes(raw) {
 			t.lower = strings.ToLower(t.text)
+			t.code = classifyCode(t.text)
 			r, _ := utf8.DecodeRuneInString(t.text)
 			t.cap = unicode.IsUpper(r) || unicode.IsTitle(r)
 			letters, upper := 0, 0
@@ -195,12 +211,24 @@ func (x *extractor) tokenize() {
 				}
 			}
 			t.allCaps = letters >= 2 && upper == letters
+			prevEnd := -1
+			if n := len(s.toks); n > 0 {
+				prevEnd = s.toks[n-1].end
+			}
+			t.lineStart = x.atLineStart(t.start, prevEnd)
 			s.toks = append(s.toks, t)
+		}
+		x.markLabels(&s)
+		x.markCalendar(&s)
+		for k, t := range s.toks {
+			if t.code == codeKebab && !x.kebabNames[t.lower] && x.nameUse(s, k) {
+				x.kebabNames[t.lower] = true
+			}
 		}
 		// Words capitalized inside the sentence are names there; this lets a
 		// sentence-initial single word count as a name (see properNouns).
 		for k, t := range s.toks {
-			if k > 0 && t.cap && !x.afterOpener(s, k) {
+			if k > 0 && t.cap && !t.label && !x.afterOpener(s, k) {
 				x.capsMid[t.lower] = true
 			}
 		}
@@ -208,9 +236,13 @@ func (x *extractor) tokenize() {
 	}
 }
 
-// afterOpener reports whether token k of s follows a colon or an opening
-// quote, where a capital letter starts a new phrase as at a sentence start.
+// afterOpener reports whether token k of s opens a line or follows a colon or
+// an opening quote, where a capital letter starts a new phrase as at a sentence
+// start.
 func (x *extractor) afterOpener(s sentence, k int) bool {
+	if s.toks[k].lineStart {
+		return true
+	}
 	gap := strings.TrimSpace(x.text[s.toks[k-1].end:s.toks[k].start])
 	return strings.HasSuffix(gap, ":") || strings.HasSuffix(gap, "\"") || strings.HasSuffix(gap, "“")
 }
@@ -235,10 +267,13 @@ func (x *extractor) quotedName(s sentence, start, end int) bool {
 
 // gapJoins reports whether tokens k-1 and k of s may be in one name: only
 // white space between them, "&" ("Procter & Gamble"), or the period of an
-// initial ("J. K. Rowling").
+// initial ("J. K. Rowling"); never a line break or a column gap (hardBreak).
 func (x *extractor) gapJoins(s sentence, k int) bool {
 	prev := s.toks[k-1]
 	gap := x.text[prev.end:s.toks[k].start]
+	if hardBreak(gap) {
+		return false
+	}
 	switch strings.TrimSpace(gap) {
 	case "":
 		return gap != "" && !strings.Contains(gap, "\n\n")
@@ -251,7 +286,7 @@ func (x *extractor) gapJoins(s sentence, k int) bool {
 }
 
 func (x *extractor) isNameWord(t token) bool {
-	if !t.cap || t.lower == "i" || weekdays[t.lower] || months[t.lower] && !x.cfg.dates {
+	if !t.cap || t.label || t.calendar || t.code == codeAddress || t.lower == "i" || weekdays[t.lower] || months[t.lower] && !x.cfg.dates {
 		return false
 	}
 	// "Los Angeles-based", "Malayalam-language": an adjective, not a name.
@@ -316,7 +351,7 @@ func (x *extractor) properNouns(i int) {
 			break
 		}
 		k = end
-		if end < len(s.toks) && s.toks[end].cap && !x.isNameWord(s.toks[end]) && x.gapJoins(s, end) && strings.ContainsAny(s.toks[end].text, "-‐") {
+		if end < len(s.toks) && s.toks[end].cap && s.toks[end].code == codeNone && !x.isNameWord(s.toks[end]) && x.gapJoins(s, end) && strings.ContainsAny(s.toks[end].text, "-‐") {
 			continue // "Los Angeles-based": the name is cut off by the adjective
 		}
 		// A capital after an opening quote proves nothing ("He said: "Go""), unless
@@ -339,9 +374,16 @@ func (x *extractor) properNouns(i int) {
 			// A capital after a dropped word is real evidence again.
 			initial = start == orig
 		}
+		for start < end && pronounI[s.toks[start].lower] {
+			start++ // "I'm Cehel" → "Cehel"; "Know Where I'm Going" stays whole
+		}
+		if start == end {
+			continue
+		}
 		if end-start == 1 && initial {
 			t := s.toks[start]
-			if !x.capsMid[t.lower] && !x.titleKeys[normalize.Name(t.text)] && (!t.allCaps || shouting || len([]rune(t.text)) > 6) {
+			// An identifier ("INC-2589") is a name at the start of a line too.
+			if !x.capsMid[t.lower] && !x.titleKeys[normalize.Name(t.text)] && t.code != codeID && (!t.allCaps || shouting || len([]rune(t.text)) > 6) {
 				continue
 			}
 		}

@@ -197,20 +197,27 @@ func mostFrequent(surfaces map[string]int, first string) string {
 }
 
 // describe returns the first sentence that mentions e (for a title that is
-// never mentioned, the first sentence), trimmed.
+// never mentioned, the first sentence), trimmed; a heading or a header line only
+// when no other sentence would do (see markup).
 func (x *extractor) describe(e *entity) string {
-	i := 0
+	if len(x.sents) == 0 {
+		return ""
+	}
+	i := x.describing(allSentences(len(x.sents)))
 	if !e.title || e.mentions > 0 {
 		if len(e.sents) > 0 {
-			i = e.sents[0]
+			i = x.describing(e.sents)
 		}
 		if e.title {
+			var named []int
 			for k, s := range x.sents {
 				norm := " " + normalize.Name(x.text[s.start:s.end]) + " "
 				if strings.Contains(norm, " "+e.key+" ") {
-					i = k
-					break
+					named = append(named, k)
 				}
+			}
+			if len(named) > 0 {
+				i = x.describing(named)
 			}
 		}
 	}
@@ -270,7 +277,7 @@ func (x *extractor) vote(e *entity, m mention) {
 	x.typeFromName(e, words)
 	if places[m.key] {
 		e.votes[TypePlace] += 3
-	} else if m.te-m.ts == 1 && s.toks[m.ts].allCaps {
+	} else if m.te-m.ts == 1 && s.toks[m.ts].allCaps && s.toks[m.ts].code == codeNone {
 		e.votes[TypeOrganization]++ // most acronyms in prose name organizations
 	}
 	if m.ts > 0 {
@@ -485,7 +492,8 @@ func (x *extractor) finish(ents []*entity) ([]Entity, []Relationship) {
 			if e != title {
 				p := pair(title, e)
 				p.count = len(e.sents)
-				p.desc = trimDescription(x.text[x.sents[e.sents[0]].start:x.sents[e.sents[0]].end])
+				d := x.sents[x.describing(e.sents)]
+				p.desc = trimDescription(x.text[d.start:d.end])
 			}
 		}
 	}

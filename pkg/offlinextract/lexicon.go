@@ -39,6 +39,10 @@ part member list type kind form home name number version starring featuring dire
 var months = set(`january february march april may june july august september october november december`)
 var weekdays = set(`monday tuesday wednesday thursday friday saturday sunday`)
 
+// pronounI are the contractions of "I", capitalized without being names on their own
+// ("I'll"; "Know Where I'm Going" is a name).
+var pronounI = set(`i'm i'll i've i'd i’m i’ll i’ve i’d`)
+
 // personTitles before a name say it is a person ("Dr. Smith", "King George").
 var personTitles = set(`mr mrs ms miss dr sir dame lord lady king queen prince princess president senator
 governor general captain colonel saint st pope professor prof judge emperor empress duke duchess

@@ -4,8 +4,10 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/graphrag/graphrag/pkg/normalize"
+	"github.com/graphrag/graphrag/pkg/textseg"
 )
 
 // subjectWindow is how much of a document's opening Subject reads: the subject of a
@@ -16,16 +18,20 @@ const subjectWindow = 4000
 // does not say.
 //
 // A title that names an entity is the subject, unchanged (with its disambiguator, "The
-// Prestige (film)"): the text mentions it, or it reads like a name. A title that does not
-// ("note-00042", "report-q3.pdf", or none) gives way to the subject inferred from the
-// text:
-// the subject of the first sentence, when the sentence opens with a name or a noun
-// phrase followed by a copula, an apposition or a verb ("Maximum Overdrive is a 1986
-// American film", "Demon Dice, originally published as Chaos Progenitus, is …", "The
-// demon algorithm is a Monte Carlo method"). A document that opens otherwise names no
-// subject: an e-mail, a ticket or meeting notes mention many names and are about none
-// of them, and the name mentioned most is a guess that sent the subject list astray
-// (docs/evaluation.md, subject inference).
+// Prestige (film)"): the text mentions it, or it reads like a name. A mention in a header
+// block does not count, and a title the text repeats only there (an e-mail's subject
+// line) must be in Title Case to read like a name: "Friday lunch" is no entity. A title
+// that does not name an entity ("note-00042", "report-q3.pdf", or none) gives way to the
+// subject inferred from the text:
+//  1. the identifier a record opens with ("BUG-6365", "Incident: INC-2589");
+//  2. the subject of the first sentence, when the sentence opens with a name or a noun
+//     phrase followed by a copula, an apposition or a verb ("Maximum Overdrive is a 1986
+//     American film", "Demon Dice, originally published as Chaos Progenitus, is …",
+//     "The demon algorithm is a Monte Carlo method").
+//
+// A document that opens otherwise names no subject: an e-mail, a ticket or meeting notes
+// mention many names and are about none of them, and the name mentioned most is a guess
+// that sent the subject list astray (ADR 0047).
 //
 // The chunker stores the result with every chunk of the document and the extractor
 // treats it as the document's title entity, so titled and untitled corpora get the same
@@ -35,7 +41,12 @@ func Subject(title, text string) DocumentSubject {
 	opening := strings.ToValidUTF8(cutAtSpace(text, subjectWindow), "\uFFFD")
 	var ds DocumentSubject
 	var short string
-	if title != "" && (namedIn(title, opening) || nameLike(title)) {
+	// A title that the text repeats only in a header field (an e-mail's subject line)
+	// is that field's value, a phrase about the document, unless it reads like a name
+	// in every word ("Project Leijith").
+	inBody := namedIn(title, withoutFields(opening))
+	inField := !inBody && namedIn(title, opening)
+	if title != "" && (inBody || nameLike(title) && (!inField || titleCase(title))) {
 		ds.Name = title
 		short = shortName(title, inferSubject(opening))
 	} else {
@@ -99,6 +110,24 @@ var (
 	identifier = regexp.MustCompile(`[0-9][A-Za-z_]|[A-Za-z_][0-9]|[0-9][-_.][0-9]|[-_][0-9]|[0-9][-_]`)
 )
 
+// withoutFields returns text without its field lines ("Subject: …", "Date: …"): a
+// header that repeats a document's title (an e-mail's subject line) does not mention
+// it as the text would mention a name.
+func withoutFields(text string) string {
+	if !strings.Contains(text, ":") {
+		return text
+	}
+	var b strings.Builder
+	at := 0
+	for line := range strings.Lines(text) {
+		if !fieldBlock(text, at) {
+			b.WriteString(line)
+		}
+		at += len(line)
+	}
+	return b.String()
+}
+
 // nameLike reports whether a title that the text does not mention still reads like
 // the name of something: a capitalized word and no file-like token.
 func nameLike(title string) bool {
@@ -114,6 +143,20 @@ func nameLike(title string) bool {
 		capital = capital || unicode.IsUpper(r)
 	}
 	return capital
+}
+
+// titleCase reports whether every word of title is capitalized or a connector or
+// function word ("Project Leijith", "Leonardo da Vinci"); "Friday lunch" and "New
+// starter on Monday" are in sentence case.
+func titleCase(title string) bool {
+	for w := range strings.FieldsSeq(title) {
+		r, _ := utf8.DecodeRuneInString(w)
+		lw := strings.ToLower(strings.Trim(w, ".,:;!?\"'()"))
+		if unicode.IsLower(r) && !connectors[lw] && !commonWords[lw] && !prepositions[lw] && !determiners[lw] {
+			return false
+		}
+	}
+	return true
 }
 
 // definition matches the copula of a defining sentence ("X is a …", "X (born 1970) was
@@ -143,10 +186,13 @@ const maxSubjectWords = 10
 // inferSubject finds the subject of the defining first sentence, else of a first
 // sentence that opens with a name and a verb.
 func inferSubject(text string) string {
+	if s := recordKey(text); s != "" {
+		return s
+	}
 	if s := definedSubject(text); s != "" {
 		return s
 	}
-	x := &extractor{cfg: config{nounPhrases: true}, text: text, capsMid: map[string]bool{}, titleKeys: map[string]bool{}}
+	x := newExtractor(config{nounPhrases: true}, text)
 	x.tokenize()
 	if len(x.sents) == 0 {
 		return ""
@@ -245,4 +291,27 @@ func (x *extractor) firstSentenceSubject() string {
 		name = strings.TrimSuffix(name, suf)
 	}
 	return name
+}
+
+// recordKey returns the identifier a record opens with ("BUG-6365" on the first line
+// of a ticket, "Incident: INC-2589", "CHG-6188 — ownership transfer"), or "": a
+// record is about the item its key names, not about the values of its fields.
+func recordKey(text string) string {
+	first, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
+	words := textseg.Words(first)
+	k := 0
+	if textseg.IsFieldLine(first) {
+		colon := strings.IndexByte(first, ':')
+		for k < len(words) && words[k].Start < colon {
+			k++
+		}
+	}
+	if k >= len(words) {
+		return ""
+	}
+	w := words[k].Text(first)
+	if r, _ := utf8.DecodeRuneInString(w); !unicode.IsUpper(r) || classifyCode(w) != codeID {
+		return ""
+	}
+	return w
 }

@@ -5,8 +5,10 @@
 //
 // The splitter is rule based and language agnostic where it can be: a
 // sentence ends at '.', '!', '?', '…' (or the CJK '。', '！', '？') followed by
-// white space and a rune that can start a sentence, at a blank line, and
-// before a Markdown block line (heading, list item, table row, quote). Known
+// white space and a rune that can start a sentence, at a blank line, before a
+// Markdown block line (heading, list item, table row, quote), and around a
+// field line ("Subject: …", "Reported by: …": IsFieldLine), the header lines of
+// e-mails, tickets and reports. Known
 // abbreviations ("Dr.", "e.g.", "U.S.") and single-letter initials
 // ("J. R. R. Tolkien") do not end a sentence.
 package textseg

@@ -94,12 +94,12 @@ func Sentences(text string) []Span {
 }
 
 // blockBreak decides whether the newline at i ends a sentence: a blank line,
-// a Markdown block line after it, or a heading line before it. It returns
-// where scanning resumes.
+// a Markdown block line or a field line after it, or a heading or a field line
+// before it. It returns where scanning resumes.
 func blockBreak(text string, start, i int) (int, bool) {
 	lineStart := max(strings.LastIndexByte(text[:i], '\n')+1, start)
 	prev := strings.TrimLeft(text[lineStart:i], " \t")
-	if strings.HasPrefix(prev, "#") || strings.HasPrefix(prev, "|") {
+	if strings.HasPrefix(prev, "#") || strings.HasPrefix(prev, "|") || IsFieldLine(prev) {
 		return i + 1, true
 	}
 	j := i + 1
@@ -115,8 +115,12 @@ func blockBreak(text string, start, i int) (int, bool) {
 	return i + 1, isBlockStart(text[j:])
 }
 
-// isBlockStart reports whether a line starts a Markdown block of its own.
+// isBlockStart reports whether a line starts a Markdown block of its own, or
+// is a field line.
 func isBlockStart(line string) bool {
+	if IsFieldLine(line) {
+		return true
+	}
 	r, size := utf8.DecodeRuneInString(line)
 	switch r {
 	case '#', '|', '>':
@@ -255,4 +259,37 @@ func Words(text string) []Span {
 		out = append(out, Span{start, i})
 	}
 	return out
+}
+
+// maxLabelWords bounds the words of a field label ("Reported by", "Incident lead").
+const maxLabelWords = 3
+
+// IsFieldLine reports whether line (without its indentation) opens with a field
+// label: one to three words, the first capitalized, then a colon and white space,
+// as in the header lines of e-mails and tickets ("Subject: …", "Reported by: …",
+// "Status: closed"). Such a line is a unit of its own, as a list item is, and is
+// not continued by the next line. A colon not followed by white space ("05:07",
+// "https://") makes no label.
+func IsFieldLine(line string) bool {
+	colon := strings.IndexByte(line, ':')
+	if colon <= 0 || colon+1 < len(line) && line[colon+1] != ' ' && line[colon+1] != '\t' {
+		return false
+	}
+	label := line[:colon]
+	r, _ := utf8.DecodeRuneInString(label)
+	if !unicode.IsUpper(r) {
+		return false
+	}
+	words := strings.Fields(label)
+	if len(words) == 0 || len(words) > maxLabelWords || strings.TrimSpace(label) != label {
+		return false
+	}
+	for _, w := range words {
+		for _, r := range w {
+			if !IsWordRune(r) && r != '-' && r != '\'' && r != '/' && r != '.' {
+				return false
+			}
+		}
+	}
+	return true
 }

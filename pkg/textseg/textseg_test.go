@@ -40,6 +40,9 @@ func TestSentences(t *testing.T) {
 		{"soft wrap", "A sentence that\nwraps here.", []string{"A sentence that\nwraps here."}},
 		{"list", "Items:\n- one\n- two", []string{"Items:", "- one", "- two"}},
 		{"heading", "# Title\nBody text.", []string{"# Title", "Body text."}},
+		{"header block", "From: Ada Quillane\nTo: Colin Strand\nSubject: Sea wall\n\nHi Colin", []string{"From: Ada Quillane", "To: Colin Strand", "Subject: Sea wall", "Hi Colin"}},
+		{"field after text", "BUG-6365\nReported by: Kahe Cakucelski\nseen since Monday", []string{"BUG-6365", "Reported by: Kahe Cakucelski", "seen since Monday"}},
+		{"a time is no label", "Timeline\n05:07 first alert\nthen more", []string{"Timeline\n05:07 first alert\nthen more"}},
 		{"cjk", "我爱北京。天安门很大！", []string{"我爱北京。", "天安门很大！"}},
 		{"no terminator", "no end here", []string{"no end here"}},
 	}
@@ -50,6 +53,26 @@ func TestSentences(t *testing.T) {
 				t.Errorf("Sentences(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
+	}
+}
+
+func TestIsFieldLine(t *testing.T) {
+	for line, want := range map[string]bool{
+		"Subject: Friday lunch":          true,
+		"Reported by: Kahe Cakucelski":   true,
+		"Type: Bug   Priority: P2":       true,
+		"Status:":                        true,
+		"Checked with their developer: ": false, // four words
+		"05:07 first alert":              false,
+		"see https://example.com":        false,
+		"https://example.com":            false,
+		"note: lower case":               false,
+		"- Ada Quillane: agreed":         false, // a list item
+		"Ada Quillane:agreed":            false,
+	} {
+		if got := IsFieldLine(line); got != want {
+			t.Errorf("IsFieldLine(%q) = %v, want %v", line, got, want)
+		}
 	}
 }
 

@@ -184,3 +184,9 @@ var quarantineCounter = sync.OnceValue(func() metric.Int64Counter {
 	}
 	return c
 })
+
+// StartQuarantineMetric records the stage's count of quarantined records at zero, so that
+// the metric is exported (and a rate or an alert sees the first record) before any is.
+func StartQuarantineMetric(stage string) {
+	quarantineCounter().Add(context.Background(), 0, metric.WithAttributes(attribute.String("stage", stage)))
+}

@@ -31,8 +31,8 @@ try:
     client.chat.completions.create(model="no_such_corpus", messages=messages)
     failures.append("an unknown corpus was answered")
 except openai.NotFoundError as e:
-    if "unknown corpus" not in str(e):
-        failures.append(f"unknown corpus error {e}")
+    if getattr(e, "code", None) != "model_not_found":
+        failures.append(f"unknown corpus error {e} (code {getattr(e, 'code', None)!r}, want model_not_found)")
 
 models = [m.id for m in client.models.list()]
 if model.split(":")[0] not in models:

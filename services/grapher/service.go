@@ -199,6 +199,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	s.merger = newMerger(deps.Graph, newVersionCache(nil, versionCacheEntries), cfg.BatchSize, cfg.BatchWait)
 	countersAtZero(context.Background())
 	s.runner = pipeline.NewRunner(deps.Bus, pipeline.StageGrapher, events.KindExtractions, cfg.Stage, s.handleExtraction, s.log)
+	pipeline.StartQuarantineMetric(pipeline.StageGrapher)
 	return s, nil
 }
 

@@ -133,6 +133,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		writer: &reportWriter{embedder: llm.NonZero(deps.Embedder), vectors: deps.Vectors}}
 	countersAtZero(context.Background())
 	s.runner = pipeline.NewRunner(deps.Bus, pipeline.StageSummarizer, events.KindCommunities, cfg.Stage, s.pausing(s.handleCommunity), s.log)
+	pipeline.StartQuarantineMetric(pipeline.StageSummarizer)
 	return s, nil
 }
 

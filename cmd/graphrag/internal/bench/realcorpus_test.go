@@ -65,9 +65,11 @@ func TestRealCorpusCopies(t *testing.T) {
 			}
 			seen[key] = k
 		}
-		// A few keys are made of words no name owns (a title that is one common word):
-		// allow 1% of them.
-		if len(shared) > len(keys)/100 {
+		// A few keys are made of words no name owns (a title that is one common word, a
+		// noun phrase such as "guest appearance"): allow 1.5% of them. The line-aware
+		// extraction finds fewer junk names, so the same 16 common keys weigh 1.04% of
+		// 1,544 where they weighed under 1% before.
+		if len(shared) > len(keys)*3/200 {
 			t.Errorf("copy %d shares %d of %d entity keys with earlier copies: %s", k, len(shared), len(keys), strings.Join(shared[:min(10, len(shared))], ", "))
 		}
 		// Rewritten words read as names a little more often than the originals (a

@@ -15,7 +15,7 @@ import (
 // Upsert, and the others find theirs written. Every durable write costs the embedded
 // store a bbolt commit and a text-index segment (fsyncs, and segment merges later) and
 // Milvus a round trip, so the cost is paid once per group instead of once per report
-// (the profile of issue 15: the summarizer's per-report Upsert held indexing back).
+// (a 100k-chunk profile showed the summarizer's per-report Upsert holding indexing back).
 //
 // A handler still returns only once its own report is durable, and a failed group
 // write fails every handler of the group: each message is retried as it would have

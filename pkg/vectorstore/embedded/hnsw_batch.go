@@ -35,8 +35,8 @@ type reverseLink struct {
 //     applying a target's links in the order of the new nodes.
 //
 // The result does not depend on the number of goroutines. The final HNSW inserts of a
-// large corpus's entities were one core's work while the other idled (docs/benchmarks.md,
-// issue 15 item 5).
+// large corpus's entities were one core's work while the other idled
+// (docs/benchmarks.md, indexing at 100k).
 func (g *annGraph) insertBatch(keys []uint64, vecs []qvec) {
 	workers := runtime.GOMAXPROCS(0)
 	i := 0

@@ -14,7 +14,7 @@ import (
 // GRAPHRAG_BENCH_ANN_N nodes (default 200,000: 77 MB of codes, well past the
 // CPU's caches), with the default M and efConstruction. The entity index of a
 // 100k-chunk corpus holds ~860k nodes, and its inserts were 31 % of the
-// indexing CPU (docs/benchmarks.md, session 9): this is where memory latency,
+// indexing CPU (docs/benchmarks.md, indexing at 100k): this is where memory latency,
 // not arithmetic, sets the cost of an insert. Building the base graph is not
 // timed; run with -benchtime=Nx (N inserts).
 func BenchmarkInsertLarge(b *testing.B) {

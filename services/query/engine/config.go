@@ -90,7 +90,7 @@ func DefaultConfig() Config {
 		MapTopK:        5,
 		MapConcurrency: 4,
 		MapMaxTokens:   300,
-		// Issue 15: mapping every report of a level of a 1,000-passage corpus sent 66k
+		// Mapping every report of a level of a 1,000-passage corpus sent 66k
 		// tokens per question; docs/benchmarks.md (globalcost) has what the bound keeps.
 		GlobalTokenBudget: 50_000,
 		ReduceTokens:      500,

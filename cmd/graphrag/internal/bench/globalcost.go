@@ -19,7 +19,7 @@ import (
 	"github.com/graphrag/graphrag/services/query/engine"
 )
 
-// globalCostTarget is issue 15's bound on the tokens sent to the model per global question.
+// globalCostTarget is the bound on the tokens sent to the model per global question.
 const globalCostTarget = 50_000
 
 // benchGlobalQuestions ask about the dev set as a whole, on the subjects its passages cover.

@@ -19,7 +19,7 @@ import (
 // The realistic section indexes the realistic corpus (realcorpus.go) through the whole
 // offline pipeline, as `graphrag up` runs it, at 10k and 100k chunks: one child
 // `graphrag eval` process per size, so that its peak memory is its own. It is the
-// measurement items 2 and 5 of issue 15 are judged on; the synthetic retrieval section
+// measurement the indexing and retrieval targets are judged on; the synthetic retrieval section
 // stays because it isolates the query engine (stores written directly, no pipeline).
 
 // realisticStrategies are the eval strategies measured: the three single lists, the

@@ -39,6 +39,9 @@ type Client struct {
 
 	dimMu sync.Mutex
 	dim   int
+
+	lanesMu sync.Mutex
+	lanes   map[string]*embedLane // by stage
 }
 
 // New checks cfg, applies defaults and builds a Client.

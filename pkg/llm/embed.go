@@ -42,9 +42,10 @@ func decodeVector(b []byte) ([]float32, bool) {
 }
 
 // Embed returns one vector per text, in the order of texts. Cached texts are
-// not sent; identical texts are sent once; the rest go in batches of
+// not sent; identical texts are sent once, also across the Embed calls that
+// wait together (see embedLane); the rest go in batches of
 // Config.EmbedBatchSize, concurrently within the client's limits. Any failed
-// batch fails the call.
+// batch fails the call; the vectors of the batches that succeeded are cached.
 func (c *Client) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	if c.cfg.EmbedModel == "" {
 		return nil, fmt.Errorf("%w: no EmbedModel configured", ErrInvalidConfig)
@@ -75,7 +76,145 @@ func (c *Client) Embed(ctx context.Context, texts []string) ([][]float32, error)
 	if len(todo) == 0 {
 		return out, nil
 	}
+	vecs, err := c.lane(stage).embed(ctx, c, stage, todo)
+	// The cache is filled with this call's ctx: its scope marks whose content each
+	// entry came from, even when another caller's call sent the text.
+	for j, t := range todo {
+		if vecs[j] == nil {
+			continue
+		}
+		for _, i := range pending[t] {
+			out[i] = vecs[j]
+		}
+		c.cachePut(ctx, keys[pending[t][0]], encodeVector(vecs[j]))
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.noteDimension(out)
+	return out, nil
+}
 
+// embedLane coalesces the texts of concurrent Embed calls of one stage into shared
+// requests (group commit): a call queues its texts and takes the lane; the call that
+// holds it sends every text queued by then, each distinct text once, in batches of
+// Config.EmbedBatchSize, and the calls whose texts it sent find their vectors when they
+// get the lane. Nothing waits for a group to fill: a group is what queued while the
+// previous one was sent, so a lone call is sent at once. Many small calls (a document of
+// one chunk each, a few entities) become a few full batches: the endpoint answers a
+// batch in about the time of one text of it, and a rate limit counts requests.
+type embedLane struct {
+	slot chan struct{} // held by the call sending a group
+
+	mu    sync.Mutex
+	queue []*embedReq
+}
+
+// embedReq is one call's texts waiting in a lane; vecs, err and done are set by the
+// call that sends its group, before it releases the lane.
+type embedReq struct {
+	ctx   context.Context
+	texts []string
+	vecs  [][]float32
+	err   error
+	done  bool
+	// shared says the group held other calls' texts too: a failure may not be this
+	// call's, so it sends what is missing again alone.
+	shared bool
+}
+
+func (c *Client) lane(stage string) *embedLane {
+	c.lanesMu.Lock()
+	defer c.lanesMu.Unlock()
+	if c.lanes == nil {
+		c.lanes = map[string]*embedLane{}
+	}
+	l, ok := c.lanes[stage]
+	if !ok {
+		l = &embedLane{slot: make(chan struct{}, 1)}
+		c.lanes[stage] = l
+	}
+	return l
+}
+
+// embed returns the vectors of texts (distinct), sent alone or with the texts of the
+// calls queued with them. On error, the vectors obtained are still returned (nil for
+// the others).
+func (l *embedLane) embed(ctx context.Context, c *Client, stage string, texts []string) ([][]float32, error) {
+	req := &embedReq{ctx: ctx, texts: texts}
+	l.mu.Lock()
+	l.queue = append(l.queue, req)
+	l.mu.Unlock()
+	select {
+	case l.slot <- struct{}{}:
+	case <-ctx.Done():
+		// Still queued: the next sender finds the ctx done and skips it.
+		return make([][]float32, len(texts)), ctx.Err()
+	}
+	if !req.done {
+		l.mu.Lock()
+		group := l.queue
+		l.queue = nil
+		l.mu.Unlock()
+		l.send(ctx, c, stage, group)
+	}
+	<-l.slot
+	if req.err == nil || !req.shared {
+		return req.vecs, req.err
+	}
+	// The group failed: maybe for another call's text (one the endpoint refuses) or the
+	// sending call's ctx. Send what is missing alone, as without the lane.
+	var missing []string
+	var at []int
+	for i, v := range req.vecs {
+		if v == nil {
+			missing = append(missing, texts[i])
+			at = append(at, i)
+		}
+	}
+	vecs, err := c.sendTexts(ctx, stage, missing)
+	for j, i := range at {
+		req.vecs[i] = vecs[j]
+	}
+	return req.vecs, err
+}
+// send sends the texts of a group's live calls, each distinct text once, with ctx (the
+// sending call's), and sets every call's vectors and error. Called with the lane held.
+func (l *embedLane) send(ctx context.Context, c *Client, stage string, group []*embedReq) {
+	var live []*embedReq
+	for _, r := range group {
+		if err := r.ctx.Err(); err != nil {
+			r.vecs, r.err, r.done = make([][]float32, len(r.texts)), err, true
+			continue
+		}
+		live = append(live, r)
+	}
+	at := map[string]int{}
+	var todo []string
+	for _, r := range live {
+		for _, t := range r.texts {
+			if _, ok := at[t]; !ok {
+				at[t] = len(todo)
+				todo = append(todo, t)
+			}
+		}
+	}
+	vecs, err := c.sendTexts(ctx, stage, todo)
+	for _, r := range live {
+		r.vecs = make([][]float32, len(r.texts))
+		for i, t := range r.texts {
+			r.vecs[i] = vecs[at[t]]
+		}
+		r.err, r.done, r.shared = err, true, len(live) > 1
+	}
+}
+
+// sendTexts sends texts in batches of Config.EmbedBatchSize, concurrently within the
+// client's limits, and returns their vectors. Any failed batch fails the call and stops
+// the batches not yet sent; the vectors of those that succeeded are returned (nil for
+// the others).
+func (c *Client) sendTexts(ctx context.Context, stage string, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -83,8 +222,8 @@ func (c *Client) Embed(ctx context.Context, texts []string) ([][]float32, error)
 		mu       sync.Mutex
 		firstErr error
 	)
-	for start := 0; start < len(todo); start += c.cfg.EmbedBatchSize {
-		batch := todo[start:min(start+c.cfg.EmbedBatchSize, len(todo))]
+	for start := 0; start < len(texts); start += c.cfg.EmbedBatchSize {
+		batch := texts[start:min(start+c.cfg.EmbedBatchSize, len(texts))]
 		wg.Go(func() {
 			vecs, err := c.embedBatch(ctx, stage, batch)
 			if err != nil {
@@ -96,22 +235,12 @@ func (c *Client) Embed(ctx context.Context, texts []string) ([][]float32, error)
 				mu.Unlock()
 				return
 			}
-			// Each text belongs to one batch, so batches write disjoint
-			// elements of out; pending is only read here.
-			for j, t := range batch {
-				for _, i := range pending[t] {
-					out[i] = vecs[j]
-				}
-				c.cachePut(ctx, keys[pending[t][0]], encodeVector(vecs[j]))
-			}
+			// Batches write disjoint elements of out.
+			copy(out[start:], vecs)
 		})
 	}
 	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	c.noteDimension(out)
-	return out, nil
+	return out, firstErr
 }
 
 func (c *Client) embedBatch(ctx context.Context, stage string, batch []string) ([][]float32, error) {

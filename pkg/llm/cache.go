@@ -113,6 +113,39 @@ func (k *KVCache) Put(ctx context.Context, key string, val []byte) error {
 	return nil
 }
 
+// TieredCache is a process's MemoryCache in front of a Cache shared by every replica (a
+// KVCache): a hit in memory costs no round trip to the bucket, a miss there is looked up
+// in the shared cache and remembered, and a Put goes to both. What one replica paid for,
+// every replica finds in the bucket; what a replica asks again, it finds in memory.
+type TieredCache struct {
+	front *MemoryCache
+	back  Cache
+}
+
+// NewTieredCache puts front in front of back.
+func NewTieredCache(front *MemoryCache, back Cache) *TieredCache {
+	return &TieredCache{front: front, back: back}
+}
+
+// Get reads front, then back; a value found in back is copied to front.
+func (t *TieredCache) Get(ctx context.Context, key string) ([]byte, bool, error) {
+	if v, ok, _ := t.front.Get(ctx, key); ok {
+		return v, true, nil
+	}
+	v, ok, err := t.back.Get(ctx, key)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	_ = t.front.Put(ctx, key, v) // a MemoryCache never fails
+	return v, true, nil
+}
+
+// Put writes back (with ctx's cache scope, see WithCacheScope) and front.
+func (t *TieredCache) Put(ctx context.Context, key string, val []byte) error {
+	_ = t.front.Put(ctx, key, val)
+	return t.back.Put(ctx, key, val)
+}
+
 type scopeKey struct{}
 
 // WithCacheScope says whose content the calls made with the returned context carry:

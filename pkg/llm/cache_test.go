@@ -187,3 +187,54 @@ func equalVec(a, b []float32) bool {
 	}
 	return true
 }
+
+// countingCache counts the reads that reach a cache.
+type countingCache struct {
+	llm.Cache
+	gets int
+}
+
+func (c *countingCache) Get(ctx context.Context, key string) ([]byte, bool, error) {
+	c.gets++
+	return c.Cache.Get(ctx, key)
+}
+
+// Two replicas, each with its own in-process tier over one KV bucket: a text one of
+// them embedded is embedded by neither again, and a replica asking again reads its
+// memory, not the bucket.
+func TestTieredCacheSharedByReplicasThroughTheBucket(t *testing.T) {
+	kv := newKV(t)
+	srv := newFake(t)
+	ctx := t.Context()
+	shared := &countingCache{Cache: llm.NewKVCache(kv)}
+	a := newClient(t, srv, nil, llm.WithCache(llm.NewTieredCache(llm.NewMemoryCache(16), shared)))
+	b := newClient(t, srv, nil, llm.WithCache(llm.NewTieredCache(llm.NewMemoryCache(16), llm.NewKVCache(kv))))
+
+	first, err := a.Embed(ctx, []string{"the same sentence", "only a's"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.Embed(ctx, []string{"the same sentence"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.EmbedCalls(); n != 1 {
+		t.Errorf("fake saw %d embeddings requests, want 1 (the second replica reads the bucket)", n)
+	}
+	if fmt.Sprint(got[0]) != fmt.Sprint(first[0]) {
+		t.Errorf("replica b got %v, want a's vector %v", got[0], first[0])
+	}
+	if u := b.Usage(); u.CacheHits != 1 || u.Calls != 0 {
+		t.Errorf("replica b usage %+v, want 1 hit and no call", u)
+	}
+	gets := shared.gets
+	if _, err := a.Embed(ctx, []string{"the same sentence", "only a's"}); err != nil {
+		t.Fatal(err)
+	}
+	if shared.gets != gets {
+		t.Errorf("a's second Embed read the bucket %d times, want 0 (its memory holds both)", shared.gets-gets)
+	}
+	if n := srv.EmbedCalls(); n != 1 {
+		t.Errorf("fake saw %d embeddings requests, want 1", n)
+	}
+}

@@ -241,7 +241,7 @@ func Open(ctx context.Context, common service.CommonFlags, b BackendFlags, needs
 		}
 		c, err := llm.New(llm.Config{BaseURL: b.LLMBaseURL, EmbedBaseURL: b.EmbedBaseURL, APIKey: b.LLMAPIKey.Value(), ChatModel: b.ChatModel,
 			EmbedModel: b.EmbedModel, Timeout: b.LLMTimeout, MaxConcurrency: b.LLMConcurrency,
-			RequestsPerMinute: b.LLMRPM, TokensPerMinute: b.LLMTPM}, llm.WithCache(llm.NewKVCache(kv)), llm.WithLogger(log))
+			RequestsPerMinute: b.LLMRPM, TokensPerMinute: b.LLMTPM}, llm.WithCache(llmCache(kv)), llm.WithLogger(log))
 		if err != nil {
 			return nil, fmt.Errorf("configuring the LLM client: %w", err)
 		}
@@ -261,7 +261,7 @@ func Open(ctx context.Context, common service.CommonFlags, b BackendFlags, needs
 		}
 		c, err := llm.New(llm.Config{BaseURL: b.EmbedBaseURL, APIKey: b.LLMAPIKey.Value(), EmbedModel: b.EmbedModel,
 			Timeout: b.LLMTimeout, MaxConcurrency: b.LLMConcurrency, RequestsPerMinute: b.LLMRPM, TokensPerMinute: b.LLMTPM},
-			llm.WithCache(llm.NewKVCache(kv)), llm.WithLogger(log))
+			llm.WithCache(llmCache(kv)), llm.WithLogger(log))
 		if err != nil {
 			return nil, fmt.Errorf("configuring the embedding client: %w", err)
 		}
@@ -272,6 +272,16 @@ func Open(ctx context.Context, common service.CommonFlags, b BackendFlags, needs
 		p.Embedder, p.OfflineEmbedder = hashembed.New(b.EmbedDim), true
 	}
 	return p, nil
+}
+
+// llmCacheEntries bounds the in-process tier of the LLM cache: at 384 dimensions an
+// embedding is 1.5 KiB, so a full tier of embeddings is about 6 MiB.
+const llmCacheEntries = 4096
+
+// llmCache is the LLM client's cache: an in-process LRU in front of the KV bucket the
+// replicas share (docs/adr/0048-embed-each-text-once.md).
+func llmCache(kv bus.KV) llm.Cache {
+	return llm.NewTieredCache(llm.NewMemoryCache(llmCacheEntries), llm.NewKVCache(kv))
 }
 
 // dataDir creates the data dir, or, when it must exist already, checks that it does.

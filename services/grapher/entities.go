@@ -17,15 +17,42 @@ import (
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
 
-// EntityText is what is embedded for an entity: its name, type and description.
-// Query-time entity linking searches these vectors (names are matched in the graph, so
-// the collection has no lexical index: at 859k entities its segment merges were most of
-// a detection run's writes).
+// What Config.EntityEmbed may say is embedded for an entity.
+const (
+	EntityEmbedName        = "name"
+	EntityEmbedDescription = "description"
+)
+
+// EntityText is what is embedded for an entity by default (Config.EntityEmbed
+// EntityEmbedName): its name and type. Query-time entity linking searches these vectors
+// (names are matched in the graph, so the collection has no lexical index: at 859k
+// entities its segment merges were most of a detection run's writes). The text does not
+// grow with the entity's mentions, so an entity is embedded once, not again whenever its
+// description changes; descriptions made from the sentences that name an entity made
+// entity texts 45 % of the embedded tokens on MuSiQue, one sentence embedded once per
+// entity it names (docs/adr/0048-embed-each-text-once.md).
 func EntityText(e graphstore.Entity) string {
+	if e.Type == "" {
+		return e.Name
+	}
+	return e.Name + " (" + strings.ToLower(e.Type) + ")"
+}
+
+// EntityDescriptionText is what is embedded for an entity with Config.EntityEmbed
+// EntityEmbedDescription: its name, type and description.
+func EntityDescriptionText(e graphstore.Entity) string {
 	if e.Description == "" {
 		return e.Name
 	}
 	return e.Name + " (" + strings.ToLower(e.Type) + "): " + e.Description
+}
+
+// entityText is what is embedded for e under the configuration.
+func (s *Service) entityText(e graphstore.Entity) string {
+	if s.cfg.EntityEmbed == EntityEmbedDescription {
+		return EntityDescriptionText(e)
+	}
+	return EntityText(e)
 }
 
 // entityWriteGroup is how many changed entities are embedded and upserted at once. Each
@@ -58,7 +85,7 @@ func (s *Service) embedEntities(ctx context.Context, corpus string, keys []strin
 			return fmt.Errorf("reading entity records: %w", err)
 		}
 		for _, e := range ents {
-			t := EntityText(e)
+			t := s.entityText(e)
 			if prev[e.Key][schema.EntityTextHash] == events.Hash(t)[:16] {
 				continue
 			}

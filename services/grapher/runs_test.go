@@ -15,6 +15,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/graphstore/boltgraph"
 	"github.com/graphrag/graphrag/pkg/hashembed"
+	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
@@ -46,6 +47,13 @@ func newTestGrapherWrapped(t *testing.T, wrap func(VectorStore) VectorStore) tes
 // (nil: the tests' defaults) before the grapher starts.
 func newTestGrapherConfigured(t *testing.T, wrap func(VectorStore) VectorStore, configure func(*Config)) testGrapher {
 	t.Helper()
+	return newTestGrapherEmbedding(t, wrap, configure, hashembed.New(32))
+}
+
+// newTestGrapherEmbedding is newTestGrapherConfigured with the embedder emb (of
+// dimension 32).
+func newTestGrapherEmbedding(t *testing.T, wrap func(VectorStore) VectorStore, configure func(*Config), emb llm.Embedder) testGrapher {
+	t.Helper()
 	ctx := t.Context()
 	srv := bustest.StartServer(t)
 	b, err := bus.New(bustest.Connect(t, srv))
@@ -75,7 +83,7 @@ func newTestGrapherConfigured(t *testing.T, wrap func(VectorStore) VectorStore, 
 	if wrap != nil {
 		vectors = wrap(vs)
 	}
-	s, err := New(cfg, Deps{Bus: b, Graph: g, Vectors: vectors, Embedder: hashembed.New(32), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s, err := New(cfg, Deps{Bus: b, Graph: g, Vectors: vectors, Embedder: emb, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

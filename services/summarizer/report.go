@@ -48,6 +48,25 @@ func (r Report) Text() string {
 	return b.String()
 }
 
+// EmbedText is what is embedded for a report: its title and summary. The query service
+// reads report vectors to choose the communities of a global question (fused with the
+// question's words in the title and summary) and of a local context, and both show the
+// title and summary; the findings, about half of a report, went into the vector only
+// (docs/adr/0048-embed-each-text-once.md).
+func (r Report) EmbedText() string {
+	return r.Title + "\n\n" + r.Summary
+}
+
+// embedTextOf is the EmbedText of a written report record, or its Text when the report
+// it holds cannot be read.
+func embedTextOf(rec vectorstore.Record) string {
+	var rep Report
+	if err := json.Unmarshal([]byte(rec.Attrs[schema.ReportJSON]), &rep); err != nil || rep.Title == "" {
+		return rec.Text
+	}
+	return rep.EmbedText()
+}
+
 // CommunityContext is what a report is written from.
 type CommunityContext struct {
 	Community     graphstore.Community

@@ -317,7 +317,7 @@ func (s *Service) writeReport(ctx context.Context, corpus string, cc CommunityCo
 		schema.ReportRelationships: strconv.Itoa(com.RelationshipCount), schema.ReportJSON: string(rj), schema.ReportMethod: method,
 		schema.ReportRun: run,
 	}}
-	if err := s.writer.write(ctx, s.reportSpec(corpus), &rec); err != nil {
+	if err := s.writer.write(ctx, s.reportSpec(corpus), &rec, rep.EmbedText()); err != nil {
 		return vectorstore.Record{}, fmt.Errorf("community %s: writing report: %w", com.ID, err)
 	}
 	return rec, nil

@@ -39,15 +39,16 @@ type reportWriter struct {
 type writeReq struct {
 	ctx  context.Context
 	spec vectorstore.CollectionSpec
-	rec  vectorstore.Record
-	done bool
+	rec   vectorstore.Record
+	embed string // the text embedded for rec (Report.EmbedText)
+	done  bool
 	err  error
 }
 
-// write embeds rec.Text, sets rec.Vector and upserts rec into the collection of spec,
-// together with the reports other handlers queued meanwhile.
-func (w *reportWriter) write(ctx context.Context, spec vectorstore.CollectionSpec, rec *vectorstore.Record) error {
-	req := &writeReq{ctx: ctx, spec: spec, rec: *rec}
+// write embeds embed (the report's Report.EmbedText), sets rec.Vector and upserts rec
+// into the collection of spec, together with the reports other handlers queued meanwhile.
+func (w *reportWriter) write(ctx context.Context, spec vectorstore.CollectionSpec, rec *vectorstore.Record, embed string) error {
+	req := &writeReq{ctx: ctx, spec: spec, rec: *rec, embed: embed}
 	w.queueMu.Lock()
 	w.queue = append(w.queue, req)
 	w.queueMu.Unlock()
@@ -109,7 +110,7 @@ func (e *refusedError) Unwrap() error { return e.rec.Err }
 func (w *reportWriter) writeColl(ctx context.Context, reqs []*writeReq) (map[string]error, error) {
 	texts := make([]string, len(reqs))
 	for i, r := range reqs {
-		texts[i] = r.rec.Text
+		texts[i] = r.embed
 	}
 	vecs, err := w.embedder.Embed(ctx, texts)
 	if err != nil {

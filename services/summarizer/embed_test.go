@@ -1,0 +1,68 @@
+package summarizer
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/graphrag/graphrag/pkg/bus"
+	"github.com/graphrag/graphrag/pkg/events"
+	"github.com/graphrag/graphrag/pkg/graphstore"
+	"github.com/graphrag/graphrag/pkg/llm"
+	"github.com/graphrag/graphrag/pkg/llm/llmtest"
+	"github.com/graphrag/graphrag/pkg/schema"
+)
+
+// A report is embedded once, by its title and summary: a redelivered or re-announced
+// community whose report is written embeds nothing, and a twin's copy embeds the same
+// text as its child's, which the embedding cache answers.
+func TestReportEmbeddedOnceByTitleAndSummary(t *testing.T) {
+	srv := llmtest.NewServer(llmtest.WithDimension(64), llmtest.WithRequestLog())
+	t.Cleanup(srv.Close)
+	c, err := llm.New(llm.Config{BaseURL: srv.URL(), EmbedModel: "embed", Timeout: 5 * time.Second}, llm.WithCache(llm.NewMemoryCache(64)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	ts := newTestSummarizer(t, nil)
+	ts.s.writer.embedder = llm.NonZero(c)
+	ctx := t.Context()
+	if err := ts.g.ReplaceCommunities(ctx, "demo", []graphstore.Community{
+		{ID: "c0-x", Level: 0, ParentID: "c1-x", Members: []string{"alpha", "beta"}},
+		{ID: "c1-x", Level: 1, Members: []string{"alpha", "beta"}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := ts.s.handleCommunity(ctx, "demo", communityMsg(t, "c0-x", "run1")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d embeddings requests for one report handled twice, want 1", len(reqs))
+	}
+	recs, err := ts.v.Get(ctx, schema.Collection("demo", schema.Communities), []string{"c0-x"})
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("report %v (%v)", recs, err)
+	}
+	in, _ := reqs[0].Embed.Input.([]any)
+	want := embedTextOf(recs[0])
+	if len(in) != 1 || in[0] != want {
+		t.Errorf("embedded %q, want the title and summary %q", in, want)
+	}
+	if strings.Contains(want, "\n- ") || !strings.HasPrefix(recs[0].Text, want) || len(recs[0].Text) <= len(want) {
+		t.Errorf("embedded text %q is not the report %q without its findings", want, recs[0].Text)
+	}
+
+	data, err := events.Encode(&events.Community{Schema: events.SchemaCommunity, Corpus: "demo", ID: "c1-x", Level: 1, MemberCount: 2, Run: "run1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ts.s.handleCommunity(ctx, "demo", &bus.Message{Subject: events.Subject(events.KindCommunities, "demo"), Data: data, Deliveries: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("%d embeddings requests after the twin's copy, want 1 (the copy embeds its child's text)", n)
+	}
+}

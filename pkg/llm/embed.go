@@ -178,6 +178,7 @@ func (l *embedLane) embed(ctx context.Context, c *Client, stage string, texts []
 	}
 	return req.vecs, err
 }
+
 // send sends the texts of a group's live calls, each distinct text once, with ctx (the
 // sending call's), and sets every call's vectors and error. Called with the lane held.
 func (l *embedLane) send(ctx context.Context, c *Client, stage string, group []*embedReq) {

@@ -37,12 +37,12 @@ type reportWriter struct {
 // writeReq is one report waiting for its write; done and err are set under writeMu by
 // the handler that writes it.
 type writeReq struct {
-	ctx  context.Context
-	spec vectorstore.CollectionSpec
+	ctx   context.Context
+	spec  vectorstore.CollectionSpec
 	rec   vectorstore.Record
 	embed string // the text embedded for rec (Report.EmbedText)
 	done  bool
-	err  error
+	err   error
 }
 
 // write embeds embed (the report's Report.EmbedText), sets rec.Vector and upserts rec

@@ -48,23 +48,33 @@ func (r Report) Text() string {
 	return b.String()
 }
 
-// EmbedText is what is embedded for a report: its title and summary. The query service
-// reads report vectors to choose the communities of a global question (fused with the
-// question's words in the title and summary) and of a local context, and both show the
-// title and summary; the findings, about half of a report, went into the vector only
-// (docs/adr/0048-embed-each-text-once.md).
-func (r Report) EmbedText() string {
+// SummaryText is what is embedded for a report with Config.ReportEmbed
+// ReportEmbedSummary: its title and summary, the parts the query service shows and
+// matches the question's words against; the findings are about half of a report.
+func (r Report) SummaryText() string {
 	return r.Title + "\n\n" + r.Summary
 }
 
-// embedTextOf is the EmbedText of a written report record, or its Text when the report
-// it holds cannot be read.
-func embedTextOf(rec vectorstore.Record) string {
+// embedText is what is embedded for rep under the configuration.
+func (s *Service) embedText(rep Report) string {
+	if s.cfg.ReportEmbed == ReportEmbedSummary {
+		return rep.SummaryText()
+	}
+	return rep.Text()
+}
+
+// embedTextOf is what is embedded for a written report record under the configuration:
+// its Text, or with ReportEmbedSummary the SummaryText of the report it holds (its Text
+// when that cannot be read).
+func (s *Service) embedTextOf(rec vectorstore.Record) string {
+	if s.cfg.ReportEmbed != ReportEmbedSummary {
+		return rec.Text
+	}
 	var rep Report
 	if err := json.Unmarshal([]byte(rec.Attrs[schema.ReportJSON]), &rep); err != nil || rep.Title == "" {
 		return rec.Text
 	}
-	return rep.EmbedText()
+	return rep.SummaryText()
 }
 
 // CommunityContext is what a report is written from.

@@ -23,8 +23,19 @@ import (
 type Config struct {
 	// ContextTokens bounds the community context given to the model.
 	ContextTokens int
-	Stage         pipeline.StageConfig
+	// ReportEmbed is what is embedded for a report: ReportEmbedFull (the default: title,
+	// summary and findings) or ReportEmbedSummary (title and summary, about half the
+	// tokens; offline it selected fewer of the reports that answer a global question,
+	// docs/adr/0048-embed-each-text-once.md).
+	ReportEmbed string
+	Stage       pipeline.StageConfig
 }
+
+// What Config.ReportEmbed may say is embedded for a report.
+const (
+	ReportEmbedFull    = "full"
+	ReportEmbedSummary = "summary"
+)
 
 // DefaultWorkers is how many community events a replica handles at once by default.
 // More than an LLM-bound stage's usual 4: the reports of concurrent handlers are written
@@ -38,7 +49,7 @@ const DefaultWorkers = 32
 func DefaultConfig() Config {
 	st := pipeline.DefaultStageConfig()
 	st.Workers = DefaultWorkers
-	return Config{ContextTokens: 8000, Stage: st}
+	return Config{ContextTokens: 8000, ReportEmbed: ReportEmbedFull, Stage: st}
 }
 
 // Deps are the backends of the summarizer.
@@ -124,6 +135,13 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	}
 	if cfg.Stage.Workers == 0 {
 		cfg.Stage = DefaultConfig().Stage
+	}
+	switch cfg.ReportEmbed {
+	case "":
+		cfg.ReportEmbed = DefaultConfig().ReportEmbed
+	case ReportEmbedFull, ReportEmbedSummary:
+	default:
+		return nil, fmt.Errorf("summarizer: -report-embed %q: want %s or %s", cfg.ReportEmbed, ReportEmbedFull, ReportEmbedSummary)
 	}
 	log := deps.Logger
 	if log == nil {
@@ -317,7 +335,7 @@ func (s *Service) writeReport(ctx context.Context, corpus string, cc CommunityCo
 		schema.ReportRelationships: strconv.Itoa(com.RelationshipCount), schema.ReportJSON: string(rj), schema.ReportMethod: method,
 		schema.ReportRun: run,
 	}}
-	if err := s.writer.write(ctx, s.reportSpec(corpus), &rec, rep.EmbedText()); err != nil {
+	if err := s.writer.write(ctx, s.reportSpec(corpus), &rec, s.embedText(rep)); err != nil {
 		return vectorstore.Record{}, fmt.Errorf("community %s: writing report: %w", com.ID, err)
 	}
 	return rec, nil
@@ -375,6 +393,7 @@ func (s *Service) announce(ctx context.Context, corpus string, sum *events.Summa
 // RegisterFlags adds the summarizer's flags with the current values as defaults.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.ContextTokens, "report-context-tokens", c.ContextTokens, "token budget of the community context given to the model")
+	fs.StringVar(&c.ReportEmbed, "report-embed", c.ReportEmbed, "what is embedded for a community report: "+ReportEmbedFull+" (title, summary and findings) or "+ReportEmbedSummary+" (title and summary: about half the tokens, but offline global search found fewer of the relevant reports)")
 	c.Stage.RegisterFlags(fs, "summarizer")
 }
 

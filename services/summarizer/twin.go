@@ -67,7 +67,7 @@ func (s *Service) copyReport(ctx context.Context, corpus string, com graphstore.
 	attrs[schema.ReportMethod] = copyMethod + child.ID
 	attrs[schema.ReportRun] = run
 	rec := vectorstore.Record{ID: com.ID, Text: child.Text, Attrs: attrs}
-	if err := s.writer.write(ctx, s.reportSpec(corpus), &rec, embedTextOf(child)); err != nil {
+	if err := s.writer.write(ctx, s.reportSpec(corpus), &rec, s.embedTextOf(child)); err != nil {
 		return vectorstore.Record{}, fmt.Errorf("community %s: writing the copy of its sub-community's report: %w", com.ID, err)
 	}
 	return rec, nil

@@ -40,12 +40,12 @@ type writeReq struct {
 	ctx   context.Context
 	spec  vectorstore.CollectionSpec
 	rec   vectorstore.Record
-	embed string // the text embedded for rec (Report.EmbedText)
+	embed string // the text embedded for rec (Service.embedText)
 	done  bool
 	err   error
 }
 
-// write embeds embed (the report's Report.EmbedText), sets rec.Vector and upserts rec
+// write embeds embed (what Service.embedText says of the report), sets rec.Vector and upserts rec
 // into the collection of spec, together with the reports other handlers queued meanwhile.
 func (w *reportWriter) write(ctx context.Context, spec vectorstore.CollectionSpec, rec *vectorstore.Record, embed string) error {
 	req := &writeReq{ctx: ctx, spec: spec, rec: *rec, embed: embed}

@@ -90,9 +90,9 @@ func (r *recordingEmbedder) take() []string {
 	return out
 }
 
-// By default an entity is embedded by name and type, once: a description that grows as
-// documents mention the entity again does not make it embedded again. With
-// -entity-embed description, every entity whose description changed is.
+// With -entity-embed name an entity is embedded by name and type, once: a description
+// that grows as documents mention the entity again does not make it embedded again. With
+// the default, -entity-embed description, every entity whose description changed is.
 func TestEntityEmbeddedOnceAsItsDescriptionGrows(t *testing.T) {
 	mention := func(doc, desc string) graphstore.ChunkExtraction {
 		ce := graphstore.ChunkExtraction{ChunkID: doc + "-c", DocumentID: doc}

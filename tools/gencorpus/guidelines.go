@@ -35,7 +35,8 @@ type topic struct {
 
 // attr is one kind of fact a section states. The templates use {v} for the value and
 // {P} product, {C} condition, {Pop} population, {M} the product's marker, {X} procedure,
-// {S} setting. state phrasings are the document's, ask phrasings the question's; no ask
+// {S} setting; in questions, which may leave the condition out, " with {C}" is written
+// {with C} and " for {C}" {for C}. state phrasings are the document's, ask phrasings the question's; no ask
 // phrasing repeats a state phrasing's wording.
 type attr struct {
 	name    string
@@ -120,11 +121,11 @@ var glAttrs = []attr{
 			return mg(r, 5, 10, 20, 25, 40, 50, 75, 100, 150, 200)
 		},
 		aliases: func(v string) []string { return suffixAliases(v, "N milligrams", "Nmg") },
-		state:   []string{"Start at {v} once daily.", "The initial dose is {v}.", "Begin treatment with {v}.", "Open with a single dose of {v}."},
+		state:   []string{"Start at {v}.", "The initial dose is {v}.", "Begin treatment with {v}.", "Open with a single dose of {v}."},
 		ask: []string{
-			"How much {P} should {Pop} with {C} be given at the outset?",
-			"When {P} is commenced for {C} in {Pop}, what is the first amount prescribed?",
-			"What quantity of {P} do {Pop} with {C} receive on day one?",
+			"How much {P} should {Pop}{with C} be given at the outset?",
+			"When {P} is commenced{for C} in {Pop}, what is the first amount prescribed?",
+			"What quantity of {P} do {Pop}{with C} receive on day one?",
 		},
 	},
 	{
@@ -135,9 +136,9 @@ var glAttrs = []attr{
 		aliases: func(v string) []string { n := numAfter(v); return []string{n + " hours", n + "-hourly"} },
 		state:   []string{"Repeat the dose {v}.", "Dosing interval: {v}.", "Further doses follow {v}.", "Give subsequent doses {v}."},
 		ask: []string{
-			"How often should {Pop} with {C} take {P}?",
-			"How many hours apart are doses of {P} for {Pop} who have {C}?",
-			"At what frequency is {P} administered to {Pop} with {C}?",
+			"How often should {Pop}{with C} take {P}?",
+			"How many hours apart are doses of {P} for {Pop}{with C}?",
+			"At what frequency is {P} administered to {Pop}{with C}?",
 		},
 	},
 	{
@@ -148,9 +149,9 @@ var glAttrs = []attr{
 		aliases: func(v string) []string { return suffixAliases(v, "N milligrams", "Nmg") },
 		state:   []string{"Do not exceed {v} in 24 hours.", "The maximum daily dose is {v}.", "The total per day must stay at or below {v}.", "Cap the daily total at {v}."},
 		ask: []string{
-			"What is the most {P} that {Pop} with {C} may receive in one day?",
-			"For {Pop} with {C}, what upper limit applies to the amount of {P} over a whole day?",
-			"Up to what quantity per day can {P} be prescribed to {Pop} with {C}?",
+			"What is the most {P} that {Pop}{with C} may receive in one day?",
+			"For {Pop}{with C}, what upper limit applies to the amount of {P} over a whole day?",
+			"Up to what quantity per day can {P} be prescribed to {Pop}{with C}?",
 		},
 	},
 	{
@@ -161,9 +162,9 @@ var glAttrs = []attr{
 		aliases: func(v string) []string { return suffixAliases(v, "N-day") },
 		state:   []string{"Continue for {v}.", "Course length: {v}.", "Treat for a total of {v}.", "Stop after {v} of therapy."},
 		ask: []string{
-			"How long should {Pop} with {C} stay on {P}?",
-			"For how many days is {P} kept up in {Pop} with {C}?",
-			"What is the length of a {P} course for {Pop} with {C}?",
+			"How long should {Pop}{with C} stay on {P}?",
+			"For how many days is {P} kept up in {Pop}{with C}?",
+			"What is the length of a {P} course for {Pop}{with C}?",
 		},
 	},
 	{
@@ -174,8 +175,8 @@ var glAttrs = []attr{
 		aliases: func(v string) []string { n := numAfter(v); return []string{n + " weeks", n + "-weekly"} },
 		state:   []string{"Measure serum {M} {v}.", "Check the {M} level {v} while on treatment.", "Monitoring: serum {M}, {v}."},
 		ask: []string{
-			"How frequently is {M} tested in {Pop} taking {P} for {C}?",
-			"On what schedule do {Pop} on {P} for {C} have their {M} drawn?",
+			"How frequently is {M} tested in {Pop} taking {P}{for C}?",
+			"On what schedule do {Pop} on {P}{for C} have their {M} drawn?",
 		},
 	},
 	{
@@ -186,8 +187,8 @@ var glAttrs = []attr{
 		aliases: func(v string) []string { return suffixAliases(v, "N units per litre", "N U/L") },
 		state:   []string{"Stop {P} if serum {M} rises above {v}.", "Withhold treatment when {M} exceeds {v}.", "A serum {M} over {v} means the drug must be discontinued."},
 		ask: []string{
-			"At what {M} reading must {P} be withdrawn in {Pop} with {C}?",
-			"Which {M} result obliges clinicians to halt {P} for {Pop} with {C}?",
+			"At what {M} reading must {P} be withdrawn in {Pop}{with C}?",
+			"Which {M} result obliges clinicians to halt {P} for {Pop}{with C}?",
 		},
 	},
 	{
@@ -202,8 +203,8 @@ var glAttrs = []attr{
 		aliases: func(string) []string { return nil },
 		state:   []string{"Do not combine with {v}.", "Contraindicated: concurrent use of {v}.", "Never co-prescribe {v}."},
 		ask: []string{
-			"Which other medicine must not be given alongside {P} to {Pop} with {C}?",
-			"What agent is ruled out together with {P} when treating {C} in {Pop}?",
+			"Which other medicine must not be given alongside {P} to {Pop}{with C}?",
+			"What agent is ruled out together with {P} when treating {Pop}{with C}?",
 		},
 	},
 	{
@@ -212,8 +213,8 @@ var glAttrs = []attr{
 		aliases: theAlias,
 		state:   []string{"Only the {v} may initiate this treatment.", "Initiation is restricted to the {v}.", "Prescribing rests with the {v}."},
 		ask: []string{
-			"Who is allowed to start {P} for {Pop} with {C}?",
-			"Which member of staff has the authority to begin {P} in {Pop} with {C}?",
+			"Who is allowed to start {P} for {Pop}{with C}?",
+			"Which member of staff has the authority to begin {P} in {Pop}{with C}?",
 		},
 	},
 	{
@@ -222,8 +223,8 @@ var glAttrs = []attr{
 		aliases: theAlias,
 		state:   []string{"If there is no response after a week, refer to the {v}.", "Escalate non-responders to the {v}.", "Where symptoms persist, involve the {v}."},
 		ask: []string{
-			"If {Pop} with {C} fail to improve on {P}, who should they be passed on to?",
-			"Whom do staff contact when {P} is not working for {Pop} with {C}?",
+			"If {Pop}{with C} fail to improve on {P}, who should they be passed on to?",
+			"Whom do staff contact when {P} is not working for {Pop}{with C}?",
 		},
 	},
 	{
@@ -298,9 +299,19 @@ var glAttrs = []attr{
 
 // fill replaces the placeholders of a template for topic t and value v.
 func (g *guidelineWorld) fill(tmpl string, t topic, v string) string {
+	return g.fillNaming(tmpl, t, v, true)
+}
+
+// fillNaming is fill for a question, which names the condition only if cond.
+func (g *guidelineWorld) fillNaming(tmpl string, t topic, v string, cond bool) string {
 	var pairs []string
 	if t.fam == famTreatment {
-		pairs = []string{"{P}", g.products[t.product], "{C}", g.conditions[t.cond], "{Pop}", populations[t.pop], "{M}", g.markers[t.product]}
+		c := g.conditions[t.cond]
+		with, forC := " with "+c, " for "+c
+		if !cond {
+			with, forC = "", ""
+		}
+		pairs = []string{"{P}", g.products[t.product], "{C}", c, "{with C}", with, "{for C}", forC, "{Pop}", populations[t.pop], "{M}", g.markers[t.product]}
 	} else {
 		pairs = []string{"{X}", g.procs[t.proc], "{S}", settings[t.setting]}
 	}

@@ -10,7 +10,7 @@ import (
 // Check verifies what the questions rely on: unique document ids, titles and texts
 // present, and for every question that its one gold document states the answer for the
 // question's topic (the text names the topic with the forms the question uses and holds
-// the sentence with the answer), that no other document states the same fact as current
+// the sentence with the answer), that those forms fit no other topic, that no other document states the same fact as current
 // guidance (neither by its record of statements nor by a line naming the topic and the
 // answer outside a superseded document), that the question names neither its answer
 // nor an alias of it, and that it shares fewer than copyRun consecutive words with the
@@ -30,7 +30,7 @@ func (gs *GuidelineSet) Check() error {
 			errs = append(errs, fmt.Errorf("document %s: empty title or text", d.ID))
 		}
 	}
-	if len(gs.Questions) != gs.Config.Questions || len(gs.asked) != len(gs.Questions) {
+	if len(gs.Questions) != gs.Config.Questions || len(gs.asked) != len(gs.Questions) || len(gs.named) != len(gs.Questions) {
 		errs = append(errs, fmt.Errorf("%d questions (%d asked facts), want %d", len(gs.Questions), len(gs.asked), gs.Config.Questions))
 	}
 	qids := map[string]bool{}
@@ -42,14 +42,14 @@ func (gs *GuidelineSet) Check() error {
 		if i >= len(gs.asked) {
 			break
 		}
-		if err := gs.checkQuestion(q, gs.asked[i], byID); err != nil {
+		if err := gs.checkQuestion(q, gs.asked[i], gs.named[i], byID); err != nil {
 			errs = append(errs, fmt.Errorf("question %s: %w", q.ID, err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func (gs *GuidelineSet) checkQuestion(q Question, s statement, byID map[string]int) error {
+func (gs *GuidelineSet) checkQuestion(q Question, s statement, named []string, byID map[string]int) error {
 	var errs []error
 	t := gs.g.topics[s.topic]
 	if q.Answer != s.value {
@@ -63,7 +63,18 @@ func (gs *GuidelineSet) checkQuestion(q Question, s statement, byID map[string]i
 		return errors.Join(append(errs, fmt.Errorf("gold %s is not in the corpus", q.Gold[0]))...)
 	}
 	text := gs.Docs[gold].Text
-	for _, f := range t.forms {
+	if len(named) == 0 {
+		errs = append(errs, errors.New("names no topic"))
+	}
+	for u, o := range gs.g.topics {
+		if u != s.topic && !slices.ContainsFunc(named, func(f string) bool { return !slices.Contains(o.forms, f) }) {
+			errs = append(errs, fmt.Errorf("its names %q fit another topic too (%q)", named, o.forms))
+		}
+	}
+	for _, f := range named {
+		if !slices.Contains(t.forms, f) {
+			errs = append(errs, fmt.Errorf("%q is no name of its topic", f))
+		}
 		if !containsWord(q.Question, f) {
 			errs = append(errs, fmt.Errorf("does not name %q", f))
 		}
@@ -92,7 +103,7 @@ func (gs *GuidelineSet) checkQuestion(q Question, s statement, byID map[string]i
 			continue
 		}
 		for l := range strings.SplitSeq(d.Text, "\n") {
-			if containsWord(l, q.Answer) && !slices.ContainsFunc(t.forms, func(f string) bool { return !containsWord(l, f) }) {
+			if containsWord(l, q.Answer) && !slices.ContainsFunc(named, func(f string) bool { return !containsWord(l, f) }) {
 				errs = append(errs, fmt.Errorf("%s has a line naming the topic and the answer: %q", d.ID, l))
 			}
 		}

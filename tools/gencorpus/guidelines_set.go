@@ -14,6 +14,7 @@ type GuidelineSet struct {
 	g         *guidelineWorld
 	states    [][]statement // per document, the facts it states
 	asked     []statement   // per question, the fact it asks (value = answer)
+	named     [][]string    // per question, the names of its topic it uses
 }
 
 // DefaultGuidelinesConfig is the set `make dataset-guidelines` writes.
@@ -242,6 +243,10 @@ func (gs *GuidelineSet) compose() error {
 			}
 		}
 	}
+	byID := map[string]int{}
+	for i, d := range gs.Docs {
+		byID[d.ID] = i
+	}
 	r.Shuffle(len(cands), func(i, j int) { cands[i], cands[j] = cands[j], cands[i] })
 	perAttr := (gs.Config.Questions+len(glAttrs)-1)/len(glAttrs) + 2
 	usedTopic := map[int]bool{}
@@ -253,16 +258,29 @@ func (gs *GuidelineSet) compose() error {
 		if usedTopic[s.topic] || count[s.attr] >= perAttr {
 			continue
 		}
-		q, ok := gs.phrase(s)
+		// A question about a treatment leaves the condition out every other time
+		// that the product and population alone name one topic, as a reader who
+		// knows only those two would ask.
+		cond := true
+		if t := gs.g.topics[s.topic]; t.fam == famTreatment && gs.g.onlyTopic(t.forms[0], t.forms[2]) && r.IntN(2) == 0 {
+			cond = false
+		}
+		q, named, ok := gs.phrase(s, cond)
 		if !ok {
 			return fmt.Errorf("every phrasing of the %s question copies its section", glAttrs[s.attr].name)
 		}
-		usedTopic[s.topic] = true
-		count[s.attr]++
 		q.ID = fmt.Sprintf("gq%03d", len(gs.Questions))
 		q.Gold = []string{gs.Docs[docOf[[2]int{s.topic, s.attr}]].ID}
+		// Skip a fact that another document seems to state too (a contraindicated
+		// product that an overview lists beside the topic's names).
+		if gs.checkQuestion(q, s, named, byID) != nil {
+			continue
+		}
+		usedTopic[s.topic] = true
+		count[s.attr]++
 		gs.Questions = append(gs.Questions, q)
 		gs.asked = append(gs.asked, s)
+		gs.named = append(gs.named, named)
 	}
 	if len(gs.Questions) < gs.Config.Questions {
 		return fmt.Errorf("only %d distinct topics to ask about, want %d questions", len(gs.Questions), gs.Config.Questions)
@@ -271,18 +289,34 @@ func (gs *GuidelineSet) compose() error {
 }
 
 // phrase writes the question of statement s in one of its attribute's phrasings that
-// does not copy the stating sentence.
-func (gs *GuidelineSet) phrase(s statement) (Question, bool) {
+// does not copy the stating sentence, naming the condition of a treatment only if cond,
+// and returns it with the names of the topic it uses.
+func (gs *GuidelineSet) phrase(s statement, cond bool) (Question, []string, bool) {
 	a := glAttrs[s.attr]
 	t := gs.g.topics[s.topic]
+	named := t.forms
+	if !cond {
+		named = []string{t.forms[0], t.forms[2]}
+	}
 	for _, i := range gs.g.r.Perm(len(a.ask)) {
-		text := gs.g.fill(a.ask[i], t, "")
+		text := gs.g.fillNaming(a.ask[i], t, "", cond)
 		text = strings.ToUpper(text[:1]) + text[1:]
 		if sharedRun(text, s.line, gs.g.entityForms(t)) < copyRun {
-			return Question{Question: text, Answer: s.value, AnswerAliases: a.aliases(s.value)}, true
+			return Question{Question: text, Answer: s.value, AnswerAliases: a.aliases(s.value)}, named, true
 		}
 	}
-	return Question{}, false
+	return Question{}, nil, false
+}
+
+// onlyTopic reports whether exactly one topic has both names.
+func (g *guidelineWorld) onlyTopic(a, b string) bool {
+	n := 0
+	for _, t := range g.topics {
+		if slices.Contains(t.forms, a) && slices.Contains(t.forms, b) {
+			n++
+		}
+	}
+	return n == 1
 }
 
 // entityForms are the names a text about topic t may contain: its own and the

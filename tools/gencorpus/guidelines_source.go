@@ -11,8 +11,11 @@ func (gs *GuidelineSet) Source() string {
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	types, byType := gs.TypeCounts()
 	byAttr := map[int]int{}
-	treatment, older := 0, 0
-	for _, s := range gs.asked {
+	treatment, older, noCond := 0, 0, 0
+	for i, s := range gs.asked {
+		if len(gs.named[i]) < len(gs.g.topics[s.topic].forms) {
+			noCond++
+		}
 		byAttr[s.attr]++
 		if gs.g.topics[s.topic].fam == famTreatment {
 			treatment++
@@ -47,12 +50,14 @@ func (gs *GuidelineSet) Source() string {
 	p("condition overviews, competency records and audits name the topics and the")
 	p("attributes without stating a value.")
 	p("")
-	p("Each question asks one attribute of one topic (one topic per question), names the")
-	p("topic by the forms its section uses, and is phrased from templates of its own that")
-	p("share fewer than %d consecutive words (names counted as one) with the sentence that", copyRun)
-	p("states the answer. The generator checks every question: the gold section names the")
+	p("Each question asks one attribute of one topic (one topic per question) and names the")
+	p("topic by the forms its section uses; %d treatment questions leave out the condition,", noCond)
+	p("where the product and the population alone name one topic. Questions are phrased from")
+	p("templates of their own that share fewer than %d consecutive words (names counted as", copyRun)
+	p("one) with the sentence that states the answer. The generator checks every question: the gold section names the")
 	p("topic and states the answer; no other document states that attribute of that topic as")
-	p("current guidance; the question names neither its answer nor an alias of it.")
+	p("current guidance; the names the question uses fit no other topic; the question names")
+	p("neither its answer nor an alias of it.")
 	p("")
 	p("## Counts")
 	p("")

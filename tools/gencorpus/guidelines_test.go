@@ -126,6 +126,9 @@ func TestGuidelinesCheckCatches(t *testing.T) {
 		{"the question copies the stating sentence", func(gs *GuidelineSet, _ int) {
 			gs.Questions[0].Question += " " + gs.asked[0].line
 		}, "consecutive words"},
+		{"the question names its topic too vaguely", func(gs *GuidelineSet, _ int) {
+			gs.named[0] = gs.named[0][:1] // a product or a procedure alone: several topics
+		}, "fit another topic"},
 		{"two gold documents", func(gs *GuidelineSet, _ int) {
 			gs.Questions[0].Gold = append(gs.Questions[0].Gold, gs.Docs[0].ID)
 		}, "2 gold documents"},

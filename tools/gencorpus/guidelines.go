@@ -324,7 +324,7 @@ func templateWords() []string {
 	var out []string
 	add := func(ss ...string) {
 		for _, s := range ss {
-			out = append(out, strings.FieldsFunc(s, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') })...)
+			out = append(out, strings.FieldsFunc(s, func(r rune) bool { return (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') })...)
 		}
 	}
 	for _, a := range glAttrs {

@@ -2,6 +2,7 @@ package gencorpus
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -81,10 +82,7 @@ func (g *guidelineWorld) render() []*glDraft {
 		if r.Float64() >= supersededShare {
 			continue
 		}
-		old := map[int]string{}
-		for a, v := range values {
-			old[a] = v
-		}
+		old := maps.Clone(values)
 		var changed []string
 		for _, i := range r.Perm(len(order))[:1+r.IntN(2)] {
 			a := order[i]

@@ -36,8 +36,8 @@ type topic struct {
 // attr is one kind of fact a section states. The templates use {v} for the value and
 // {P} product, {C} condition, {Pop} population, {M} the product's marker, {X} procedure,
 // {S} setting; in questions, which may leave the condition out, " with {C}" is written
-// {with C} and " for {C}" {for C}. state phrasings are the document's, ask phrasings the question's; no ask
-// phrasing repeats a state phrasing's wording.
+// {with C} and " for {C}" {for C}. state phrasings are the document's, ask phrasings the
+// question's; no ask phrasing repeats a state phrasing's wording.
 type attr struct {
 	name    string
 	fam     family

@@ -57,6 +57,11 @@ func (f *fakes) Names(context.Context) ([]string, error) {
 	return out, nil
 }
 
+// fakeCreated is when every corpus of the fakes began.
+var fakeCreated = time.Date(2026, 11, 20, 8, 30, 0, 0, time.UTC)
+
+func (f *fakes) Created(context.Context, string) (time.Time, error) { return fakeCreated, nil }
+
 func (f *fakes) Exists(_ context.Context, corpus string) (bool, error) {
 	if corpus == "poisoned" { // known to Status only: a corpus whose detection fails
 		return true, nil

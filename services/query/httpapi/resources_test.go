@@ -109,6 +109,8 @@ func TestResourceRoutes(t *testing.T) {
 		{"bad corpus", http.MethodGet, "/v1/corpora/Bad!/status", 400, "corpus"},
 		{"bad document id", http.MethodDelete, "/v1/corpora/demo/documents/%20x", 400, "id"},
 		{"bad corpus drop", http.MethodDelete, "/v1/corpora/Bad!", 400, "corpus"},
+		{"unknown document delete", http.MethodDelete, "/v1/corpora/demo/documents/nope", 404, "nope"},
+		{"unknown corpus drop", http.MethodDelete, "/v1/corpora/nope", 404, "nope"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp, body := call(t, srv, tc.method, tc.path, "", "")

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/graphrag/graphrag/pkg/catalog"
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/platform"
@@ -54,7 +55,31 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	} else {
 		printStatus(stdout, st)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return failedError(st)
+}
+
+// failedError is the error of a corpus whose pipeline is drained but lost messages to
+// the dead-letter queue or reports: it is not complete, as GET /v1/corpora says.
+func failedError(st pipeline.Status) error {
+	if catalog.State(st) != catalog.StateFailed {
+		return nil
+	}
+	return fmt.Errorf("corpus %s: indexing failed: %s (the reasons: graphrag status -json, GET /v1/corpora/%s/status)", st.Corpus, failedWhat(st), st.Corpus)
+}
+
+// failedWhat says what a failed corpus lost.
+func failedWhat(st pipeline.Status) string {
+	var dead uint64
+	for _, s := range st.Stages {
+		dead += s.DeadLettered
+	}
+	if dead > 0 {
+		return fmt.Sprintf("%d messages were dead-lettered, so what they carried is not indexed", dead)
+	}
+	return fmt.Sprintf("%d communities have no report", st.Graph.Unreported)
 }
 
 // unknownCorpus reports whether no document of the corpus is in the stream: a name with a
@@ -89,7 +114,9 @@ func printStatus(w io.Writer, st pipeline.Status) {
 			fmt.Fprintf(w, "  and %d more\n", n)
 		}
 	}
-	switch {
+	switch state := catalog.State(st); {
+	case state == catalog.StateFailed:
+		fmt.Fprintf(w, "corpus %s: failed: %s\n", st.Corpus, failedWhat(st))
 	case st.Complete:
 		fmt.Fprintf(w, "corpus %s: indexing complete\n", st.Corpus)
 	case st.State == "" || st.State == pipeline.StateIndexing:

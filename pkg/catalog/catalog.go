@@ -203,7 +203,7 @@ func (c *Catalog) corpus(ctx context.Context, name string) (Corpus, error) {
 	if err != nil {
 		return cp, fmt.Errorf("reading the status of %s: %w", name, err)
 	}
-	cp.State = stateOf(st, deadLettered(st))
+	cp.State = State(st)
 	return cp, nil
 }
 

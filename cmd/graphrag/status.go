@@ -24,6 +24,12 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	corpus := fs.String("corpus", "", "corpus name (required)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	wait := fs.Duration("wait", 0, "wait up to this long for indexing to complete (exit status 1 if it does not)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: graphrag status -corpus NAME [-wait DURATION] [-json] [flags]")
+		fmt.Fprintln(stderr, "Prints a corpus's indexing progress per stage, its communities and quarantined records. Exit status 1:")
+		fmt.Fprintln(stderr, "no document was ever published to the corpus, it failed (dead letters), or -wait ran out.")
+		fs.PrintDefaults()
+	}
 	if err := service.ParseFlags(fs, args, platform.EnvPrefix); err != nil {
 		return err
 	}

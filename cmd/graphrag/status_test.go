@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"flag"
 	"strings"
 	"testing"
 
@@ -33,6 +35,35 @@ func TestStatusSaysFailed(t *testing.T) {
 		}
 		if err := failedError(st); (err != nil) != tc.fail {
 			t.Errorf("%d dead-lettered: error %v, want one: %v", tc.dead, err, tc.fail)
+		}
+	}
+}
+
+// TestHelpShowsTheCommandsOwnFlags: status -h and export -h open with a synopsis, and
+// export -h lists its own flags, not the forty shared with graphrag up.
+func TestHelpShowsTheCommandsOwnFlags(t *testing.T) {
+	for _, tc := range []struct {
+		cmd     string
+		want    []string
+		notWant []string
+	}{
+		{"status", []string{"usage: graphrag status -corpus NAME", "  -wait duration", "  -nats-url string"}, nil},
+		{"export", []string{"usage: graphrag export -corpus NAME -out DIR", "  -format string", "  -api string", "graphrag up -h lists them"},
+			[]string{"  -data-dir", "  -graph-store", "  -log-level"}},
+	} {
+		var out bytes.Buffer
+		if err := dispatch(t.Context(), []string{tc.cmd, "-h"}, &out, &out); !errors.Is(err, flag.ErrHelp) {
+			t.Errorf("%s -h: %v, want flag.ErrHelp", tc.cmd, err)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("%s -h lacks %q:\n%s", tc.cmd, w, out.String())
+			}
+		}
+		for _, w := range tc.notWant {
+			if strings.Contains(out.String(), w) {
+				t.Errorf("%s -h lists %q, a flag shared with graphrag up:\n%s", tc.cmd, w, out.String())
+			}
 		}
 	}
 }

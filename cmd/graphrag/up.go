@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -30,6 +31,7 @@ type upConfig struct {
 	Examples string
 	Corpus   string
 	httpAddr *flag.Flag // the platform's -http-addr, to print the console's address
+	fs       *flag.FlagSet
 }
 
 func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -46,7 +48,11 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fs.StringVar(&cfg.Examples, "examples", cfg.Examples, "directory with corpus/ and questions.jsonl for -demo")
 			fs.StringVar(&cfg.Corpus, "corpus", cfg.Corpus, "corpus name for -demo")
 			cfg.httpAddr = fs.Lookup("http-addr")
+			cfg.fs = fs
+			rate := fs.Lookup("api-rate")
+			rate.Usage += "; graphrag up listening on loopback only (the default -http-addr): unlimited unless given"
 		},
+		Tune:   func(c *service.CommonFlags, _ *platform.BackendFlags) { cfg.localRate(c.HTTPAddr) },
 		Config: &cfg,
 		Build: func(_ context.Context, p *platform.Platform, mux *http.ServeMux, log *slog.Logger) ([]service.Component, error) {
 			if cfg.Demo {
@@ -70,6 +76,31 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return comps, nil
 		},
 	})
+}
+
+// localRate lifts the per-client rate limit while the API listens on loopback only and
+// -api-rate was not given: there the one client is the user's own console and scripts
+// (a script of 60 quick questions got 48 refusals), and the limit guards a shared
+// service from one client. Listening on other interfaces keeps the default.
+func (c *upConfig) localRate(httpAddr string) {
+	set := false
+	c.fs.Visit(func(f *flag.Flag) { set = set || f.Name == "api-rate" })
+	if !set && isLoopbackAddr(httpAddr) {
+		c.Query.API.RatePerSecond = 0
+	}
+}
+
+// isLoopbackAddr reports whether a listen address takes connections from this host only.
+func isLoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func defaultUpConfig() upConfig {

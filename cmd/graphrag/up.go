@@ -70,7 +70,7 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			comps := st.Components()
 			if cfg.Demo {
 				comps = append(comps, service.Loop("demo", func(ctx context.Context) error {
-					return demo(ctx, p, st.Engine, cfg.Examples, cfg.Corpus, consoleURL(cfg.httpAddr), stdout, stderr)
+					return demo(ctx, p, st.Engine, cfg.Examples, cfg.Corpus, apiBase(cfg.httpAddr), stdout, stderr)
 				}))
 			}
 			return comps, nil
@@ -157,7 +157,7 @@ func ancestors(dir string) []string {
 }
 
 // demo indexes the sample corpus and answers its first local and first global question.
-func demo(ctx context.Context, p *platform.Platform, eng *engine.Engine, dir, corpus, console string, stdout, stderr io.Writer) error {
+func demo(ctx context.Context, p *platform.Platform, eng *engine.Engine, dir, corpus, api string, stdout, stderr io.Writer) error {
 	start := time.Now()
 	sum, err := publishPaths(ctx, p.Bus, corpus, []string{filepath.Join(dir, "corpus")}, publishOptions{progress: stderr})
 	if err != nil {
@@ -166,7 +166,7 @@ func demo(ctx context.Context, p *platform.Platform, eng *engine.Engine, dir, co
 	if sum.Published+sum.Duplicate == 0 {
 		return fmt.Errorf("-demo: no document of %s could be published (%d skipped)", filepath.Join(dir, "corpus"), len(sum.Skipped))
 	}
-	fmt.Fprintf(stderr, "published %d documents to corpus %q; indexing...\n", sum.Published, corpus)
+	fmt.Fprintf(stderr, "published %d documents to corpus %q (%d unchanged since the last run); indexing...\n", sum.Published, corpus, sum.Duplicate)
 	st, err := pipeline.WaitComplete(ctx, p.Bus, corpus, 500*time.Millisecond, nil)
 	if err != nil {
 		return err
@@ -190,20 +190,34 @@ func demo(ctx context.Context, p *platform.Platform, eng *engine.Engine, dir, co
 			break
 		}
 	}
-	fmt.Fprintf(stderr, "serving the query API and the console at %s; try: graphrag query -corpus %s \"...\"   (Ctrl-C to stop)\n", console, corpus)
+	fmt.Fprintf(stderr, "serving the query API and the console at %s/ui/; try: %s   (Ctrl-C to stop)\n", api, queryHint(api, corpus))
 	return nil
 }
 
-// consoleURL is where a browser on this machine finds the console.
-func consoleURL(addr *flag.Flag) string {
-	a := ":8080"
+// apiBase is where a client on this machine finds the API that -http-addr serves.
+func apiBase(addr *flag.Flag) string {
+	a := service.DefaultHTTPAddr
 	if addr != nil {
 		a = addr.Value.String()
 	}
-	if strings.HasPrefix(a, ":") {
-		a = "localhost" + a
+	host, port, err := net.SplitHostPort(a)
+	if err != nil {
+		return "http://" + a
 	}
-	return "http://" + a + "/ui/"
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// queryHint is the graphrag query command that reaches the API at api: with -api when
+// the API is not where graphrag query looks by default.
+func queryHint(api, corpus string) string {
+	hint := fmt.Sprintf("graphrag query -corpus %s \"...\"", corpus)
+	if api != defaultQueryAPI {
+		hint = fmt.Sprintf("graphrag query -api %s -corpus %s \"...\"", api, corpus)
+	}
+	return hint
 }
 
 type sampleQuestion struct {

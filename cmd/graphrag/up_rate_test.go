@@ -35,3 +35,21 @@ func TestUpRateLimitOnLoopback(t *testing.T) {
 		}
 	}
 }
+
+// TestDemoHintFollowsHTTPAddr: the address graphrag up prints, and the query command it
+// suggests, follow -http-addr; the suggestion needs no -api only at the default address.
+func TestDemoHintFollowsHTTPAddr(t *testing.T) {
+	for _, tc := range []struct{ addr, base, hint string }{
+		{"127.0.0.1:8080", "http://127.0.0.1:8080", `graphrag query -corpus demo "..."`},
+		{"127.0.0.1:9090", "http://127.0.0.1:9090", `graphrag query -api http://127.0.0.1:9090 -corpus demo "..."`},
+		{":8081", "http://localhost:8081", `graphrag query -api http://localhost:8081 -corpus demo "..."`},
+		{"[::1]:8080", "http://[::1]:8080", `graphrag query -api http://[::1]:8080 -corpus demo "..."`},
+	} {
+		fs := flag.NewFlagSet("up", flag.ContinueOnError)
+		fs.String("http-addr", tc.addr, "")
+		base := apiBase(fs.Lookup("http-addr"))
+		if base != tc.base || queryHint(base, "demo") != tc.hint {
+			t.Errorf("-http-addr %s: %s and %q, want %s and %q", tc.addr, base, queryHint(base, "demo"), tc.base, tc.hint)
+		}
+	}
+}

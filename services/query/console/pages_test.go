@@ -176,6 +176,35 @@ func TestUploadedDocumentIsListedAndAnswerable(t *testing.T) {
 	}
 }
 
+// TestDocumentsFilterAndSort: the documents list is sorted by title, a click on a
+// column header sorts by it (again: the other way), and the filter keeps the documents
+// whose title or id holds it.
+func TestDocumentsFilterAndSort(t *testing.T) {
+	s := upStack(t)
+	b := newBrowser(t, 1280, 800)
+	titles := `[...document.querySelectorAll('#documents td.title')].map(td => td.textContent.toLowerCase())`
+	sorted := func(desc bool) string {
+		return fmt.Sprintf(`(() => { const t = %s; return t.length > 1 && t.every((x, i) => i === 0 || (%v ? t[i - 1] >= x : t[i - 1] <= x)); })()`, titles, desc)
+	}
+	b.run(t, "listing", chromedp.Navigate(s.base+"/ui/#/documents"),
+		waitJS(`document.querySelectorAll('#documents td.title').length >= 14`),
+		waitJS(sorted(false)),
+		chromedp.Click(chromedp.CSS(`#documents th[data-sort="title"] button`)),
+		waitJS(`document.querySelector('#documents th[data-sort="title"]').getAttribute('aria-sort') === 'descending'`),
+		waitJS(sorted(true)),
+		chromedp.SendKeys(chromedp.CSS("#doc-filter"), "lighthouse"),
+		waitJS(`/^\d+ of \d+ documents$/.test(document.querySelector('#doc-count').textContent)`))
+	rows := jsString(t, b, `[...document.querySelectorAll('#documents tr[data-id]')].map(tr => tr.textContent.toLowerCase()).join('\n')`)
+	if rows == "" {
+		t.Fatal("the filter \"lighthouse\" kept no document")
+	}
+	for _, r := range strings.Split(rows, "\n") {
+		if !strings.Contains(r, "lighthouse") {
+			t.Errorf("row %q does not hold the filter", r)
+		}
+	}
+}
+
 func TestCorpusTextIsText(t *testing.T) {
 	s := upStack(t)
 	b := newBrowser(t, 1280, 800)

@@ -712,7 +712,7 @@ function renderStatus(body, s, stats) {
         h('td', { class: 'num' }, num(st.total)), h('td', { class: 'num' }, num(st.pending)), h('td', { class: 'num' }, num(st.in_flight)),
         h('td', { class: 'num' }, num(st.dead_lettered))))),
     h('h2', {}, 'Community detection'),
-    h('p', {}, `${num(det.runs)} runs · ${num(det.levels)} levels · last run ${det.last_run || 'never'}${det.current === false ? ' · changes pending' : det.current ? ' · current' : ''}`),
+    h('p', {}, `${num(det.runs)} ${det.runs === 1 ? 'run' : 'runs'} · ${num(det.levels)} ${det.levels === 1 ? 'level' : 'levels'} · last run ${det.last_run || 'never'}${det.current === false ? ' · changes pending' : det.current ? ' · current' : ''}`),
     det.failing
       ? h('p', { class: 'notice', id: 'detection-failing', role: 'alert' }, det.failing, det.next_retry ? ` · next try ${det.next_retry}` : '')
       : null,
@@ -740,7 +740,10 @@ pages.documents = (main) => {
   const drop = h('div', { class: 'dropzone', id: 'dropzone' }, 'Drop Markdown, text, HTML or PDF files here, or ',
     h('label', {}, h('span', { class: 'link' }, 'choose files'), ' ', fileInput));
   const table = h('div', { id: 'documents' }, h('p', { class: 'muted' }, 'Loading…'));
-  main.append(h('h1', {}, 'Documents'), drop, msg, table);
+  // What the list shows: a filter on title and id, and the column it is sorted by.
+  const view = { filter: '', sort: 'title', desc: false };
+  const filter = h('input', { type: 'search', id: 'doc-filter', placeholder: 'Filter by title or id', 'aria-label': 'Filter documents by title or id' });
+  main.append(h('h1', {}, 'Documents'), drop, msg, filter, table);
   let stop = false;
   let timer = null;
   // Uploaded ids not listed yet: the list may learn of a document only once the
@@ -749,14 +752,16 @@ pages.documents = (main) => {
   let deadline = 0;
   const refresh = async () => {
     clearTimeout(timer);
-    const r = await listDocuments(table, refresh);
+    const r = await listDocuments(table, refresh, view);
     for (const id of r.listed) awaiting.delete(id);
     if (!stop && (r.pending || (awaiting.size && Date.now() < deadline))) timer = setTimeout(refresh, 1500);
   };
   const upload = async (files) => {
     if (!files.length) return;
     const fd = new FormData();
-    for (const f of files) fd.append('file', f, f.name);
+    // A file chosen with its folder keeps its path, so it gets the id graphrag publish
+    // gives it when it publishes the folder's parent.
+    for (const f of files) fd.append('file', f, f.webkitRelativePath || f.name);
     fill(msg, h('p', { class: 'muted' }, `Uploading ${files.length} file(s)…`));
     try {
       const r = await (await api(corpusPath('/documents'), { method: 'POST', body: fd })).json();
@@ -769,6 +774,7 @@ pages.documents = (main) => {
     }
   };
   fileInput.addEventListener('change', () => upload([...fileInput.files]));
+  filter.addEventListener('input', () => { view.filter = filter.value; refresh(); });
   drop.addEventListener('dragover', (ev) => { ev.preventDefault(); drop.classList.add('over'); });
   drop.addEventListener('dragleave', () => drop.classList.remove('over'));
   drop.addEventListener('drop', (ev) => { ev.preventDefault(); drop.classList.remove('over'); upload([...ev.dataTransfer.files]); });
@@ -776,9 +782,19 @@ pages.documents = (main) => {
   return () => { stop = true; clearTimeout(timer); };
 };
 
-// listDocuments renders every page of the corpus's documents; it returns whether any is
-// still pending (the caller polls until none is) and the ids listed.
-async function listDocuments(table, refresh) {
+// Columns the documents list sorts by, with the value each compares.
+const docSorts = {
+  title: (d) => (d.title || d.id).toLowerCase(),
+  state: (d) => d.state,
+  chunks: (d) => d.chunks || 0,
+  id: (d) => d.id,
+  updated: (d) => d.updated || '',
+};
+
+// listDocuments renders every page of the corpus's documents, those view.filter matches
+// sorted by view.sort; it returns whether any is still pending (the caller polls until
+// none is) and the ids listed.
+async function listDocuments(table, refresh, view) {
   const docs = [];
   try {
     let cursor = '';
@@ -791,9 +807,20 @@ async function listDocuments(table, refresh) {
     fill(table, errorBox(err));
     return { pending: false, listed: [] };
   }
-  fill(table, h('p', { class: 'muted' }, `${docs.length} documents`), h('table', { class: 'wide' },
-    h('tr', {}, h('th', {}, 'title'), h('th', {}, 'state'), h('th', { class: 'num' }, 'chunks'), h('th', {}, 'id'), h('th', {}, 'updated'), h('th', {}, '')),
-    docs.map((d) => h('tr', { dataset: { id: d.id } },
+  const q = view.filter.trim().toLowerCase();
+  const key = docSorts[view.sort];
+  const shown = docs.filter((d) => !q || (d.title || '').toLowerCase().includes(q) || d.id.toLowerCase().includes(q))
+    .sort((a, b) => {
+      const x = key(a), y = key(b);
+      const c = x < y ? -1 : x > y ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+      return view.desc ? -c : c;
+    });
+  const header = (col, label, cls) => h('th', { class: cls, dataset: { sort: col }, 'aria-sort': view.sort === col ? (view.desc ? 'descending' : 'ascending') : 'none' },
+    h('button', { type: 'button', class: 'sort', onclick: () => { view.desc = view.sort === col ? !view.desc : false; view.sort = col; refresh(); } },
+      label, view.sort === col ? (view.desc ? ' ▾' : ' ▴') : ''));
+  fill(table, h('p', { class: 'muted', id: 'doc-count' }, q ? `${shown.length} of ${docs.length} documents` : `${docs.length} documents`), h('table', { class: 'wide' },
+    h('tr', {}, header('title', 'title'), header('state', 'state'), header('chunks', 'chunks', 'num'), header('id', 'id'), header('updated', 'updated'), h('th', {}, '')),
+    shown.map((d) => h('tr', { dataset: { id: d.id } },
       h('td', { class: 'title' }, d.title || d.id),
       h('td', {}, h('span', { class: `badge ${d.state}` }, d.state), d.reason ? h('div', { class: 'error' }, d.reason) : null),
       h('td', { class: 'num' }, num(d.chunks)), h('td', {}, h('code', {}, d.id)), h('td', { class: 'muted' }, d.updated ? new Date(d.updated).toLocaleString() : ''),

@@ -60,6 +60,29 @@ func TestAskStreamsAndCites(t *testing.T) {
 	b.screenshot(t, "ask-global")
 }
 
+// TestAskOffersExamples: an empty Ask page offers a question about the whole corpus and
+// about central entities; a click asks it.
+func TestAskOffersExamples(t *testing.T) {
+	s := upStack(t)
+	b := newBrowser(t, 1280, 800)
+	b.run(t, "opening Ask", chromedp.Navigate(s.base+"/ui/#/ask"),
+		waitJS(`document.querySelectorAll('#examples button.example').length === 3`))
+	examples := jsString(t, b, `[...document.querySelectorAll('#examples button.example')].map(b => b.textContent).join('|')`)
+	parts := strings.Split(examples, "|")
+	t.Logf("examples: %q", parts)
+	if parts[0] != "What are the main themes across the corpus?" || !strings.HasPrefix(parts[1], "What do the documents say about ") {
+		t.Errorf("examples %q: want the themes question, then questions about entities", parts)
+	}
+	b.run(t, "asking an example", chromedp.Click(chromedp.CSS(`#examples button.example:nth-of-type(2)`)),
+		waitJS(`document.querySelector('#answer').dataset.done === '1'`))
+	if q := jsString(t, b, `document.querySelector('#question').value`); q != parts[1] {
+		t.Errorf("question %q, want the example clicked, %q", q, parts[1])
+	}
+	if a := textOf(b, t, "#answer"); strings.TrimSpace(a) == "" {
+		t.Error("no answer to the example")
+	}
+}
+
 func TestExplorerNeighbourhoodAndExpand(t *testing.T) {
 	s := upStack(t)
 	b := newBrowser(t, 1280, 800)

@@ -206,10 +206,12 @@ pages.ask = (main) => {
   const cites = h('div', { id: 'citations' });
   const why = h('div', { id: 'why' });
   const side = h('div', { class: 'panel', id: 'passage' });
+  const examples = h('div', { id: 'examples', class: 'muted' });
   let ctrl = null;
   const form = h('form', {
     onsubmit: async (ev) => {
       ev.preventDefault();
+      examples.remove();
       if (ctrl) ctrl.abort();
       ctrl = new AbortController();
       btn.disabled = true;
@@ -233,12 +235,35 @@ pages.ask = (main) => {
       }
     },
   }, h('label', { for: 'question' }, 'Question'), q, h('div', { class: 'row' }, h('label', {}, 'Mode ', mode), btn));
-  main.append(h('h1', {}, 'Ask'), form, h('div', { class: 'split' },
+  main.append(h('h1', {}, 'Ask'), form, examples, h('div', { class: 'split' },
     h('section', {}, h('h2', {}, 'Answer'), answer, cites, why), h('aside', {}, side)));
   q.addEventListener('keydown', (ev) => { if (ev.key === 'Enter' && !ev.shiftKey) { ev.preventDefault(); form.requestSubmit(); } });
   q.focus();
+  exampleQuestions().then((qs) => fill(examples, 'Try: ', qs.map((text) =>
+    h('button', { type: 'button', class: 'example', onclick: () => { q.value = text; form.requestSubmit(); } }, text))));
   return () => { if (ctrl) ctrl.abort(); };
 };
+
+// exampleQuestions are what an empty Ask page offers: one about the corpus as a whole,
+// and one about each of the two most central entities of its largest top-level community.
+async function exampleQuestions() {
+  const qs = ['What are the main themes across the corpus?'];
+  try {
+    const stats = await getJSON(corpusPath('/stats'));
+    if (stats.levels > 0) {
+      const tree = await getJSON(corpusPath(`/communities?level=${stats.levels - 1}`));
+      const top = [...tree.communities].sort((a, b) => b.members - a.members)[0];
+      if (top) {
+        const c = await getJSON(corpusPath(`/communities/${enc(top.id)}`));
+        // Not "Who is" or "What is": an entity's type may be wrong.
+        for (const m of (c.members || []).slice(0, 2)) qs.push(`What do the documents say about ${m.name}?`);
+      }
+    }
+  } catch {
+    // A corpus without communities yet: the question about the whole alone.
+  }
+  return qs;
+}
 
 // ask posts a streamed query and calls onDelta with each piece of answer text; it
 // resolves with the final response (the "done" event).

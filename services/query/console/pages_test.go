@@ -47,6 +47,16 @@ func TestAskStreamsAndCites(t *testing.T) {
 	if why := textOf(b, t, "#why-panel"); !strings.Contains(why, "lexical #") || !strings.Contains(why, "Linked entities") {
 		t.Errorf("why panel lacks the lists with ranks or the linked entities: %.400s", why)
 	}
+	// Citations are told apart by title and place, and never show a raw chunk id.
+	labels := strings.Split(jsString(t, b, `[...document.querySelectorAll('#citations li a')].map(a => a.dataset.chunk && a.textContent.includes(a.dataset.chunk) ? 'RAW ' + a.textContent : a.textContent).join('\n')`), "\n")
+	t.Logf("citations: %q", labels)
+	seen := map[string]bool{}
+	for _, l := range labels {
+		if seen[l] || strings.HasPrefix(l, "RAW ") || !strings.Contains(l, " · passage ") {
+			t.Errorf("citation %q: want a unique \"title · passage n\" label (all: %q)", l, labels)
+		}
+		seen[l] = true
+	}
 	b.screenshot(t, "ask")
 
 	b.run(t, "asking a global question", chromedp.SetValue(chromedp.CSS("#mode"), "global"),
@@ -56,6 +66,9 @@ func TestAskStreamsAndCites(t *testing.T) {
 		waitJS(`document.querySelector('#answer').dataset.done === '1'`))
 	if why := textOf(b, t, "#why-panel"); !strings.Contains(why, "Communities mapped") {
 		t.Errorf("a global answer's why panel lacks the communities mapped: %.400s", why)
+	}
+	if cites := textOf(b, t, "#citations"); strings.Contains(cites, "community c") {
+		t.Errorf("a global answer cites reports by id, not title: %.400s", cites)
 	}
 	b.screenshot(t, "ask-global")
 }

@@ -321,16 +321,36 @@ function renderAnswer(resp, question, answer, cites, why, side) {
   }
   answer.append(h('div', { class: 'muted' }, `${resp.mode} · ${fmt(resp.timings_ms?.total, 0)} ms`));
   if (byMarker.size) {
+    const label = citationLabels(resp, [...byMarker.values()]);
     cites.append(h('h3', {}, 'Citations'), h('ol', { class: 'citations' }, [...byMarker.values()].map((c) => h('li', {},
       h('a', { href: '#', class: 'cite', dataset: { marker: c.marker, chunk: c.chunk_id || '', community: c.community_id || '' }, onclick: (ev) => { ev.preventDefault(); open(c); } },
-        `[${c.marker}] `, c.chunk_id ? (chunkTitle(resp, c.chunk_id) || c.chunk_id) : `community ${c.community_id}`)))));
+        `[${c.marker}] `, label(c))))));
   }
   why.append(whyPanel(resp, terms, side));
 }
 
-function chunkTitle(resp, id) {
-  const ch = (resp.context?.chunks || []).find((c) => c.id === id);
-  return ch ? ch.title || ch.document_id : '';
+// citationLabels returns how each cited source is named so that two can be told apart:
+// a passage by its document's title and its place in the document (with the document
+// id when two cited documents share a title), a community report by its title.
+function citationLabels(resp, cited) {
+  const chunks = new Map((resp.context?.chunks || []).map((c) => [c.id, c]));
+  const reports = new Map((resp.context?.communities || []).map((c) => [c.id, c]));
+  const titleOf = (c) => chunks.get(c.chunk_id)?.title || c.document_id || c.chunk_id;
+  const docsOf = new Map(); // title -> the cited documents with it
+  for (const c of cited) {
+    if (!c.chunk_id) continue;
+    const t = titleOf(c);
+    if (!docsOf.has(t)) docsOf.set(t, new Set());
+    docsOf.get(t).add(c.document_id);
+  }
+  return (c) => {
+    if (!c.chunk_id) return `report: ${reports.get(c.community_id)?.title || c.community_id}`;
+    const t = titleOf(c);
+    const pos = /:(\d+):[0-9a-f]+(@\d+)?$/.exec(c.chunk_id);
+    let s = pos ? `${t} · passage ${Number(pos[1]) + 1}` : t;
+    if (docsOf.get(t).size > 1) s += ` (${c.document_id})`;
+    return s;
+  };
 }
 
 // whyPanel explains the answer: per passage its lists and ranks and the graph path; the

@@ -738,6 +738,16 @@ pages.dashboard = (main) => {
   return () => { stop = true; clearTimeout(timer); };
 };
 
+// stageBar is a stage's progress; while an earlier stage still has work, its total is
+// not known yet (more will come), so the bar moves without a value instead of looking
+// full.
+function stageBar(st, earlier) {
+  if (earlier.some((e) => e.pending > 0 || e.in_flight > 0)) {
+    return h('progress', { class: 'waiting', title: 'more will come from the stages before' });
+  }
+  return h('progress', { max: Math.max(1, st.total), value: st.done });
+}
+
 function renderStatus(body, s, stats) {
   const stages = [...(s.stages || [])].sort((a, b) => STAGES.indexOf(a.stage) - STAGES.indexOf(b.stage));
   const llm = s.llm || {};
@@ -752,8 +762,8 @@ function renderStatus(body, s, stats) {
     h('table', { class: 'wide', id: 'stages' },
       h('tr', {}, h('th', {}, 'stage'), h('th', {}, 'progress'), h('th', { class: 'num' }, 'done'), h('th', { class: 'num' }, 'total'),
         h('th', { class: 'num' }, 'pending'), h('th', { class: 'num' }, 'in flight'), h('th', { class: 'num' }, 'dead-lettered')),
-      stages.map((st) => h('tr', { dataset: { stage: st.stage } }, h('td', {}, st.stage),
-        h('td', {}, h('progress', { max: Math.max(1, st.total), value: st.done })), h('td', { class: 'num' }, num(st.done)),
+      stages.map((st, i) => h('tr', { dataset: { stage: st.stage } }, h('td', {}, st.stage),
+        h('td', {}, stageBar(st, stages.slice(0, i))), h('td', { class: 'num' }, num(st.done)),
         h('td', { class: 'num' }, num(st.total)), h('td', { class: 'num' }, num(st.pending)), h('td', { class: 'num' }, num(st.in_flight)),
         h('td', { class: 'num' }, num(st.dead_lettered))))),
     h('h2', {}, 'Community detection'),

@@ -136,6 +136,34 @@ func TestExplorerNeighbourhoodAndExpand(t *testing.T) {
 	b.screenshot(t, "explore-expanded")
 }
 
+// TestExplorerCapsEdges: a neighbourhood with more relationships than two per node
+// draws the start entity's own and the strongest others, says so, and draws them all on
+// a click.
+func TestExplorerCapsEdges(t *testing.T) {
+	s := upStack(t)
+	b := newBrowser(t, 1280, 800)
+	b.run(t, "a busy neighbourhood", chromedp.Navigate(s.base+"/ui/#/explore?entity=marrow%20bay&depth=2&limit=500"),
+		waitJS(`!!document.querySelector('#graph').dataset.renderMs`))
+	counts := jsString(t, b, `(async () => {
+		const r = await fetch('/v1/corpora/demo/entities/marrow%20bay?depth=2&limit=500').then(r => r.json());
+		const ids = new Set([r.entity.key, ...r.neighbors.map(n => n.key)]);
+		const all = r.relationships.filter(e => ids.has(e.source) && ids.has(e.target)).length;
+		return ids.size + ',' + all + ',' + window.graphrag.cy.edges().length; })()`)
+	var nodes, all, drawn int
+	if _, err := fmt.Sscanf(counts, "%d,%d,%d", &nodes, &all, &drawn); err != nil {
+		t.Fatalf("counts %q: %v", counts, err)
+	}
+	t.Logf("%d nodes, %d relationships among them, %d drawn", nodes, all, drawn)
+	if all <= max(60, 2*nodes) {
+		t.Fatalf("the sample neighbourhood has %d relationships for %d nodes: not enough to be capped", all, nodes)
+	}
+	if drawn > max(60, 2*nodes) || !strings.Contains(textOf(b, t, "#graph-status"), fmt.Sprintf("Showing %d of %d relationships", drawn, all)) {
+		t.Errorf("%d edges drawn of %d, status %q: want at most %d and the cap said", drawn, all, textOf(b, t, "#graph-status"), max(60, 2*nodes))
+	}
+	b.run(t, "showing all", chromedp.Click(chromedp.CSS("#show-all-edges")),
+		waitJS(fmt.Sprintf(`window.graphrag.cy.edges().length === %d`, all)))
+}
+
 func TestCommunityOpensWithMembers(t *testing.T) {
 	s := upStack(t)
 	b := newBrowser(t, 1280, 800)

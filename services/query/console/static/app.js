@@ -482,7 +482,13 @@ async function loadNeighbourhood(st, graph, status, details, name, depth, limit)
   if (typeof cytoscape !== 'function') { fill(status, h('p', { class: 'error' }, 'The graph library did not load.')); return; }
   const nodes = [nodeData(nb.entity, 0), ...nb.neighbors.map((e) => nodeData(e, e.distance))];
   const ids = new Set(nodes.map((n) => n.id));
-  const edges = nb.relationships.filter((r) => ids.has(r.source) && ids.has(r.target)).map(edgeData);
+  const all = nb.relationships.filter((r) => ids.has(r.source) && ids.has(r.target));
+  const edges = st.allEdges ? all.map(edgeData) : strongestEdges(all, nb.entity.key, nodes.length).map(edgeData);
+  // Drawn when edges were left out: how many, and a way to draw them all.
+  const more = edges.length < all.length
+    ? h('span', { id: 'edges-capped' }, ` Showing ${edges.length} of ${all.length} relationships (the entity's own and the strongest). `,
+      h('button', { type: 'button', id: 'show-all-edges', onclick: () => { st.allEdges = true; st.cy.destroy(); loadNeighbourhood(st, graph, status, details, name, depth, limit); } }, 'Show all'))
+    : null;
   const big = nodes.length > 150;
   paint(nodes, st.level);
   const rings = big ? ringPositions(nodes, st.level) : null;
@@ -510,9 +516,9 @@ async function loadNeighbourhood(st, graph, status, details, name, depth, limit)
     graph.dataset.renderMs = (t2 - t0).toFixed(1);
     graph.dataset.fetchMs = (t1 - t0).toFixed(1);
     graph.dataset.nodes = String(st.cy.nodes().length);
-    updateStatus(st, status, `${nb.entity.name}: depth ${depth}, drawn in ${Math.round(t2 - t0)} ms.`);
+    updateStatus(st, status, `${nb.entity.name}: depth ${depth}, drawn in ${Math.round(t2 - t0)} ms.`, more);
   }));
-  updateStatus(st, status, `${nb.entity.name}: depth ${depth}.`);
+  updateStatus(st, status, `${nb.entity.name}: depth ${depth}.`, more);
   selectNode(st, st.cy.$id(nb.entity.key), details, status, false);
 }
 
@@ -590,8 +596,22 @@ function recolour(st) {
   }
 }
 
-function updateStatus(st, status, msg) {
-  fill(status, msg, ` ${st.cy.nodes().length} nodes, ${st.cy.edges().length} edges.`);
+function updateStatus(st, status, msg, more) {
+  fill(status, msg, ` ${st.cy.nodes().length} nodes, ${st.cy.edges().length} edges.`, more);
+}
+
+// EDGES_PER_NODE bounds the edges first drawn: a busy depth 1 of 70 nodes had 985
+// among them, a hairball where no edge can be followed.
+const EDGES_PER_NODE = 2;
+
+// strongestEdges keeps every relationship of the start entity and then the strongest
+// others (the API sends them strongest first), up to EDGES_PER_NODE per node.
+function strongestEdges(rels, start, nodes) {
+  const cap = Math.max(60, EDGES_PER_NODE * nodes);
+  if (rels.length <= cap) return rels;
+  const own = rels.filter((r) => r.source === start || r.target === start);
+  const others = rels.filter((r) => r.source !== start && r.target !== start);
+  return [...own, ...others.slice(0, Math.max(0, cap - own.length))];
 }
 
 // selectNode shows a node's details and, on a click, adds its neighbours (depth 1).

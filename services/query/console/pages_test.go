@@ -114,6 +114,13 @@ func TestExplorerNeighbourhoodAndExpand(t *testing.T) {
 	if d := textOf(b, t, "#details"); !strings.Contains(d, "Passages") || !strings.Contains(d, "Gullhead") {
 		t.Errorf("node details lack the passages: %.300s", d)
 	}
+	// The legend names communities by their most central entity drawn, not by id.
+	legend := jsString(t, b, `[...document.querySelectorAll('#legend a.community-name')].map(a => a.textContent).join('|')`)
+	for _, l := range strings.Split(legend, "|") {
+		if name := strings.TrimPrefix(l, "around "); name == l || !strings.Contains("|"+names+"|", "|"+name+"|") {
+			t.Errorf("legend entry %q: want \"around\" a drawn entity's name (legend %q)", l, legend)
+		}
+	}
 	b.screenshot(t, "explore")
 
 	// Click, in the real canvas, a neighbour that has neighbours of its own not shown yet.

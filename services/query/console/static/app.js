@@ -583,16 +583,19 @@ function recolour(st) {
   let maxPR = 1e-9;
   st.cy.nodes().forEach((n) => { maxPR = Math.max(maxPR, n.data('pr')); });
   const seen = new Map();
+  const central = new Map(); // community -> its drawn node of highest PageRank, which names it
   st.cy.batch(() => st.cy.nodes().forEach((n) => {
     const c = n.data('comms')[st.level] || '';
     seen.set(c, (seen.get(c) || 0) + 1);
+    if (!central.has(c) || n.data('pr') > central.get(c).data('pr')) central.set(c, n);
     n.data({ color: colourOf(c), size: 10 + 34 * Math.sqrt(n.data('pr') / maxPR) });
   }));
   const legend = document.getElementById('legend');
   if (legend) {
     const top = [...seen.entries()].sort((a, b) => b[1] - a[1]).slice(0, 8);
     fill(legend, h('span', { class: 'muted' }, `C${st.level}:`), top.map(([c, n]) => h('span', {},
-      h('span', { class: 'swatch', style: `background:${colourOf(c)}` }), c ? h('a', { href: `#/communities?open=${enc(c)}` }, c.slice(0, 10)) : 'none', ` (${n})`)));
+      h('span', { class: 'swatch', style: `background:${colourOf(c)}` }),
+      c ? h('a', { href: `#/communities?open=${enc(c)}`, title: `community ${c}`, class: 'community-name' }, `around ${central.get(c).data('name')}`) : 'none', ` (${n})`)));
   }
 }
 

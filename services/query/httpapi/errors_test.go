@@ -111,6 +111,15 @@ func TestHTTPBackendFailureIsOpaque(t *testing.T) {
 		t.Fatalf("stream: status %d, body %s: want an error event", resp.StatusCode, body)
 	}
 	checkAPITerms(t, body)
+	// So do the chat routes, streamed or not, in OpenAI's error shape.
+	for _, stream := range []bool{false, true} {
+		resp, body := call(t, srv, http.MethodPost, "/v1/chat/completions", "",
+			fmt.Sprintf(`{"model":"demo","stream":%v,"messages":[{"role":"user","content":"Who designed the Analytical Engine?"}]}`, stream))
+		if want := map[bool]int{false: 500, true: 200}[stream]; resp.StatusCode != want || !strings.Contains(string(body), `"message":"internal error`) ||
+			strings.Contains(string(body), "segment 7") || strings.Contains(string(body), "demo_chunks") {
+			t.Errorf("chat, stream %v: status %d, body %s: want %d and an internal error without the backend's text", stream, resp.StatusCode, body, want)
+		}
+	}
 }
 
 // A failing model endpoint is the upstream's failure: 502, or 503 when it is unavailable

@@ -109,7 +109,7 @@ func (e *Engine) global(ctx context.Context, req Request, t *timer, onDelta func
 	}
 	comms := make([]Community, 0, len(hits))
 	for _, h := range hits {
-		comms = append(comms, communityOf(h.Record, h.Score))
+		comms = append(comms, CommunityOf(h.Record, h.Score))
 	}
 	if e.deps.LLM != nil {
 		// Every mapped report is a model call: rank them by the question's topic, dense

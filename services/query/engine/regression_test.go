@@ -67,22 +67,16 @@ func TestGraphOnlyChunkIsFetched(t *testing.T) {
 }
 
 // Regression for defect 3: the query side normalizes names with THE normalization the
-// grapher writes with, so "The Analytical Engine," finds "analytical engine".
+// grapher writes with, so "The Analytical Engine," finds "analytical engine" (the
+// console's reads are checked in package explore).
 func TestQueryNormalizationMatchesWriteSide(t *testing.T) {
 	e := newDemoEngine(t)
 	for _, name := range []string{"The Analytical Engine", "the analytical engine,", "ANALYTICAL  ENGINE", "Ｔｈｅ Analytical Engine"} {
 		if normalizeName(name) != normalize.Name(name) {
 			t.Fatalf("query normalization differs from pkg/normalize on %q", name)
 		}
-		nb, err := e.Explore(t.Context(), "demo", name, 1)
-		if err != nil {
-			t.Fatalf("Explore(%q): %v", name, err)
-		}
-		if nb.Entity.Key != "analytical engine" {
-			t.Fatalf("Explore(%q) found %q", name, nb.Entity.Key)
-		}
 	}
-	// Linking from a question uses it too.
+	// Linking from a question uses it.
 	c, _, err := e.Retrieve(t.Context(), Request{Corpus: "demo", Query: "What did the Analytical Engine compute?"})
 	if err != nil {
 		t.Fatal(err)

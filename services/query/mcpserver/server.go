@@ -16,7 +16,15 @@ import (
 	"github.com/graphrag/graphrag/pkg/catalog"
 	"github.com/graphrag/graphrag/services/query/access"
 	"github.com/graphrag/graphrag/services/query/engine"
+	"github.com/graphrag/graphrag/services/query/explore"
 )
+
+// Explorer serves the explore tool: an *explore.Reader.
+type Explorer interface {
+	Neighborhood(ctx context.Context, corpus, name string, depth, limit int) (explore.Neighborhood, error)
+}
+
+var _ Explorer = (*explore.Reader)(nil)
 
 // Names of the MCP tools the query service exposes.
 const (
@@ -50,7 +58,7 @@ type StatsInput struct {
 	Corpus string `json:"corpus" jsonschema:"name of the indexed corpus"`
 }
 
-// New returns an MCP server whose tools answer from e: search, explore_entity_graph and
+// New returns an MCP server whose tools answer from e and x: search, explore_entity_graph and
 // get_corpus_stats, and list_corpora and list_documents with WithCatalog; version is
 // reported to clients. Every tool refuses a corpus the client's token may not read
 // (served over HTTP behind the guard and GrantMiddleware). Input and output JSON Schemas are
@@ -61,7 +69,7 @@ type StatsInput struct {
 //
 // It panics if a schema cannot be derived from the types, which is a programming error
 // caught by the tests.
-func New(e *engine.Engine, version string, log *slog.Logger, opts ...Option) *mcp.Server {
+func New(e *engine.Engine, x Explorer, version string, log *slog.Logger, opts ...Option) *mcp.Server {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -72,7 +80,7 @@ func New(e *engine.Engine, version string, log *slog.Logger, opts ...Option) *mc
 		// Only the tools capability (inferred from AddTool); the server sends no log messages.
 		Capabilities: &mcp.ServerCapabilities{},
 	})
-	t := &tools{e: e, log: log}
+	t := &tools{e: e, x: x, log: log}
 	for _, o := range opts {
 		o.apply(t)
 	}
@@ -86,9 +94,10 @@ func New(e *engine.Engine, version string, log *slog.Logger, opts ...Option) *mc
 	return s
 }
 
-// tools are the tool handlers, on the engine's public API.
+// tools are the tool handlers, on the engine's public API and the explorer's.
 type tools struct {
 	e       *engine.Engine
+	x       Explorer
 	log     *slog.Logger
 	catalog Catalog // nil: no listing tools
 }
@@ -134,7 +143,7 @@ func (t *tools) addExplore(s *mcp.Server) {
 	in.Properties["depth"].Minimum = new(1.0)
 	in.Properties["depth"].Maximum = new(4.0)
 	in.Properties["depth"].Default = json.RawMessage("2")
-	out := schemaOf[engine.Neighborhood]()
+	out := schemaOf[explore.Neighborhood]()
 	describe(out, map[string]string{
 		"entity":        "the entity the name resolved to",
 		"neighbors":     "entities within depth hops, with their distance",
@@ -216,17 +225,17 @@ func progress(ctx context.Context, ss *mcp.ServerSession, token any) func(string
 	}
 }
 
-func (t *tools) explore(ctx context.Context, req *mcp.CallToolRequest, in ExploreInput) (*mcp.CallToolResult, engine.Neighborhood, error) {
+func (t *tools) explore(ctx context.Context, req *mcp.CallToolRequest, in ExploreInput) (*mcp.CallToolResult, explore.Neighborhood, error) {
 	if err := t.check(ctx, req, in.Corpus); err != nil {
-		return nil, engine.Neighborhood{}, err
+		return nil, explore.Neighborhood{}, err
 	}
 	depth := in.Depth
 	if depth == 0 {
 		depth = 2
 	}
-	nb, err := t.e.Explore(ctx, in.Corpus, in.EntityName, depth)
+	nb, err := t.x.Neighborhood(ctx, in.Corpus, in.EntityName, depth, 0)
 	if err != nil {
-		return nil, engine.Neighborhood{}, t.toolError(ctx, ToolExplore, err)
+		return nil, explore.Neighborhood{}, t.toolError(ctx, ToolExplore, err)
 	}
 	return nil, nb, nil
 }

@@ -14,13 +14,15 @@ import (
 	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
+	"github.com/graphrag/graphrag/services/query/answer"
 )
 
 // Engine answers questions. It is safe for concurrent use.
 type Engine struct {
-	cfg  Config
-	deps Deps
-	log  *slog.Logger
+	cfg    Config
+	deps   Deps
+	log    *slog.Logger
+	answer answer.Answerer // the model's or the extractive one, chosen in New
 }
 
 // New builds an engine.
@@ -36,7 +38,10 @@ func New(cfg Config, deps Deps) (*Engine, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Engine{cfg: cfg, deps: deps, log: log.With("service", "query")}, nil
+	log = log.With("service", "query")
+	ans := answer.New(deps.LLM, answer.Config{AnswerTokens: cfg.AnswerTokens, MapMaxTokens: cfg.MapMaxTokens,
+		MapConcurrency: cfg.MapConcurrency, GlobalTokenBudget: cfg.GlobalTokenBudget, ReduceTokens: cfg.ReduceTokens}, log)
+	return &Engine{cfg: cfg, deps: deps, log: log, answer: ans}, nil
 }
 
 // Config returns the effective configuration.

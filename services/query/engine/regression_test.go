@@ -86,22 +86,6 @@ func TestQueryNormalizationMatchesWriteSide(t *testing.T) {
 	}
 }
 
-// Regression for defect 6: community context reaches the generation prompt.
-func TestCommunityContextInPrompt(t *testing.T) {
-	c := Retrieved{
-		Chunks:        []Chunk{{ID: "c1", Text: "Passage one."}},
-		Communities:   []Community{{ID: "k1", Title: "Computing pioneers", Summary: "Lovelace and Babbage built the foundations."}},
-		Relationships: []Relationship{{Source: "ada lovelace", Target: "charles babbage", Type: "WORKED_WITH", Description: "They corresponded."}},
-	}
-	p := LocalPrompt("Who worked with Babbage?", c)
-	for _, want := range []string{"## Themes", "Computing pioneers", "Lovelace and Babbage built the foundations.",
-		"## Relationships", "WORKED_WITH", "## Passages", "[1] (c1) Passage one.", "## Question", "Who worked with Babbage?"} {
-		if !strings.Contains(p, want) {
-			t.Errorf("prompt lacks %q:\n%s", want, p)
-		}
-	}
-}
-
 func TestRequestValidation(t *testing.T) {
 	lvl := 40
 	for _, r := range []Request{
@@ -116,20 +100,6 @@ func TestRequestValidation(t *testing.T) {
 	} {
 		if err := r.Validate(); err == nil {
 			t.Errorf("accepted %+v", r)
-		}
-	}
-}
-
-func TestClassifierHeuristic(t *testing.T) {
-	for q, want := range map[string]bool{
-		"What are the main themes across the corpus?":       true,
-		"Summarize the documents":                           true,
-		"What are the recurring topics in these documents?": true,
-		"Who designed the Analytical Engine?":               false,
-		"When did Storm Hester hit Marrow Bay?":             false,
-	} {
-		if got := IsGlobalHeuristic(q); got != want {
-			t.Errorf("IsGlobalHeuristic(%q) = %v, want %v", q, got, want)
 		}
 	}
 }

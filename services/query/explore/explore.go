@@ -118,7 +118,7 @@ const (
 // Neighborhood returns the neighbourhood of the entity a name normalizes to, with at
 // most limit neighbours (0: the default, WithDefaultNeighbors). Entities carry their
 // mention count and community per level, so a client can size and colour them.
-func (e *Reader) Neighborhood(ctx context.Context, corpus, name string, depth, limit int) (Neighborhood, error) {
+func (rd *Reader) Neighborhood(ctx context.Context, corpus, name string, depth, limit int) (Neighborhood, error) {
 	if err := validCorpus(corpus, name); err != nil {
 		return Neighborhood{}, err
 	}
@@ -129,13 +129,13 @@ func (e *Reader) Neighborhood(ctx context.Context, corpus, name string, depth, l
 		return Neighborhood{}, engine.BadRequestf("limit: %d is outside 0..%d", limit, MaxExploreNeighbors)
 	}
 	if limit == 0 {
-		limit = e.neighbors
+		limit = rd.neighbors
 	}
-	en, err := e.entityNamed(ctx, corpus, name)
+	en, err := rd.entityNamed(ctx, corpus, name)
 	if err != nil {
 		return Neighborhood{}, err
 	}
-	nb, err := e.graph.Neighborhood(ctx, corpus, []string{en.Key}, depth, limit)
+	nb, err := rd.graph.Neighborhood(ctx, corpus, []string{en.Key}, depth, limit)
 	if err != nil {
 		return Neighborhood{}, fmt.Errorf("walking the graph: %w", err)
 	}
@@ -145,7 +145,7 @@ func (e *Reader) Neighborhood(ctx context.Context, corpus, name string, depth, l
 		out.Neighbors = append(out.Neighbors, entityOf(n.Entity, n.Distance))
 		keys = append(keys, n.Entity.Key)
 	}
-	rels, err := e.graph.RelationshipsAmong(ctx, corpus, keys)
+	rels, err := rd.graph.RelationshipsAmong(ctx, corpus, keys)
 	if err != nil {
 		return out, fmt.Errorf("reading relationships: %w", err)
 	}
@@ -159,9 +159,9 @@ func (e *Reader) Neighborhood(ctx context.Context, corpus, name string, depth, l
 }
 
 // entityNamed reads the entity a name normalizes to; ErrNotFound when there is none.
-func (e *Reader) entityNamed(ctx context.Context, corpus, name string) (graphstore.Entity, error) {
+func (rd *Reader) entityNamed(ctx context.Context, corpus, name string) (graphstore.Entity, error) {
 	key := normalize.Name(name)
-	en, err := e.graph.Entity(ctx, corpus, key)
+	en, err := rd.graph.Entity(ctx, corpus, key)
 	if errors.Is(err, graphstore.ErrNotFound) {
 		return en, fmt.Errorf("%w: entity %q (normalized %q) in corpus %s", engine.ErrNotFound, name, key, corpus)
 	}
@@ -190,7 +190,7 @@ const (
 // SearchEntities returns up to limit entities whose normalized name starts with the
 // normalized prefix, or has a word that does: exact names first, then whole-name
 // prefixes, then word prefixes; within a class by PageRank.
-func (e *Reader) SearchEntities(ctx context.Context, corpus, prefix string, limit int) ([]EntityMatch, error) {
+func (rd *Reader) SearchEntities(ctx context.Context, corpus, prefix string, limit int) ([]EntityMatch, error) {
 	if err := validCorpus(corpus, "x"); err != nil {
 		return nil, err
 	}
@@ -201,7 +201,7 @@ func (e *Reader) SearchEntities(ctx context.Context, corpus, prefix string, limi
 	if p == "" {
 		return []EntityMatch{}, nil
 	}
-	idx, err := e.keyIndex(ctx, corpus)
+	idx, err := rd.keyIndex(ctx, corpus)
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +211,7 @@ func (e *Reader) SearchEntities(ctx context.Context, corpus, prefix string, limi
 	for i, c := range cands {
 		keys[i], class[c.key] = c.key, c.class
 	}
-	ents, err := e.graph.Entities(ctx, corpus, keys)
+	ents, err := rd.graph.Entities(ctx, corpus, keys)
 	if err != nil {
 		return nil, fmt.Errorf("reading matching entities: %w", err)
 	}
@@ -294,16 +294,16 @@ func (c *keyIndexes) put(corpus string, ix *keyIndex) {
 
 // keyIndex returns the corpus's key index, rebuilt when the entity count changed or
 // it is older than keyIndexTTL.
-func (e *Reader) keyIndex(ctx context.Context, corpus string) (*keyIndex, error) {
-	st, err := e.graph.Stats(ctx, corpus)
+func (rd *Reader) keyIndex(ctx context.Context, corpus string) (*keyIndex, error) {
+	st, err := rd.graph.Stats(ctx, corpus)
 	if err != nil {
 		return nil, fmt.Errorf("counting entities: %w", err)
 	}
-	ix := e.keys.get(corpus)
+	ix := rd.keys.get(corpus)
 	if ix != nil && len(ix.keys) == st.Entities && time.Since(ix.built) < keyIndexTTL {
 		return ix, nil
 	}
-	snap, err := e.graph.Snapshot(ctx, corpus)
+	snap, err := rd.graph.Snapshot(ctx, corpus)
 	if err != nil {
 		return nil, fmt.Errorf("reading entity keys: %w", err)
 	}
@@ -312,7 +312,7 @@ func (e *Reader) keyIndex(ctx context.Context, corpus string) (*keyIndex, error)
 		ix.degree[ed.Source]++
 		ix.degree[ed.Target]++
 	}
-	e.keys.put(corpus, ix)
+	rd.keys.put(corpus, ix)
 	return ix, nil
 }
 
@@ -333,20 +333,20 @@ type EntityPassages struct {
 
 // Passages returns the entity a name normalizes to, with all its descriptions, and up
 // to limit of the passages that mention it.
-func (e *Reader) Passages(ctx context.Context, corpus, name string, limit int) (EntityPassages, error) {
+func (rd *Reader) Passages(ctx context.Context, corpus, name string, limit int) (EntityPassages, error) {
 	if err := validCorpus(corpus, name); err != nil {
 		return EntityPassages{}, err
 	}
 	if limit < 1 || limit > MaxPassages {
 		return EntityPassages{}, engine.BadRequestf("limit: %d is outside 1..%d", limit, MaxPassages)
 	}
-	en, err := e.entityNamed(ctx, corpus, name)
+	en, err := rd.entityNamed(ctx, corpus, name)
 	if err != nil {
 		return EntityPassages{}, err
 	}
 	out := EntityPassages{Entity: entityOf(en, 0)}
 	out.Entity.Descriptions = en.Descriptions
-	recs, err := e.vectors.Get(ctx, schema.Collection(corpus, schema.Chunks), head(en.ChunkIDs, limit))
+	recs, err := rd.vectors.Get(ctx, schema.Collection(corpus, schema.Chunks), head(en.ChunkIDs, limit))
 	if err != nil && !errors.Is(err, vectorstore.ErrNotFound) {
 		return out, fmt.Errorf("reading the passages of %q: %w", en.Key, err)
 	}
@@ -358,14 +358,14 @@ func (e *Reader) Passages(ctx context.Context, corpus, name string, limit int) (
 }
 
 // Passage returns one stored chunk by id.
-func (e *Reader) Passage(ctx context.Context, corpus, id string) (Passage, error) {
+func (rd *Reader) Passage(ctx context.Context, corpus, id string) (Passage, error) {
 	if err := validCorpus(corpus, "x"); err != nil {
 		return Passage{}, err
 	}
 	if id == "" || len(id) > graphstore.MaxKeyLen {
 		return Passage{}, engine.BadRequestf("chunk id: must be 1..%d bytes", graphstore.MaxKeyLen)
 	}
-	recs, err := e.vectors.Get(ctx, schema.Collection(corpus, schema.Chunks), []string{id})
+	recs, err := rd.vectors.Get(ctx, schema.Collection(corpus, schema.Chunks), []string{id})
 	if err != nil && !errors.Is(err, vectorstore.ErrNotFound) {
 		return Passage{}, fmt.Errorf("reading chunk %q: %w", id, err)
 	}
@@ -400,18 +400,18 @@ type CommunityLevels struct {
 
 // CommunityTree returns the communities of one level (-1: every level) with their
 // report titles and ratings, by level then id.
-func (e *Reader) CommunityTree(ctx context.Context, corpus string, level int) (CommunityLevels, error) {
+func (rd *Reader) CommunityTree(ctx context.Context, corpus string, level int) (CommunityLevels, error) {
 	if err := validCorpus(corpus, "x"); err != nil {
 		return CommunityLevels{}, err
 	}
 	if level < -1 || level > 16 {
 		return CommunityLevels{}, engine.BadRequestf("level: %d is outside 0..16", level)
 	}
-	st, err := e.graph.Stats(ctx, corpus)
+	st, err := rd.graph.Stats(ctx, corpus)
 	if err != nil {
 		return CommunityLevels{}, fmt.Errorf("counting levels: %w", err)
 	}
-	cs, err := e.graph.Communities(ctx, corpus, level)
+	cs, err := rd.graph.Communities(ctx, corpus, level)
 	if err != nil {
 		return CommunityLevels{}, fmt.Errorf("reading communities: %w", err)
 	}
@@ -419,7 +419,7 @@ func (e *Reader) CommunityTree(ctx context.Context, corpus string, level int) (C
 	for i, c := range cs {
 		ids[i] = c.ID
 	}
-	reports, err := e.reports(ctx, corpus, ids)
+	reports, err := rd.reports(ctx, corpus, ids)
 	if err != nil {
 		return CommunityLevels{}, err
 	}
@@ -462,22 +462,22 @@ type CommunityReport struct {
 }
 
 // Community returns one community with its report and its members.
-func (e *Reader) Community(ctx context.Context, corpus, id string) (CommunityReport, error) {
+func (rd *Reader) Community(ctx context.Context, corpus, id string) (CommunityReport, error) {
 	if err := validCorpus(corpus, "x"); err != nil {
 		return CommunityReport{}, err
 	}
-	c, err := e.graph.Community(ctx, corpus, id)
+	c, err := rd.graph.Community(ctx, corpus, id)
 	if errors.Is(err, graphstore.ErrNotFound) {
 		return CommunityReport{}, fmt.Errorf("%w: community %q in corpus %s", engine.ErrNotFound, id, corpus)
 	}
 	if err != nil {
 		return CommunityReport{}, fmt.Errorf("reading community %q: %w", id, err)
 	}
-	reports, err := e.reports(ctx, corpus, []string{id})
+	reports, err := rd.reports(ctx, corpus, []string{id})
 	if err != nil {
 		return CommunityReport{}, err
 	}
-	ents, err := e.graph.Entities(ctx, corpus, c.Members)
+	ents, err := rd.graph.Entities(ctx, corpus, c.Members)
 	if err != nil {
 		return CommunityReport{}, fmt.Errorf("reading the members of %q: %w", id, err)
 	}
@@ -503,12 +503,12 @@ type storedReport struct {
 
 // reports reads the report records of communities by id; communities without a
 // report yet are absent.
-func (e *Reader) reports(ctx context.Context, corpus string, ids []string) (map[string]storedReport, error) {
+func (rd *Reader) reports(ctx context.Context, corpus string, ids []string) (map[string]storedReport, error) {
 	out := map[string]storedReport{}
 	if len(ids) == 0 {
 		return out, nil
 	}
-	recs, err := e.vectors.Get(ctx, schema.Collection(corpus, schema.Communities), ids)
+	recs, err := rd.vectors.Get(ctx, schema.Collection(corpus, schema.Communities), ids)
 	if errors.Is(err, vectorstore.ErrNotFound) {
 		return out, nil // no reports yet
 	}

@@ -18,7 +18,15 @@ import (
 	"github.com/graphrag/graphrag/pkg/catalog"
 	"github.com/graphrag/graphrag/services/query/access"
 	"github.com/graphrag/graphrag/services/query/engine"
+	"github.com/graphrag/graphrag/services/query/explore"
 )
+
+// Explorer serves the explore tool: an *explore.Reader.
+type Explorer interface {
+	Neighborhood(ctx context.Context, corpus, name string, depth, limit int) (explore.Neighborhood, error)
+}
+
+var _ Explorer = (*explore.Reader)(nil)
 
 // Names of the MCP tools the query service exposes.
 const (
@@ -77,7 +85,7 @@ type StatsInput struct {
 	Corpus string `json:"corpus" jsonschema:"name of the indexed corpus"`
 }
 
-// New returns an MCP server whose tools answer from e: search, explore_entity_graph and
+// New returns an MCP server whose tools answer from e and x: search, explore_entity_graph and
 // get_corpus_stats, and list_corpora and list_documents with WithCatalog; version is
 // reported to clients. Every tool refuses a corpus the client's token may not read
 // (served over HTTP behind the guard and GrantMiddleware). Input and output JSON Schemas are
@@ -88,7 +96,7 @@ type StatsInput struct {
 //
 // It panics if a schema cannot be derived from the types, which is a programming error
 // caught by the tests.
-func New(e *engine.Engine, version string, log *slog.Logger, opts ...Option) *mcp.Server {
+func New(e *engine.Engine, x Explorer, version string, log *slog.Logger, opts ...Option) *mcp.Server {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -99,7 +107,7 @@ func New(e *engine.Engine, version string, log *slog.Logger, opts ...Option) *mc
 		// Only the tools capability (inferred from AddTool); the server sends no log messages.
 		Capabilities: &mcp.ServerCapabilities{},
 	})
-	t := &tools{e: e, log: log}
+	t := &tools{e: e, x: x, log: log}
 	for _, o := range opts {
 		o.apply(t)
 	}
@@ -113,9 +121,10 @@ func New(e *engine.Engine, version string, log *slog.Logger, opts ...Option) *mc
 	return s
 }
 
-// tools are the tool handlers, on the engine's public API.
+// tools are the tool handlers, on the engine's public API and the explorer's.
 type tools struct {
 	e       *engine.Engine
+	x       Explorer
 	log     *slog.Logger
 	catalog Catalog // nil: no listing tools
 }
@@ -266,7 +275,7 @@ func (t *tools) explore(ctx context.Context, req *mcp.CallToolRequest, in Explor
 		return nil, ExploreResult{}, t.toolError(ctx, ToolExplore, engine.BadRequestf("relationship_limit: %d is outside 1..%d", relLimit, MaxExploreRelationshipLimit))
 	}
 	// One neighbour more than asked tells whether there are more.
-	nb, err := t.e.ExploreLimit(ctx, in.Corpus, in.EntityName, depth, limit+1)
+	nb, err := t.x.Neighborhood(ctx, in.Corpus, in.EntityName, depth, limit+1)
 	if err != nil {
 		return nil, ExploreResult{}, t.toolError(ctx, ToolExplore, err)
 	}
@@ -276,7 +285,7 @@ func (t *tools) explore(ctx context.Context, req *mcp.CallToolRequest, in Explor
 // cutNeighborhood keeps the first limit neighbours (nb holds at most one more), the
 // relationships among what is kept, the entity's own first, and at most relLimit of
 // them, saying what it left out.
-func cutNeighborhood(nb engine.Neighborhood, depth, limit, relLimit int) ExploreResult {
+func cutNeighborhood(nb explore.Neighborhood, depth, limit, relLimit int) ExploreResult {
 	out := ExploreResult{Entity: nb.Entity, Neighbors: nb.Neighbors, Relationships: []engine.Relationship{}}
 	var more []string
 	if len(out.Neighbors) > limit {

@@ -16,6 +16,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/normalize"
 	"github.com/graphrag/graphrag/services/query/engine"
+	"github.com/graphrag/graphrag/services/query/explore"
 	"github.com/graphrag/graphrag/services/query/internal/querytest"
 )
 
@@ -28,7 +29,7 @@ func newTestServer(t *testing.T, version string) *mcp.Server {
 	if err != nil {
 		t.Fatalf("building engine: %v", err)
 	}
-	return New(e, version, querytest.Logger())
+	return New(e, explore.New(st.Graph, st.Vectors), version, querytest.Logger())
 }
 
 // connectMCP connects a client to s over in-memory transports; both ends are closed
@@ -191,7 +192,7 @@ func TestMCPCallTools(t *testing.T) {
 			}},
 		{name: "explore", tool: ToolExplore, args: map[string]any{"corpus": "demo", "entity_name": "charles BABBAGE", "depth": 1},
 			check: func(t *testing.T, res *mcp.CallToolResult) {
-				var nb engine.Neighborhood
+				var nb explore.Neighborhood
 				structured(t, res, &nb)
 				if nb.Entity.Key != normalize.Name("Charles Babbage") {
 					t.Errorf("entity = %+v, want charles babbage", nb.Entity)
@@ -210,7 +211,7 @@ func TestMCPCallTools(t *testing.T) {
 			}},
 		{name: "explore default depth", tool: ToolExplore, args: map[string]any{"corpus": "demo", "entity_name": "Ada Lovelace"},
 			check: func(t *testing.T, res *mcp.CallToolResult) {
-				var nb engine.Neighborhood
+				var nb explore.Neighborhood
 				structured(t, res, &nb)
 				if len(nb.Neighbors) != 2 {
 					t.Errorf("neighbours = %+v, want babbage and the engine", nb.Neighbors)
@@ -370,7 +371,7 @@ func TestExploreIsBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := connectMCP(t, New(e, "test", querytest.Logger()), nil)
+	cs := connectMCP(t, New(e, explore.New(st.Graph, st.Vectors), "test", querytest.Logger()), nil)
 	call := func(args map[string]any) (ExploreResult, int) {
 		t.Helper()
 		args["corpus"], args["entity_name"] = "lights", "Gullhead Lighthouse"

@@ -272,13 +272,15 @@ func (e *Engine) graphLists(ctx context.Context, p plan, s *searched, t *timer) 
 // records: those the dense and lexical hits carry, the rest (found only by the graph)
 // fetched by id, never dropped.
 func (e *Engine) fuse(ctx context.Context, p plan, s *searched, gl, sl graphResult) ([]Chunk, error) {
-	lists := []RankedList{
+	text := []RankedList{
 		hitsList("dense", p.weights.Dense, s.dense),
 		hitsList("lexical", p.weights.Lexical, s.lexical),
+	}
+	structural := []RankedList{
 		{Name: "graph", Weight: p.weights.Graph, IDs: gl.ids, Scores: gl.scores},
 		{Name: "subject", Weight: p.weights.Subject, IDs: sl.ids, Scores: sl.scores},
 	}
-	fused := RRF(e.cfg.RRFK, lists...)
+	fused := FuseText(e.cfg.RRFK, text, structural...)
 	if len(fused) > p.topK {
 		fused = fused[:p.topK]
 	}

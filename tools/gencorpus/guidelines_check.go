@@ -121,18 +121,7 @@ func (gs *GuidelineSet) checkQuestion(q Question, s statement, named []string, b
 }
 
 // TypeCounts returns the number of documents by type, sorted by type.
-func (gs *GuidelineSet) TypeCounts() ([]string, map[string]int) {
-	out := map[string]int{}
-	for _, d := range gs.Docs {
-		out[d.typ]++
-	}
-	keys := make([]string, 0, len(out))
-	for k := range out {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys, out
-}
+func (gs *GuidelineSet) TypeCounts() ([]string, map[string]int) { return typeCounts(gs.Docs) }
 
 // Write writes corpus.jsonl, questions.jsonl and SOURCE.md into dir.
 func (gs *GuidelineSet) Write(dir string) error {

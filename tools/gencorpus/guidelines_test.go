@@ -1,9 +1,7 @@
 package gencorpus
 
 import (
-	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -26,23 +24,7 @@ func generateGuidelines(t *testing.T, seed uint64) (*GuidelineSet, string) {
 }
 
 func TestGuidelinesDeterministic(t *testing.T) {
-	_, a := generateGuidelines(t, 7)
-	_, b := generateGuidelines(t, 7)
-	_, c := generateGuidelines(t, 8)
-	for _, f := range []string{"corpus.jsonl", "questions.jsonl", "SOURCE.md"} {
-		x, errx := os.ReadFile(filepath.Join(a, f))
-		y, erry := os.ReadFile(filepath.Join(b, f))
-		z, errz := os.ReadFile(filepath.Join(c, f))
-		if errx != nil || erry != nil || errz != nil {
-			t.Fatalf("reading %s: %v %v %v", f, errx, erry, errz)
-		}
-		if !bytes.Equal(x, y) {
-			t.Errorf("%s differs between two runs with the same seed", f)
-		}
-		if f != "SOURCE.md" && bytes.Equal(x, z) {
-			t.Errorf("%s is the same for seeds 7 and 8", f)
-		}
-	}
+	checkDeterministic(t, func(seed uint64) string { _, dir := generateGuidelines(t, seed); return dir })
 }
 
 // TestGuidelinesSet reads the files back as `graphrag eval` does and checks what a

@@ -80,6 +80,10 @@ bench: ## realistic corpora at 10k and 100k chunks (indexing, memory, retrieval)
 dataset-workplace: ## generate the workplace development set (tickets, postmortems, e-mails; 100 multi-hop questions) into .data/datasets/workplace
 	$(GO) run ./tools/cmd/gencorpus -out .data/datasets/workplace
 
+.PHONY: dataset-guidelines
+dataset-guidelines: ## generate the guidelines development set (guideline sections and procedures; 100 single-fact questions) into .data/datasets/guidelines
+	$(GO) run ./tools/cmd/gencorpus -kind guidelines -out .data/datasets/guidelines
+
 .PHONY: bench-peers
 bench-peers: ## time pkg/leiden against python-igraph, leidenalg and graspologic-native (venv in ~/.cache); regenerate docs/benchmarks-peers.md (about 8 min, not in CI)
 	GO=$(GO) scripts/bench-peers/run.sh

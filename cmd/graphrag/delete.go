@@ -8,6 +8,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/graphrag/graphrag/pkg/docread"
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/platform"
@@ -27,6 +28,7 @@ func runDelete(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	wait := fs.Duration("wait", 0, "wait up to this long for the deletions to reach every store (exit status 1 if they do not)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: graphrag delete -corpus NAME [flags] ID...   or   graphrag delete -corpus NAME -all")
+		fmt.Fprintln(stderr, "An ID is a document id, or the path a file was published with (relative to the directory given to publish).")
 		fs.PrintDefaults()
 	}
 	if err := service.ParseFlags(fs, args, platform.EnvPrefix); err != nil {
@@ -51,12 +53,19 @@ func runDelete(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		fmt.Fprintf(stdout, "corpus %s: drop ordered (event %s, sequence %d): every document published before it is deleted\n", d.Corpus, d.EventID, d.Seq)
 	} else {
-		for _, id := range fs.Args() {
+		for _, arg := range fs.Args() {
+			// A path names the document graphrag publish made of it (the same id when
+			// the path is one).
+			id := docread.ID(arg)
 			d, err := pipeline.PublishDeletion(ctx, b, *corpus, id, *reason)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(stdout, "%s: %s (event %s, sequence %d)\n", id, deletionStatus(d.Known), d.EventID, d.Seq)
+			name := id
+			if id != arg {
+				name = fmt.Sprintf("%s (id %q)", arg, id)
+			}
+			fmt.Fprintf(stdout, "%s: %s (event %s, sequence %d)\n", name, deletionStatus(d.Known), d.EventID, d.Seq)
 		}
 	}
 	if *wait <= 0 {

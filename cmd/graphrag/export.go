@@ -35,6 +35,9 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var backends platform.BackendFlags
 	common.Register(fs)
 	backends.Register(fs)
+	setUsage(fs, stderr, "usage: graphrag export -corpus NAME -out DIR [-format jsonl|graphml|parquet] [-api URL]\n"+
+		"Writes a corpus's graph, communities and passages into DIR: through a running query API with -api,\n"+
+		"else from the stores of a data dir no other process holds.")
 	corpus := fs.String("corpus", "", "corpus name (required)")
 	format := fs.String("format", string(export.JSONL), "jsonl, graphml or parquet (Microsoft GraphRAG's tables)")
 	out := fs.String("out", "", "directory to write the files into (required; created if needed)")

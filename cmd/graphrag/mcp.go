@@ -14,6 +14,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/platform"
 	"github.com/graphrag/graphrag/pkg/service"
 	"github.com/graphrag/graphrag/services/query/engine"
+	"github.com/graphrag/graphrag/services/query/explore"
 	"github.com/graphrag/graphrag/services/query/mcpserver"
 )
 
@@ -58,5 +59,6 @@ func newMCPServer(p *platform.Platform, cfg engine.Config, log *slog.Logger) (*m
 	if err != nil {
 		return nil, err
 	}
-	return mcpserver.New(e, platform.Version, log, mcpserver.WithCatalog(catalog.New(p.Bus, p.Graph, p.Vectors))), nil
+	x := explore.New(p.Graph, p.Vectors, explore.WithDefaultNeighbors(e.Config().MaxNeighbors))
+	return mcpserver.New(e, x, platform.Version, log, mcpserver.WithCatalog(catalog.New(p.Bus, p.Graph, p.Vectors))), nil
 }

@@ -84,7 +84,7 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return errors.New("no PATH given")
 	}
 	if *idPrefix != "" && docread.ID(*idPrefix+"x") != *idPrefix+"x" {
-		return fmt.Errorf("-id-prefix %q: use letters, digits and . _ - / : @ + = only, not at the start", *idPrefix)
+		return fmt.Errorf("-id-prefix %q: an id may not begin with white space or one of . / \\ - nor hold control characters", *idPrefix)
 	}
 	// A path that does not exist is a mistake to report before anything is published.
 	for _, p := range fs.Args() {
@@ -99,6 +99,9 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	defer closeFn()
 	sum, err := publishPaths(ctx, b, *corpus, fs.Args(), publishOptions{idPrefix: *idPrefix, progress: stderr})
 	fmt.Fprintf(stdout, "published %d, unchanged %d, skipped %d, failed %d\n", sum.Published, sum.Duplicate, len(sum.Skipped), sum.Failed)
+	for _, r := range sum.Renamed {
+		fmt.Fprintf(stdout, "  %s: published as id %q (an id holds no control character, invalid UTF-8 or leading dot, and is in NFC)\n", r.Path, r.ID)
+	}
 	for _, s := range sum.Skipped {
 		fmt.Fprintf(stdout, "  skipped %s: %v\n", s.Path, s.Err)
 	}
@@ -106,7 +109,7 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	if sum.Collisions > 0 {
-		return fmt.Errorf("%d files were not published: their document id is another file's (use -id-prefix, one per directory)", sum.Collisions)
+		return fmt.Errorf("%d files were not published: their document id is another file's (files of two directories: give each its own -id-prefix; two names in one directory that differ only in what an id cannot hold: rename one)", sum.Collisions)
 	}
 	if sum.Failed > 0 {
 		return fmt.Errorf("%d documents failed to publish", sum.Failed)
@@ -161,7 +164,11 @@ type publishSummary struct {
 	// their id; each is also in Skipped.
 	Collisions int
 	Skipped    []skipped
+	// Renamed are the files published under an id other than their path (docread.ID).
+	Renamed []renamed
 }
+
+type renamed struct{ Path, ID string }
 
 type fileRef struct{ path, rel string }
 
@@ -247,6 +254,9 @@ func publishPaths(ctx context.Context, b *bus.Bus, corpus string, paths []string
 			sum.Duplicate++
 		default:
 			sum.Published++
+		}
+		if err == nil && id != filepath.ToSlash(opts.idPrefix+f.rel) {
+			sum.Renamed = append(sum.Renamed, renamed{f.path, id})
 		}
 		_ = bar.Add(1)
 	}

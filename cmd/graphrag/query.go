@@ -18,10 +18,13 @@ import (
 	"github.com/graphrag/graphrag/services/query/engine"
 )
 
+// defaultQueryAPI is where graphrag query looks for the API: graphrag up's default.
+const defaultQueryAPI = "http://127.0.0.1:8080"
+
 func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("query", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	api := fs.String("api", "http://127.0.0.1:8080", "query API base URL")
+	api := fs.String("api", defaultQueryAPI, "query API base URL")
 	var token service.Secret
 	fs.Var(&token, "api-token", "bearer token for the API")
 	corpus := fs.String("corpus", "", "corpus name (required)")

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/graphrag/graphrag/pkg/catalog"
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/platform"
@@ -23,6 +24,12 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	corpus := fs.String("corpus", "", "corpus name (required)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	wait := fs.Duration("wait", 0, "wait up to this long for indexing to complete (exit status 1 if it does not)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: graphrag status -corpus NAME [-wait DURATION] [-json] [flags]")
+		fmt.Fprintln(stderr, "Prints a corpus's indexing progress per stage, its communities and quarantined records. Exit status 1:")
+		fmt.Fprintln(stderr, "no document was ever published to the corpus, it failed (dead letters), or -wait ran out.")
+		fs.PrintDefaults()
+	}
 	if err := service.ParseFlags(fs, args, platform.EnvPrefix); err != nil {
 		return err
 	}
@@ -54,7 +61,31 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	} else {
 		printStatus(stdout, st)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return failedError(st)
+}
+
+// failedError is the error of a corpus whose pipeline is drained but lost messages to
+// the dead-letter queue or reports: it is not complete, as GET /v1/corpora says.
+func failedError(st pipeline.Status) error {
+	if catalog.State(st) != catalog.StateFailed {
+		return nil
+	}
+	return fmt.Errorf("corpus %s: indexing failed: %s (the reasons: graphrag status -json, GET /v1/corpora/%s/status)", st.Corpus, failedWhat(st), st.Corpus)
+}
+
+// failedWhat says what a failed corpus lost.
+func failedWhat(st pipeline.Status) string {
+	var dead uint64
+	for _, s := range st.Stages {
+		dead += s.DeadLettered
+	}
+	if dead > 0 {
+		return fmt.Sprintf("%d messages were dead-lettered, so what they carried is not indexed", dead)
+	}
+	return fmt.Sprintf("%d communities have no report", st.Graph.Unreported)
 }
 
 // unknownCorpus reports whether no document of the corpus is in the stream: a name with a
@@ -89,7 +120,9 @@ func printStatus(w io.Writer, st pipeline.Status) {
 			fmt.Fprintf(w, "  and %d more\n", n)
 		}
 	}
-	switch {
+	switch state := catalog.State(st); {
+	case state == catalog.StateFailed:
+		fmt.Fprintf(w, "corpus %s: failed: %s\n", st.Corpus, failedWhat(st))
 	case st.Complete:
 		fmt.Fprintf(w, "corpus %s: indexing complete\n", st.Corpus)
 	case st.State == "" || st.State == pipeline.StateIndexing:

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -30,6 +31,7 @@ type upConfig struct {
 	Examples string
 	Corpus   string
 	httpAddr *flag.Flag // the platform's -http-addr, to print the console's address
+	fs       *flag.FlagSet
 }
 
 func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -46,7 +48,11 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fs.StringVar(&cfg.Examples, "examples", cfg.Examples, "directory with corpus/ and questions.jsonl for -demo")
 			fs.StringVar(&cfg.Corpus, "corpus", cfg.Corpus, "corpus name for -demo")
 			cfg.httpAddr = fs.Lookup("http-addr")
+			cfg.fs = fs
+			rate := fs.Lookup("api-rate")
+			rate.Usage += "; graphrag up listening on loopback only (the default -http-addr): unlimited unless given"
 		},
+		Tune:   func(c *service.CommonFlags, _ *platform.BackendFlags) { cfg.localRate(c.HTTPAddr) },
 		Config: &cfg,
 		Build: func(_ context.Context, p *platform.Platform, mux *http.ServeMux, log *slog.Logger) ([]service.Component, error) {
 			if cfg.Demo {
@@ -64,12 +70,37 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			comps := st.Components()
 			if cfg.Demo {
 				comps = append(comps, service.Loop("demo", func(ctx context.Context) error {
-					return demo(ctx, p, st.Engine, cfg.Examples, cfg.Corpus, consoleURL(cfg.httpAddr), stdout, stderr)
+					return demo(ctx, p, st.Engine, cfg.Examples, cfg.Corpus, apiBase(cfg.httpAddr), stdout, stderr)
 				}))
 			}
 			return comps, nil
 		},
 	})
+}
+
+// localRate lifts the per-client rate limit while the API listens on loopback only and
+// -api-rate was not given: there the one client is the user's own console and scripts
+// (a script of 60 quick questions got 48 refusals), and the limit guards a shared
+// service from one client. Listening on other interfaces keeps the default.
+func (c *upConfig) localRate(httpAddr string) {
+	set := false
+	c.fs.Visit(func(f *flag.Flag) { set = set || f.Name == "api-rate" })
+	if !set && isLoopbackAddr(httpAddr) {
+		c.Query.API.RatePerSecond = 0
+	}
+}
+
+// isLoopbackAddr reports whether a listen address takes connections from this host only.
+func isLoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func defaultUpConfig() upConfig {
@@ -126,7 +157,7 @@ func ancestors(dir string) []string {
 }
 
 // demo indexes the sample corpus and answers its first local and first global question.
-func demo(ctx context.Context, p *platform.Platform, eng *engine.Engine, dir, corpus, console string, stdout, stderr io.Writer) error {
+func demo(ctx context.Context, p *platform.Platform, eng *engine.Engine, dir, corpus, api string, stdout, stderr io.Writer) error {
 	start := time.Now()
 	sum, err := publishPaths(ctx, p.Bus, corpus, []string{filepath.Join(dir, "corpus")}, publishOptions{progress: stderr})
 	if err != nil {
@@ -135,7 +166,7 @@ func demo(ctx context.Context, p *platform.Platform, eng *engine.Engine, dir, co
 	if sum.Published+sum.Duplicate == 0 {
 		return fmt.Errorf("-demo: no document of %s could be published (%d skipped)", filepath.Join(dir, "corpus"), len(sum.Skipped))
 	}
-	fmt.Fprintf(stderr, "published %d documents to corpus %q; indexing...\n", sum.Published, corpus)
+	fmt.Fprintf(stderr, "published %d documents to corpus %q (%d unchanged since the last run); indexing...\n", sum.Published, corpus, sum.Duplicate)
 	st, err := pipeline.WaitComplete(ctx, p.Bus, corpus, 500*time.Millisecond, nil)
 	if err != nil {
 		return err
@@ -159,20 +190,34 @@ func demo(ctx context.Context, p *platform.Platform, eng *engine.Engine, dir, co
 			break
 		}
 	}
-	fmt.Fprintf(stderr, "serving the query API and the console at %s; try: graphrag query -corpus %s \"...\"   (Ctrl-C to stop)\n", console, corpus)
+	fmt.Fprintf(stderr, "serving the query API and the console at %s/ui/; try: %s   (Ctrl-C to stop)\n", api, queryHint(api, corpus))
 	return nil
 }
 
-// consoleURL is where a browser on this machine finds the console.
-func consoleURL(addr *flag.Flag) string {
-	a := ":8080"
+// apiBase is where a client on this machine finds the API that -http-addr serves.
+func apiBase(addr *flag.Flag) string {
+	a := service.DefaultHTTPAddr
 	if addr != nil {
 		a = addr.Value.String()
 	}
-	if strings.HasPrefix(a, ":") {
-		a = "localhost" + a
+	host, port, err := net.SplitHostPort(a)
+	if err != nil {
+		return "http://" + a
 	}
-	return "http://" + a + "/ui/"
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// queryHint is the graphrag query command that reaches the API at api: with -api when
+// the API is not where graphrag query looks by default.
+func queryHint(api, corpus string) string {
+	hint := fmt.Sprintf("graphrag query -corpus %s \"...\"", corpus)
+	if api != defaultQueryAPI {
+		hint = fmt.Sprintf("graphrag query -api %s -corpus %s \"...\"", api, corpus)
+	}
+	return hint
 }
 
 type sampleQuestion struct {

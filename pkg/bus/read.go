@@ -105,3 +105,20 @@ func (b *Bus) ReadKV(ctx context.Context, bucket, key string) (KVRecord, error) 
 	}
 	return KVRecord{Value: e.Value(), Revision: e.Revision(), Created: e.Created()}, nil
 }
+
+// FirstMessage returns the first message of stream on subject at or after sequence from
+// (0: the first), in one request and without a consumer; ErrNotFound when there is none.
+func (b *Bus) FirstMessage(ctx context.Context, stream, subject string, from uint64) (StoredMessage, error) {
+	s, err := b.js.Stream(ctx, stream)
+	if err != nil {
+		return StoredMessage{}, fmt.Errorf("reading stream %s: %w", stream, translate(err))
+	}
+	m, err := s.GetMsg(ctx, max(from, 1), jetstream.WithGetMsgSubject(subject))
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return StoredMessage{}, fmt.Errorf("%w: no message on %s in stream %s from sequence %d", ErrNotFound, subject, stream, from)
+	}
+	if err != nil {
+		return StoredMessage{}, fmt.Errorf("reading the first message on %s in stream %s: %w", subject, stream, err)
+	}
+	return StoredMessage{Subject: m.Subject, Data: m.Data, Header: m.Header, Seq: m.Sequence, Time: m.Time}, nil
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/graphrag/graphrag/pkg/bus"
 	"github.com/graphrag/graphrag/pkg/events"
@@ -202,6 +203,37 @@ func (c *Catalog) corpus(ctx context.Context, name string) (Corpus, error) {
 	if err != nil {
 		return cp, fmt.Errorf("reading the status of %s: %w", name, err)
 	}
-	cp.State = stateOf(st, deadLettered(st))
+	cp.State = State(st)
 	return cp, nil
+}
+
+// Created is when a corpus began: when the document stream stored its first event
+// after the corpus's last drop. It is the zero time when the stream holds none (the
+// stream's limits removed them, or nothing was published since the drop).
+func (c *Catalog) Created(ctx context.Context, name string) (time.Time, error) {
+	if err := events.ValidateCorpus(name); err != nil {
+		return time.Time{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	var from uint64
+	kv, err := c.bus.KV(ctx, schema.StateBucket)
+	switch {
+	case err == nil:
+		rec, _, err := pipeline.LoadCorpus(ctx, kv, name)
+		if err != nil {
+			return time.Time{}, err
+		}
+		if rec.DroppedAt > 0 {
+			from = rec.DroppedAt + 1
+		}
+	case !errors.Is(err, bus.ErrNotFound): // no bucket: the pipeline never ran, no drop
+		return time.Time{}, fmt.Errorf("reading when %s began: %w", name, err)
+	}
+	m, err := c.bus.FirstMessage(ctx, pipeline.StreamName(events.KindDocuments), events.Subject(events.KindDocuments, name), from)
+	if errors.Is(err, bus.ErrNotFound) {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("reading when %s began: %w", name, err)
+	}
+	return m.Time.UTC(), nil
 }

@@ -427,3 +427,42 @@ func TestDetectionOfFailingRuns(t *testing.T) {
 		t.Errorf("succeeding detection %+v, want no failure", d)
 	}
 }
+
+// TestCreated: a corpus began with its first document event, or with the first after
+// its last drop; a corpus with none has the zero time.
+func TestCreated(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	if got, err := f.cat.Created(ctx, "demo"); err != nil || !got.IsZero() {
+		t.Errorf("before anything was published: %v, %v; want the zero time", got, err)
+	}
+	before := time.Now()
+	f.publish(t, "demo", "a", "A", "Alpha text.")
+	f.publish(t, "demo", "b", "B", "Beta text.")
+	first, err := f.cat.Created(ctx, "demo")
+	if err != nil || first.Before(before.Add(-time.Second)) || first.After(time.Now()) {
+		t.Fatalf("created %v, %v: want the time a was published (after %v)", first, err, before)
+	}
+	stream := pipeline.StreamName(events.KindDocuments)
+	m, err := f.b.FirstMessage(ctx, stream, events.Subject(events.KindDocuments, "demo"), 0)
+	if err != nil || !m.Time.Equal(first) {
+		t.Fatalf("first message %+v, %v: want it stored at %v", m, err, first)
+	}
+	// A drop after b: the corpus begins again with c.
+	kv, err := f.b.KV(ctx, schema.StateBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := json.Marshal(pipeline.CorpusRecord{DroppedAt: m.Seq + 1})
+	if err := kv.Put(ctx, schema.CorpusKey("demo"), rec); err != nil {
+		t.Fatal(err)
+	}
+	f.publish(t, "demo", "c", "C", "Gamma text.")
+	again, err := f.cat.Created(ctx, "demo")
+	if err != nil || !again.After(first) {
+		t.Errorf("after a drop: %v, %v; want after %v", again, err, first)
+	}
+	if _, err := f.cat.Created(ctx, "Bad!"); !errors.Is(err, ErrInvalid) {
+		t.Errorf("a bad name: %v, want ErrInvalid", err)
+	}
+}

@@ -86,7 +86,7 @@ func (c *Catalog) Status(ctx context.Context, corpus string) (Status, error) {
 	if err != nil {
 		return Status{}, fmt.Errorf("reading the status of %s: %w", corpus, err)
 	}
-	st := Status{Status: ps, State: stateOf(ps, deadLettered(ps)), PipelineState: ps.State, DeadLetters: []DeadLetters{}, Detection: detectionOf(ps.Graph)}
+	st := Status{Status: ps, State: State(ps), PipelineState: ps.State, DeadLetters: []DeadLetters{}, Detection: detectionOf(ps.Graph)}
 	if deadLettered(ps) == 0 {
 		return st, nil
 	}
@@ -97,6 +97,11 @@ func (c *Catalog) Status(ctx context.Context, corpus string) (Status, error) {
 	st.DeadLetters, st.DeadLettersTruncated = groupDeadLetters(dls), truncated
 	return st, nil
 }
+
+// State says in one word where a corpus is (StateEmpty, StateIndexing, StateComplete,
+// StateFailed or StatePaused) from the pipeline's status: what the corpus and status
+// routes say, and what graphrag status prints.
+func State(st pipeline.Status) string { return stateOf(st, deadLettered(st)) }
 
 // stateOf says in one word where a corpus is: the pipeline's state, with a corpus that
 // is drained but lost messages to the dead-letter queue called failed.

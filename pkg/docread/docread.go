@@ -14,6 +14,7 @@ import (
 
 	"github.com/ledongthuc/pdf"
 	"golang.org/x/net/html"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/graphrag/graphrag/pkg/events"
 )
@@ -158,22 +159,38 @@ func firstLineTitle(text string) string {
 	return line
 }
 
-var idUnsafe = regexp.MustCompile(`[^A-Za-z0-9._:/@+=-]+`)
-
-// ID derives a stable document id from a path relative to what the user named (or
-// an uploaded file's name): characters an id may not hold become '_', and a long path
-// keeps its beginning and a hash of the whole.
+// ID derives a document's id from a path relative to what the user named (or an
+// uploaded file's name): the path itself, with '/' between directories and in NFC (so
+// a name stored decomposed, as macOS writes it, and the same name typed are one id).
+// Only what an id may not hold (events.IDPattern) changes: a byte that is not UTF-8
+// and a control character become '_', white space and . / \ - at the start and white
+// space at the end are dropped, and a path longer than events.MaxIDBytes keeps its
+// beginning and a hash of the whole. ID of an id is that id.
 func ID(rel string) string {
-	id := idUnsafe.ReplaceAllString(filepath.ToSlash(rel), "_")
-	id = strings.TrimLeft(id, "._/-:@+=")
+	id := strings.ToValidUTF8(filepath.ToSlash(rel), "_")
+	id = strings.Map(func(r rune) rune {
+		if isControl(r) {
+			return '_'
+		}
+		return r
+	}, norm.NFC.String(id))
+	id = strings.TrimLeftFunc(id, func(r rune) bool { return r <= ' ' || strings.ContainsRune("./\\-", r) })
+	id = strings.TrimRightFunc(id, func(r rune) bool { return r <= ' ' })
 	if id == "" {
-		id = "doc-" + events.Hash(rel)[:16]
+		return "doc-" + events.Hash(rel)[:16]
 	}
 	if len(id) > events.MaxIDBytes {
-		id = id[:events.MaxIDBytes-17] + "-" + events.Hash(rel)[:16]
+		cut := events.MaxIDBytes - 17
+		for cut > 0 && !utf8.RuneStart(id[cut]) {
+			cut--
+		}
+		id = id[:cut] + "-" + events.Hash(rel)[:16]
 	}
 	return id
 }
+
+// isControl reports the characters events.IDPattern refuses anywhere: C0, DEL and C1.
+func isControl(r rune) bool { return r < ' ' || (r >= 0x7f && r <= 0x9f) }
 
 func htmlText(raw []byte) (title, text string) {
 	z := html.NewTokenizer(bytes.NewReader(raw))

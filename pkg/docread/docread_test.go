@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/graphrag/graphrag/pkg/events"
 )
 
 func TestReadDocument(t *testing.T) {
@@ -59,14 +61,33 @@ func TestReadDocument(t *testing.T) {
 }
 
 func TestID(t *testing.T) {
-	for in, want := range map[string]string{
-		"a.md":       "a.md",
-		"dir/b c.md": "dir/b_c.md",
-		"../x.md":    "x.md",
-		"été/ü.md":   "t_/_.md",
+	long := strings.Repeat("é", 150) + ".md" // 303 bytes
+	for _, tc := range []struct{ in, want string }{
+		{"a.md", "a.md"},
+		{"dir/b c.md", "dir/b c.md"},
+		{"../x.md", "x.md"},
+		{"été/ü.md", "été/ü.md"},
+		{"My Notes/Réunion 2024 (final).md", "My Notes/Réunion 2024 (final).md"},
+		{"会议/记录 第1次.md", "会议/记录 第1次.md"},
+		{"Re\u0301union.md", "Réunion.md"}, // decomposed, as macOS names it
+		{"_index.md", "_index.md"},
+		{"-rf.md", "rf.md"},
+		{" a.md ", "a.md"},
+		{"a\tb\x01.md", "a_b_.md"},
+		{"caf\xe9.md", "caf_.md"},
+		{"...", "doc-" + events.Hash("...")[:16]},
+		{long, strings.Repeat("é", 91) + "-" + events.Hash(long)[:16]},
 	} {
-		if got := ID(in); got != want {
-			t.Errorf("ID(%q) = %q, want %q", in, got, want)
+		got := ID(tc.in)
+		if got != tc.want {
+			t.Errorf("ID(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		d := events.Document{Schema: events.SchemaDocument, Corpus: "c", ID: got, Text: "x"}
+		if err := d.Validate(); err != nil {
+			t.Errorf("ID(%q) = %q, which the pipeline refuses: %v", tc.in, got, err)
+		}
+		if again := ID(got); again != got {
+			t.Errorf("ID(ID(%q)) = %q, want %q", tc.in, again, got)
 		}
 	}
 }

@@ -44,3 +44,21 @@ func FuzzReadDocument(f *testing.F) {
 		}
 	})
 }
+
+// FuzzID feeds ID arbitrary paths: the id it derives is one the pipeline accepts, and
+// deriving an id from it changes nothing (so a delete by id or by path agree).
+func FuzzID(f *testing.F) {
+	for _, s := range []string{"a.md", "My Notes/Réunion 2024 (final).md", "Re\u0301union.md", "../-x", " \t", "a\xff\x85b", "会议/记录.md"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, rel string) {
+		id := ID(rel)
+		d := events.Document{Schema: events.SchemaDocument, Corpus: "fuzz", ID: id, Text: "x"}
+		if err := d.Validate(); err != nil {
+			t.Fatalf("ID(%q) = %q, which the pipeline refuses: %v", rel, id, err)
+		}
+		if again := ID(id); again != id {
+			t.Fatalf("ID(ID(%q)) = %q, want %q", rel, again, id)
+		}
+	})
+}

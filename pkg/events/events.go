@@ -39,7 +39,17 @@ type Event interface {
 	Validate() error
 }
 
-var idRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@+=-]*$`)
+// IDPattern is what a document id (and every id derived from one) may be: any text
+// without control characters, that neither begins with white space or one of . / \ -
+// nor ends with white space. So a file's path is its id as it is, with spaces, accents
+// and any script (ADR 0048). The JSON Schemas in docs/schema use the same expression.
+const IDPattern = `^[^\x00-\x20\x7f-\x9f./\\-]([^\x00-\x1f\x7f-\x9f]*[^\x00-\x20\x7f-\x9f])?$`
+
+var (
+	idRE = regexp.MustCompile(IDPattern)
+	// tokenRE is what an event id may be: it names a request, not a document.
+	tokenRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@+=-]*$`)
+)
 
 func validateID(field, id string) error {
 	switch {
@@ -47,8 +57,20 @@ func validateID(field, id string) error {
 		return fieldErr(field, "is required")
 	case len(id) > MaxIDBytes:
 		return fieldErr(field, "is %d bytes, limit %d", len(id), MaxIDBytes)
+	case !utf8.ValidString(id):
+		return fieldErr(field, "is not valid UTF-8")
 	case !idRE.MatchString(id):
-		return fieldErr(field, "%q may hold only letters, digits and . _ : / @ + = -, starting with a letter or digit", id)
+		return fieldErr(field, "%q may not hold control characters, begin with white space or one of . / \\ - or end with white space", id)
+	}
+	return nil
+}
+
+func validateEventID(field, id string) error {
+	switch {
+	case len(id) > MaxIDBytes:
+		return fieldErr(field, "is %d bytes, limit %d", len(id), MaxIDBytes)
+	case !tokenRE.MatchString(id):
+		return fieldErr(field, "%q may hold only ASCII letters, digits and . _ : / @ + = -, starting with a letter or digit", id)
 	}
 	return nil
 }

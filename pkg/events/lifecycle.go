@@ -42,7 +42,7 @@ func (d *DocumentDeleted) Validate() error {
 		return err
 	}
 	if d.EventID != "" {
-		if err := validateID("event_id", d.EventID); err != nil {
+		if err := validateEventID("event_id", d.EventID); err != nil {
 			return err
 		}
 	}
@@ -76,7 +76,7 @@ func (c *CorpusDropped) Validate() error {
 		return err
 	}
 	if c.EventID != "" {
-		if err := validateID("event_id", c.EventID); err != nil {
+		if err := validateEventID("event_id", c.EventID); err != nil {
 			return err
 		}
 	}

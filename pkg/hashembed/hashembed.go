@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/graphrag/graphrag/pkg/textseg"
+	"github.com/graphrag/graphrag/pkg/words"
 )
 
 // DefaultDimension is the dimension New uses for a dim < 1.
@@ -92,7 +93,7 @@ func (e *Embedder) embed(text string) []float32 {
 			prev = ""
 			continue
 		}
-		stem := Stem(w)
+		stem := words.Stem(w)
 		tf[feature{'u', stem}]++
 		if prev != "" {
 			tf[feature{'b', prev + " " + stem}]++
@@ -194,34 +195,6 @@ func trimPossessive(w string) string {
 	for _, suf := range []string{"'s", "’s", "'", "’"} {
 		if strings.HasSuffix(w, suf) && len(w) > len(suf) {
 			return w[:len(w)-len(suf)]
-		}
-	}
-	return w
-}
-
-// Stem strips a few English suffixes from a lower-case word ("films" →
-// "film", "studies" and "study" → "studi", "running" → "runn", "directed" → "direct").
-// It is deliberately light: it only has to make inflections of a word meet,
-// not produce dictionary forms. Words of 4 runes or fewer are left alone.
-func Stem(w string) string {
-	if len([]rune(w)) <= 4 {
-		return w
-	}
-	for _, r := range []struct{ suf, repl string }{
-		{"ies", "i"}, {"sses", "ss"}, {"ing", ""}, {"edly", ""}, {"ed", ""},
-		{"ly", ""}, {"es", ""}, {"s", ""}, {"y", "i"},
-	} {
-		if strings.HasSuffix(w, r.suf) {
-			if r.suf == "s" && (strings.HasSuffix(w, "ss") || strings.HasSuffix(w, "us") || strings.HasSuffix(w, "is")) {
-				return w
-			}
-			if r.suf == "es" && !strings.HasSuffix(w, "ches") && !strings.HasSuffix(w, "shes") && !strings.HasSuffix(w, "xes") && !strings.HasSuffix(w, "sses") {
-				continue // "games" → "game" by the "s" rule below
-			}
-			stem := w[:len(w)-len(r.suf)] + r.repl
-			if len([]rune(stem)) >= 3 {
-				return stem
-			}
 		}
 	}
 	return w

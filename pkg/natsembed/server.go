@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +17,9 @@ import (
 
 // ErrNotLoopback is returned by Start when Config.Host is not a loopback address.
 var ErrNotLoopback = errors.New("natsembed: host is not a loopback address")
+
+// ErrPortInUse is returned by Start when another process listens on Config.Port.
+var ErrPortInUse = errors.New("natsembed: port in use")
 
 // DefaultHost is the listen address used when Config.Host is empty.
 const DefaultHost = "127.0.0.1"
@@ -64,6 +68,15 @@ func Start(cfg Config) (*Server, error) {
 	port := cfg.Port
 	if port == 0 {
 		port = server.RANDOM_PORT
+	}
+	// The server reports a port it cannot listen on only in its log, so Start would
+	// wait readyTimeout for nothing: try the port first.
+	if port > 0 {
+		l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s:%d: %w", ErrPortInUse, host, port, err)
+		}
+		_ = l.Close()
 	}
 	opts := &server.Options{
 		ServerName: "graphrag-embedded",

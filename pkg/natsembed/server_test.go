@@ -3,6 +3,9 @@ package natsembed_test
 import (
 	"context"
 	"errors"
+	"net"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,4 +129,23 @@ func TestPersistsAcrossRestart(t *testing.T) {
 			t.Fatalf("data after restart = %q, want %q", m.Data, "kept")
 		}
 	})
+}
+
+// TestStartRefusesAPortInUse: a port another process listens on is refused at once with
+// ErrPortInUse, where the server only logged it and Start waited out its ready timeout.
+func TestStartRefusesAPortInUse(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = l.Close() }()
+	port := l.Addr().(*net.TCPAddr).Port
+	srv, err := natsembed.Start(natsembed.Config{DataDir: t.TempDir(), Port: port})
+	if err == nil {
+		srv.Shutdown()
+		t.Fatalf("Start on port %d, which is in use, succeeded", port)
+	}
+	if !errors.Is(err, natsembed.ErrPortInUse) || !strings.Contains(err.Error(), strconv.Itoa(port)) {
+		t.Errorf("error %v: want ErrPortInUse naming port %d", err, port)
+	}
 }

@@ -1,18 +1,13 @@
 package offlinextract
 
-import "strings"
+import "github.com/graphrag/graphrag/pkg/words"
 
-func set(words string) map[string]bool {
-	m := map[string]bool{}
-	for w := range strings.FieldsSeq(words) {
-		m[w] = true
-	}
-	return m
-}
+// set is the one set helper (pkg/words).
+var set = words.Set
 
 // connectors may join capitalized words inside a name ("University of
-// Oxford", "Leonardo da Vinci"), never start or end one.
-var connectors = set(`of the de da di del della der den des du la le van von y dos das bin ibn al el`)
+// Oxford", "Leonardo da Vinci"), never start or end one (pkg/words).
+var connectors = words.Connectors
 
 // commonWords are words that are capitalized at the start of a sentence
 // without being names: function words, pronouns, sentence adverbs and

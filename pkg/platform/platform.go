@@ -279,7 +279,7 @@ func Open(ctx context.Context, common service.CommonFlags, b BackendFlags, needs
 const llmCacheEntries = 4096
 
 // llmCache is the LLM client's cache: an in-process LRU in front of the KV bucket the
-// replicas share (docs/adr/0048-embed-each-text-once.md).
+// replicas share (docs/adr/0050-embed-each-text-once.md).
 func llmCache(kv bus.KV) llm.Cache {
 	return llm.NewTieredCache(llm.NewMemoryCache(llmCacheEntries), llm.NewKVCache(kv))
 }

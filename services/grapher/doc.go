@@ -12,7 +12,7 @@
 // hierarchical Leiden and PageRank (in the graph store when it has them natively, Neo4j
 // GDS, else in pure Go on a snapshot, starting from the stored hierarchy unless
 // -detect-warm=false, ADR 0042), writes the hierarchy and the
-// scores back, embeds changed entity descriptions (or names, ADR 0048) for query-time entity linking, refreshes
+// scores back, embeds changed entity descriptions (or names, ADR 0050) for query-time entity linking, refreshes
 // the entity-type taxonomy, and publishes a community event for every community that has
 // no report yet. Community ids derive from level and membership, and a community whose
 // membership barely changed keeps its predecessor's id (community.Stabilize), so it keeps

@@ -40,7 +40,7 @@ func EntityText(e graphstore.Entity) string {
 // mentions, so the entity is embedded once. Offline descriptions are the sentences that
 // name an entity, so with EntityText one sentence is embedded once per entity it names:
 // 45 % of the tokens embedded on MuSiQue, against 6 % with this text; with E5 the graph
-// strategy's R@5 was lower with it (docs/adr/0048-embed-each-text-once.md).
+// strategy's R@5 was lower with it (docs/adr/0050-embed-each-text-once.md).
 func EntityNameText(e graphstore.Entity) string {
 	if e.Type == "" {
 		return e.Name

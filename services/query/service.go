@@ -16,6 +16,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/services/query/console"
 	"github.com/graphrag/graphrag/services/query/engine"
+	"github.com/graphrag/graphrag/services/query/explore"
 	"github.com/graphrag/graphrag/services/query/httpapi"
 	"github.com/graphrag/graphrag/services/query/mcpserver"
 )
@@ -41,6 +42,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 // what listings and exports read (a graphstore.Store has all of it).
 type GraphReader interface {
 	engine.GraphReader
+	explore.GraphReader
 	catalog.GraphReader
 	export.GraphReader
 }
@@ -87,6 +89,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	x := explore.New(deps.Graph, deps.Vectors, explore.WithDefaultNeighbors(e.Config().MaxNeighbors))
 	api, err := cfg.API.Load()
 	if err != nil {
 		return nil, fmt.Errorf("query: configuring the HTTP API: %w", err)
@@ -101,8 +104,8 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	}
 	return &Service{
 		engine: e,
-		api:    httpapi.New(e, api, deps.Logger, opts...),
-		mcp:    mcpserver.HTTPHandler(mcpserver.New(e, deps.Version, deps.Logger, mcpOpts...)),
+		api:    httpapi.New(e, x, api, deps.Logger, opts...),
+		mcp:    mcpserver.HTTPHandler(mcpserver.New(e, x, deps.Version, deps.Logger, mcpOpts...)),
 	}, nil
 }
 

@@ -26,7 +26,7 @@ type Config struct {
 	// ReportEmbed is what is embedded for a report: ReportEmbedFull (the default: title,
 	// summary and findings) or ReportEmbedSummary (title and summary, about half the
 	// tokens; offline it selected fewer of the reports that answer a global question,
-	// docs/adr/0048-embed-each-text-once.md).
+	// docs/adr/0050-embed-each-text-once.md).
 	ReportEmbed string
 	Stage       pipeline.StageConfig
 }

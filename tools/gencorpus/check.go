@@ -76,9 +76,11 @@ func (ds *Dataset) HopCounts() map[int]int {
 }
 
 // TypeCounts returns the number of documents by type, sorted by type.
-func (ds *Dataset) TypeCounts() ([]string, map[string]int) {
+func (ds *Dataset) TypeCounts() ([]string, map[string]int) { return typeCounts(ds.Docs) }
+
+func typeCounts(docs []Doc) ([]string, map[string]int) {
 	out := map[string]int{}
-	for _, d := range ds.Docs {
+	for _, d := range docs {
 		out[d.typ]++
 	}
 	keys := make([]string, 0, len(out))

@@ -26,13 +26,21 @@ func generate(t *testing.T, seed uint64) (*Dataset, string) {
 }
 
 func TestDeterministic(t *testing.T) {
-	_, a := generate(t, 7)
-	_, b := generate(t, 7)
-	_, c := generate(t, 8)
+	checkDeterministic(t, func(seed uint64) string { _, dir := generate(t, seed); return dir })
+}
+
+// checkDeterministic fails unless write (which returns the directory it wrote) writes
+// byte-identical files for one seed and other data files for another.
+func checkDeterministic(t *testing.T, write func(seed uint64) string) {
+	t.Helper()
+	a, b, c := write(7), write(7), write(8)
 	for _, f := range []string{"corpus.jsonl", "questions.jsonl", "SOURCE.md"} {
-		x, _ := os.ReadFile(filepath.Join(a, f))
-		y, _ := os.ReadFile(filepath.Join(b, f))
-		z, _ := os.ReadFile(filepath.Join(c, f))
+		x, errx := os.ReadFile(filepath.Join(a, f))
+		y, erry := os.ReadFile(filepath.Join(b, f))
+		z, errz := os.ReadFile(filepath.Join(c, f))
+		if errx != nil || erry != nil || errz != nil {
+			t.Fatalf("reading %s: %v %v %v", f, errx, erry, errz)
+		}
 		if !bytes.Equal(x, y) {
 			t.Errorf("%s differs between two runs with the same seed", f)
 		}

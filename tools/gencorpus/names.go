@@ -28,6 +28,13 @@ func newNamer(r *rand.Rand) *namer {
 	return n
 }
 
+// reserve keeps words (any case) from ever being invented as names.
+func (n *namer) reserve(words ...string) {
+	for _, w := range words {
+		n.used[strings.ToLower(w)] = true
+	}
+}
+
 func (n *namer) syllable(coda bool) string {
 	s := onsets[n.r.IntN(len(onsets))] + vowels[n.r.IntN(len(vowels))]
 	if coda {

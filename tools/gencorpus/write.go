@@ -4,43 +4,35 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // Write writes corpus.jsonl, questions.jsonl and SOURCE.md into dir.
-func (ds *Dataset) Write(dir string) error {
+func (ds *Dataset) Write(dir string) error { return writeSet(dir, ds.Docs, ds.Questions, ds.Source()) }
+
+// writeSet writes a dataset in the format of `graphrag eval`: corpus.jsonl,
+// questions.jsonl and the SOURCE.md text source, into dir.
+func writeSet(dir string, docs []Doc, questions []Question, source string) error {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
 	}
-	docs := func(yield func(any) bool) {
-		for _, d := range ds.Docs {
-			if !yield(d) {
-				return
-			}
-		}
-	}
-	if err := writeJSONL(filepath.Join(dir, "corpus.jsonl"), docs); err != nil {
+	if err := writeJSONL(filepath.Join(dir, "corpus.jsonl"), slices.Values(docs)); err != nil {
 		return err
 	}
-	qs := func(yield func(any) bool) {
-		for _, q := range ds.Questions {
-			if !yield(q) {
-				return
-			}
-		}
-	}
-	if err := writeJSONL(filepath.Join(dir, "questions.jsonl"), qs); err != nil {
+	if err := writeJSONL(filepath.Join(dir, "questions.jsonl"), slices.Values(questions)); err != nil {
 		return err
 	}
 	path := filepath.Join(dir, "SOURCE.md")
-	if err := os.WriteFile(path, []byte(ds.Source()), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(source), 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
 }
 
-func writeJSONL(path string, items func(func(any) bool)) (err error) {
+func writeJSONL[T any](path string, items iter.Seq[T]) (err error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("creating %s: %w", path, err)

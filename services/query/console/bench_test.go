@@ -14,6 +14,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/services/query/console"
 	"github.com/graphrag/graphrag/services/query/engine"
+	"github.com/graphrag/graphrag/services/query/explore"
 	"github.com/graphrag/graphrag/services/query/httpapi"
 	"github.com/graphrag/graphrag/services/query/internal/querytest"
 )
@@ -80,7 +81,7 @@ func BenchmarkExplorerFirstRender2000(b *testing.B) {
 		b.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	httpapi.New(e, httpapi.DefaultConfig(), querytest.Logger()).Mount(mux)
+	httpapi.New(e, explore.New(st.Graph, st.Vectors), httpapi.DefaultConfig(), querytest.Logger()).Mount(mux)
 	console.Mount(mux)
 	srv := httptest.NewServer(mux)
 	b.Cleanup(srv.Close)

@@ -47,6 +47,16 @@ func TestAskStreamsAndCites(t *testing.T) {
 	if why := textOf(b, t, "#why-panel"); !strings.Contains(why, "lexical #") || !strings.Contains(why, "Linked entities") {
 		t.Errorf("why panel lacks the lists with ranks or the linked entities: %.400s", why)
 	}
+	// Citations are told apart by title and place, and never show a raw chunk id.
+	labels := strings.Split(jsString(t, b, `[...document.querySelectorAll('#citations li a')].map(a => a.dataset.chunk && a.textContent.includes(a.dataset.chunk) ? 'RAW ' + a.textContent : a.textContent).join('\n')`), "\n")
+	t.Logf("citations: %q", labels)
+	seen := map[string]bool{}
+	for _, l := range labels {
+		if seen[l] || strings.HasPrefix(l, "RAW ") || !strings.Contains(l, " · passage ") {
+			t.Errorf("citation %q: want a unique \"title · passage n\" label (all: %q)", l, labels)
+		}
+		seen[l] = true
+	}
 	b.screenshot(t, "ask")
 
 	b.run(t, "asking a global question", chromedp.SetValue(chromedp.CSS("#mode"), "global"),
@@ -57,7 +67,33 @@ func TestAskStreamsAndCites(t *testing.T) {
 	if why := textOf(b, t, "#why-panel"); !strings.Contains(why, "Communities mapped") {
 		t.Errorf("a global answer's why panel lacks the communities mapped: %.400s", why)
 	}
+	if cites := textOf(b, t, "#citations"); strings.Contains(cites, "community c") {
+		t.Errorf("a global answer cites reports by id, not title: %.400s", cites)
+	}
 	b.screenshot(t, "ask-global")
+}
+
+// TestAskOffersExamples: an empty Ask page offers a question about the whole corpus and
+// about central entities; a click asks it.
+func TestAskOffersExamples(t *testing.T) {
+	s := upStack(t)
+	b := newBrowser(t, 1280, 800)
+	b.run(t, "opening Ask", chromedp.Navigate(s.base+"/ui/#/ask"),
+		waitJS(`document.querySelectorAll('#examples button.example').length === 3`))
+	examples := jsString(t, b, `[...document.querySelectorAll('#examples button.example')].map(b => b.textContent).join('|')`)
+	parts := strings.Split(examples, "|")
+	t.Logf("examples: %q", parts)
+	if parts[0] != "What are the main themes across the corpus?" || !strings.HasPrefix(parts[1], "What do the documents say about ") {
+		t.Errorf("examples %q: want the themes question, then questions about entities", parts)
+	}
+	b.run(t, "asking an example", chromedp.Click(chromedp.CSS(`#examples button.example:nth-of-type(2)`)),
+		waitJS(`document.querySelector('#answer').dataset.done === '1'`))
+	if q := jsString(t, b, `document.querySelector('#question').value`); q != parts[1] {
+		t.Errorf("question %q, want the example clicked, %q", q, parts[1])
+	}
+	if a := textOf(b, t, "#answer"); strings.TrimSpace(a) == "" {
+		t.Error("no answer to the example")
+	}
 }
 
 func TestExplorerNeighbourhoodAndExpand(t *testing.T) {
@@ -77,6 +113,13 @@ func TestExplorerNeighbourhoodAndExpand(t *testing.T) {
 	}
 	if d := textOf(b, t, "#details"); !strings.Contains(d, "Passages") || !strings.Contains(d, "Gullhead") {
 		t.Errorf("node details lack the passages: %.300s", d)
+	}
+	// The legend names communities by their most central entity drawn, not by id.
+	legend := jsString(t, b, `[...document.querySelectorAll('#legend a.community-name')].map(a => a.textContent).join('|')`)
+	for _, l := range strings.Split(legend, "|") {
+		if name := strings.TrimPrefix(l, "around "); name == l || !strings.Contains("|"+names+"|", "|"+name+"|") {
+			t.Errorf("legend entry %q: want \"around\" a drawn entity's name (legend %q)", l, legend)
+		}
 	}
 	b.screenshot(t, "explore")
 
@@ -98,6 +141,34 @@ func TestExplorerNeighbourhoodAndExpand(t *testing.T) {
 		t.Errorf("after expanding Marrow Bay, its neighbours %q are missing", missing)
 	}
 	b.screenshot(t, "explore-expanded")
+}
+
+// TestExplorerCapsEdges: a neighbourhood with more relationships than two per node
+// draws the start entity's own and the strongest others, says so, and draws them all on
+// a click.
+func TestExplorerCapsEdges(t *testing.T) {
+	s := upStack(t)
+	b := newBrowser(t, 1280, 800)
+	b.run(t, "a busy neighbourhood", chromedp.Navigate(s.base+"/ui/#/explore?entity=marrow%20bay&depth=2&limit=500"),
+		waitJS(`!!document.querySelector('#graph').dataset.renderMs`))
+	counts := jsString(t, b, `(async () => {
+		const r = await fetch('/v1/corpora/demo/entities/marrow%20bay?depth=2&limit=500').then(r => r.json());
+		const ids = new Set([r.entity.key, ...r.neighbors.map(n => n.key)]);
+		const all = r.relationships.filter(e => ids.has(e.source) && ids.has(e.target)).length;
+		return ids.size + ',' + all + ',' + window.graphrag.cy.edges().length; })()`)
+	var nodes, all, drawn int
+	if _, err := fmt.Sscanf(counts, "%d,%d,%d", &nodes, &all, &drawn); err != nil {
+		t.Fatalf("counts %q: %v", counts, err)
+	}
+	t.Logf("%d nodes, %d relationships among them, %d drawn", nodes, all, drawn)
+	if all <= max(60, 2*nodes) {
+		t.Fatalf("the sample neighbourhood has %d relationships for %d nodes: not enough to be capped", all, nodes)
+	}
+	if drawn > max(60, 2*nodes) || !strings.Contains(textOf(b, t, "#graph-status"), fmt.Sprintf("Showing %d of %d relationships", drawn, all)) {
+		t.Errorf("%d edges drawn of %d, status %q: want at most %d and the cap said", drawn, all, textOf(b, t, "#graph-status"), max(60, 2*nodes))
+	}
+	b.run(t, "showing all", chromedp.Click(chromedp.CSS("#show-all-edges")),
+		waitJS(fmt.Sprintf(`window.graphrag.cy.edges().length === %d`, all)))
 }
 
 func TestCommunityOpensWithMembers(t *testing.T) {
@@ -143,6 +214,28 @@ func TestDashboardFollowsIndexing(t *testing.T) {
 	b.screenshot(t, "dashboard")
 }
 
+// TestDashboardBarsWaitForEarlierStages: while a stage still has work, the bars of the
+// stages after it move without a value instead of looking full.
+func TestDashboardBarsWaitForEarlierStages(t *testing.T) {
+	s := upStack(t)
+	b := newBrowser(t, 1280, 800)
+	status := `{"corpus":"demo","state":"indexing","detection":{},"stages":[` +
+		`{"stage":"published","total":10,"done":10,"pending":0,"in_flight":0,"dead_lettered":0},` +
+		`{"stage":"chunked","total":10,"done":4,"pending":5,"in_flight":1,"dead_lettered":0},` +
+		`{"stage":"extracted","total":4,"done":4,"pending":0,"in_flight":0,"dead_lettered":0}]}`
+	fake := `(() => { const real = window.fetch; window.fetch = (u, o) => String(u).endsWith('/status') ? ` +
+		`Promise.resolve(new Response(` + strconv.Quote(status) + `, {status: 200, headers: {'Content-Type': 'application/json'}})) : real(u, o); ` +
+		`location.hash = '#/dashboard'; return true; })()`
+	b.run(t, "a dashboard of a corpus half chunked", chromedp.Navigate(s.base+"/ui/#/ask"),
+		chromedp.WaitVisible(chromedp.CSS("#question")),
+		eval(fake),
+		waitJS(`!!document.querySelector('#stages tr[data-stage="extracted"] progress')`))
+	bars := jsString(t, b, `[...document.querySelectorAll('#stages tr[data-stage]')].map(tr => tr.dataset.stage + '=' + (tr.querySelector('progress').hasAttribute('value') ? 'value' : 'waiting')).join(',')`)
+	if want := "published=value,chunked=value,extracted=waiting"; bars != want {
+		t.Errorf("bars %s, want %s", bars, want)
+	}
+}
+
 // dropFiles drops files on the documents page's drop zone, as a drag and drop does.
 func dropFiles(files map[string]string) chromedp.Action[chromedp.Void] {
 	var js strings.Builder
@@ -173,6 +266,35 @@ func TestUploadedDocumentIsListedAndAnswerable(t *testing.T) {
 		waitJS(`document.querySelector('#answer').dataset.done === '1'`))
 	if a := textOf(b, t, "#answer"); !strings.Contains(a, "Weighbridge Office") {
 		t.Errorf("answer %q does not come from the uploaded document", a)
+	}
+}
+
+// TestDocumentsFilterAndSort: the documents list is sorted by title, a click on a
+// column header sorts by it (again: the other way), and the filter keeps the documents
+// whose title or id holds it.
+func TestDocumentsFilterAndSort(t *testing.T) {
+	s := upStack(t)
+	b := newBrowser(t, 1280, 800)
+	titles := `[...document.querySelectorAll('#documents td.title')].map(td => td.textContent.toLowerCase())`
+	sorted := func(desc bool) string {
+		return fmt.Sprintf(`(() => { const t = %s; return t.length > 1 && t.every((x, i) => i === 0 || (%v ? t[i - 1] >= x : t[i - 1] <= x)); })()`, titles, desc)
+	}
+	b.run(t, "listing", chromedp.Navigate(s.base+"/ui/#/documents"),
+		waitJS(`document.querySelectorAll('#documents td.title').length >= 14`),
+		waitJS(sorted(false)),
+		chromedp.Click(chromedp.CSS(`#documents th[data-sort="title"] button`)),
+		waitJS(`document.querySelector('#documents th[data-sort="title"]').getAttribute('aria-sort') === 'descending'`),
+		waitJS(sorted(true)),
+		chromedp.SendKeys(chromedp.CSS("#doc-filter"), "lighthouse"),
+		waitJS(`/^\d+ of \d+ documents$/.test(document.querySelector('#doc-count').textContent)`))
+	rows := jsString(t, b, `[...document.querySelectorAll('#documents tr[data-id]')].map(tr => tr.textContent.toLowerCase()).join('\n')`)
+	if rows == "" {
+		t.Fatal("the filter \"lighthouse\" kept no document")
+	}
+	for _, r := range strings.Split(rows, "\n") {
+		if !strings.Contains(r, "lighthouse") {
+			t.Errorf("row %q does not hold the filter", r)
+		}
 	}
 }
 

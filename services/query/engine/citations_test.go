@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -11,38 +13,6 @@ import (
 	"github.com/graphrag/graphrag/pkg/llm/llmtest"
 	"github.com/graphrag/graphrag/services/query/internal/querytest"
 )
-
-func TestRenumber(t *testing.T) {
-	for _, tc := range []struct {
-		in, want  string
-		sources   int
-		wantOrder []int
-	}{
-		{"A [3]. B [1][3]. C [2].", "A [1]. B [2][1]. C [3].", 3, []int{3, 1, 2}},
-		{"gap [2] then [5]", "gap [1] then [2]", 5, []int{2, 5}},
-		{"invented [9] and [0] dropped, [1] kept", "invented  and  dropped, [1] kept", 3, []int{1}},
-		{"not markers: [a] [] [12x] a[1", "not markers: [a] [] [12x] a[1", 20, nil},
-		{"nested [[2]] and [2020]", "nested [[1]] and ", 3, []int{2}},
-		{"", "", 3, nil},
-	} {
-		got, order := renumber(tc.in, tc.sources)
-		if got != tc.want || !slices.Equal(order, tc.wantOrder) {
-			t.Errorf("renumber(%q) = %q %v, want %q %v", tc.in, got, order, tc.want, tc.wantOrder)
-		}
-		// Streamed in pieces of any size, the same text comes out.
-		for size := 1; size <= 4; size++ {
-			r := newRenumberer(tc.sources)
-			var b strings.Builder
-			for i := 0; i < len(tc.in); i += size {
-				b.WriteString(r.write(tc.in[i:min(i+size, len(tc.in))]))
-			}
-			b.WriteString(r.flush())
-			if b.String() != tc.want {
-				t.Errorf("renumber(%q) in pieces of %d = %q, want %q", tc.in, size, b.String(), tc.want)
-			}
-		}
-	}
-}
 
 // citedEngine answers with a model that cites passages out of order and with a gap.
 func citedEngine(t *testing.T, reply func(openai.ChatCompletionRequest) string) *Engine {
@@ -133,13 +103,13 @@ func TestExtractiveCitationsInOrder(t *testing.T) {
 func checkMarkers(t *testing.T, resp *Response) {
 	t.Helper()
 	var seen []string
-	r := newRenumberer(1 << 20)
-	r.write(resp.Answer)
-	for _, n := range r.order {
-		seen = append(seen, string(rune('0'+n)))
+	for _, m := range marker.FindAllStringSubmatch(resp.Answer, -1) {
+		if !slices.Contains(seen, m[1]) {
+			seen = append(seen, m[1])
+		}
 	}
 	for i, m := range seen {
-		if m != string(rune('1'+i)) {
+		if m != strconv.Itoa(i+1) {
 			t.Errorf("answer %q: markers in order of first use %v, want 1, 2, …", resp.Answer, seen)
 			break
 		}
@@ -148,3 +118,6 @@ func checkMarkers(t *testing.T, resp *Response) {
 		t.Errorf("answer %q: %d markers, %d citations", resp.Answer, len(seen), len(resp.Citations))
 	}
 }
+
+// marker matches a citation marker and its number.
+var marker = regexp.MustCompile(`\[(\d+)\]`)

@@ -68,9 +68,17 @@ type Config struct {
 // Auto marks a parameter whose default depends on the embedder. With a semantic embedding
 // model the dense list weighs 1 and entities link at cosine ≥ 0.3 (the seeds' values).
 // With the offline hashing embedder, whose vectors restate the words, the dense list
-// weighs 0 and entities link by embedding only at ≥ 0.6: on the HotpotQA development set
-// its dense list lowered fused recall@5 at every weight tried (docs/evaluation.md).
+// weighs 0 and entities link by name only (NoEmbeddingLinks): on the HotpotQA development
+// set its dense list lowered fused recall@5 at every weight tried (docs/evaluation.md).
 const Auto = -1
+
+// NoEmbeddingLinks as EntityMinSim links entities by their names only. It is the offline
+// default: the hashing embedder's similarity counts shared words, so an "embedding link"
+// restates the lexical match and links the entities whose descriptions repeat the
+// question's words (a document named "Audit: X for Y in adolescents" for a question about
+// X, Y and adolescents), which the subject list then ranks above the passage that answers
+// (docs/evaluation.md, guidelines set).
+const NoEmbeddingLinks = 1
 
 // DefaultConfig holds the seeds' parameters (RRF k 60, 2 hops, 10 query entities with
 // similarity ≥ 0.3, 3 communities, 5 for map-reduce, 300/500 map/reduce tokens).
@@ -153,7 +161,7 @@ func (c Config) withDefaults(offline bool) Config {
 	if c.EntityMinSim == 0 || c.EntityMinSim == Auto {
 		c.EntityMinSim = 0.3
 		if offline {
-			c.EntityMinSim = 0.6
+			c.EntityMinSim = NoEmbeddingLinks
 		}
 	}
 	if c.EntityMargin <= 0 {
@@ -211,7 +219,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.GraphRanking, "graph-ranking", c.GraphRanking, "graph list ranking: ppr (personalized PageRank) or path (hops, then PageRank)")
 	fs.IntVar(&c.EntityTopK, "entity-top-k", c.EntityTopK, "entities linked by embedding similarity")
 	fs.Float64Var(&c.EntityMargin, "entity-margin", c.EntityMargin, "embedding links kept only within this cosine of the best one (1 = no margin)")
-	fs.Float64Var(&c.EntityMinSim, "entity-min-similarity", c.EntityMinSim, "minimum cosine similarity of an embedding link (-1 = 0.3 with an embedding model, 0.6 with the offline embedder)")
+	fs.Float64Var(&c.EntityMinSim, "entity-min-similarity", c.EntityMinSim, "minimum cosine similarity of an embedding link (-1 = 0.3 with an embedding model, 1 = none with the offline embedder: names only)")
 	fs.IntVar(&c.CommunityTopK, "community-top-k", c.CommunityTopK, "community reports in the local context")
 	fs.IntVar(&c.MapTopK, "map-top-k", c.MapTopK, "communities in a global search's map phase (0 = all at the level, pruned)")
 	fs.IntVar(&c.GlobalTokenBudget, "global-token-budget", c.GlobalTokenBudget, "prompt tokens a global question may send to the model, map and reduce calls together: the best-ranked communities that fit are mapped (-1 = no bound)")

@@ -1,6 +1,8 @@
-// Package engine is the query service's retrieval and answer engine, independent of any
-// transport: the HTTP API (httpapi), the MCP tools (mcpserver) and the graphrag CLI call
-// the same Engine.
+// Package engine is the query service's retrieval engine, independent of any transport:
+// the HTTP API (httpapi), the MCP tools (mcpserver) and the graphrag CLI call the same
+// Engine. Answers are written by an answer.Answerer that New chooses once (package
+// answer: with a model, or extractive); the console's browsing reads are package
+// explore's.
 //
 // Local questions are answered by entity linking, graph traversal and Reciprocal Rank
 // Fusion of dense, lexical, graph and subject result lists, with community context;
@@ -10,11 +12,11 @@
 // search and the query's embedding; then the dense search, entity linking and the
 // community report search; then the graph and subject lists) run concurrently; their
 // results are combined in a fixed order, so an answer does not depend on which finished
-// first. Without an LLM, answers are extractive (extractive.go).
+// first.
 //
 // The defects of the system this replaces each have a regression test here: fusion is
 // real RRF; chunks found only by the graph are fetched, never dropped; entity names are
 // normalized by pkg/normalize exactly as the grapher writes them; global questions use
 // map-reduce; every community level is selectable; community context reaches the
-// generation prompt.
+// generation prompt (tested in package answer, which writes the prompt).
 package engine

@@ -14,14 +14,15 @@ import (
 	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
+	"github.com/graphrag/graphrag/services/query/answer"
 )
 
 // Engine answers questions. It is safe for concurrent use.
 type Engine struct {
-	cfg  Config
-	deps Deps
-	log  *slog.Logger
-	keys keyIndexes // typeahead: entity keys per corpus (explore.go)
+	cfg    Config
+	deps   Deps
+	log    *slog.Logger
+	answer answer.Answerer // the model's or the extractive one, chosen in New
 }
 
 // New builds an engine.
@@ -37,7 +38,10 @@ func New(cfg Config, deps Deps) (*Engine, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Engine{cfg: cfg, deps: deps, log: log.With("service", "query")}, nil
+	log = log.With("service", "query")
+	ans := answer.New(deps.LLM, answer.Config{AnswerTokens: cfg.AnswerTokens, MapMaxTokens: cfg.MapMaxTokens,
+		MapConcurrency: cfg.MapConcurrency, GlobalTokenBudget: cfg.GlobalTokenBudget, ReduceTokens: cfg.ReduceTokens}, log)
+	return &Engine{cfg: cfg, deps: deps, log: log, answer: ans}, nil
 }
 
 // Config returns the effective configuration.
@@ -268,13 +272,15 @@ func (e *Engine) graphLists(ctx context.Context, p plan, s *searched, t *timer) 
 // records: those the dense and lexical hits carry, the rest (found only by the graph)
 // fetched by id, never dropped.
 func (e *Engine) fuse(ctx context.Context, p plan, s *searched, gl, sl graphResult) ([]Chunk, error) {
-	lists := []RankedList{
+	text := []RankedList{
 		hitsList("dense", p.weights.Dense, s.dense),
 		hitsList("lexical", p.weights.Lexical, s.lexical),
+	}
+	structural := []RankedList{
 		{Name: "graph", Weight: p.weights.Graph, IDs: gl.ids, Scores: gl.scores},
 		{Name: "subject", Weight: p.weights.Subject, IDs: sl.ids, Scores: sl.scores},
 	}
-	fused := RRF(e.cfg.RRFK, lists...)
+	fused := FuseText(e.cfg.RRFK, text, structural...)
 	if len(fused) > p.topK {
 		fused = fused[:p.topK]
 	}
@@ -436,12 +442,14 @@ func (e *Engine) communities(ctx context.Context, corpus string, qvec []float32,
 	}
 	out := make([]Community, 0, len(hits))
 	for _, h := range hits {
-		out = append(out, communityOf(h.Record, h.Score))
+		out = append(out, CommunityOf(h.Record, h.Score))
 	}
 	return out, nil
 }
 
-func communityOf(r vectorstore.Record, score float64) Community {
+// CommunityOf reads a community report record (the summarizer's: its title, a blank
+// line, then the summary) as a context entry with a similarity score.
+func CommunityOf(r vectorstore.Record, score float64) Community {
 	lvl, _ := strconv.Atoi(r.Attrs[schema.ReportLevel])
 	rating, _ := strconv.ParseFloat(r.Attrs[schema.ReportRating], 64)
 	summary := r.Text
@@ -482,19 +490,6 @@ func (e *Engine) Stats(ctx context.Context, corpus string) (Stats, error) {
 		return st, fmt.Errorf("counting reports: %w", err)
 	}
 	return st, nil
-}
-
-// Neighborhood is an entity with the entities and relationships around it.
-type Neighborhood struct {
-	Entity        Entity         `json:"entity"`
-	Neighbors     []Entity       `json:"neighbors"`
-	Relationships []Relationship `json:"relationships"`
-}
-
-// Explore returns the neighbourhood of the entity a name normalizes to, with at most
-// MaxNeighbors neighbours.
-func (e *Engine) Explore(ctx context.Context, corpus, name string, depth int) (Neighborhood, error) {
-	return e.ExploreLimit(ctx, corpus, name, depth, 0)
 }
 
 // ErrNotFound is returned when an entity does not exist (the API answers 404).

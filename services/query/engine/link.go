@@ -54,8 +54,8 @@ func (e *Engine) link(ctx context.Context, corpus, query string, qvec []float32)
 		return nil
 	})
 	g.Go(func() (err error) {
-		if qvec == nil {
-			return nil // no direction to compare entities with: exact names only
+		if qvec == nil || e.cfg.EntityMinSim >= NoEmbeddingLinks {
+			return nil // exact names only
 		}
 		hits, err = e.deps.Vectors.Search(gctx, schema.Collection(corpus, schema.Entities), qvec, e.cfg.EntityTopK, vectorstore.Filter{})
 		if err != nil && !errors.Is(err, vectorstore.ErrNotFound) {

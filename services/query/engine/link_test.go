@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/graphrag/graphrag/pkg/schema"
@@ -68,6 +69,39 @@ func TestEntityLinkMargin(t *testing.T) {
 		slices.Sort(got)
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("margin %v: embedding links %v, want %v", tc.margin, got, tc.want)
+		}
+	}
+}
+
+// With the offline hashing embedder an entity is linked by its name only: its cosine
+// counts shared words, which the lexical list already weighs, and an entity whose
+// description repeats the question's words (a document title) would be linked by it.
+func TestOfflineLinksByNameOnly(t *testing.T) {
+	_, st := newBridgeEngine(t)
+	ctx := t.Context()
+	coll := schema.Collection("demo", schema.Entities)
+	if err := st.Vectors.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Vectors.Upsert(ctx, coll, []vectorstore.Record{{ID: "stephen king", Vector: []float32{1, 0}, Text: "Stephen King"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, offline := range []bool{false, true} {
+		e, err := New(DefaultConfig(), Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: fixedEmbedder{1, 0},
+			OfflineEmbedder: offline, Logger: querytest.Logger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		linked, err := e.link(ctx, "demo", "an unnamed horror picture filmed near Leland, North Carolina", []float32{1, 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		byEmbedding := slices.ContainsFunc(linked, func(l linkedEntity) bool { return l.by == "embedding" })
+		if byEmbedding == offline {
+			t.Errorf("offline %v: links %+v; want an embedding link only with a semantic embedder", offline, linked)
+		}
+		if offline && !slices.ContainsFunc(linked, func(l linkedEntity) bool { return strings.HasPrefix(l.key, "leland") }) {
+			t.Errorf("offline: links %+v, want the entity the question names", linked)
 		}
 	}
 }

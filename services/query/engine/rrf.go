@@ -1,6 +1,10 @@
 package engine
 
-import "sort"
+import (
+	"math"
+	"slices"
+	"sort"
+)
 
 // RankedList is one ranked result list: ids best first.
 type RankedList struct {
@@ -67,4 +71,119 @@ func RRF(k float64, lists ...RankedList) []Fused {
 		return out[i].ID < out[j].ID
 	})
 	return out
+}
+
+// FuseText fuses the lists that rank passages by their text (dense and lexical) into one
+// by their scores, then fuses that list with the others by RRF at the text lists' summed
+// weight. Each text list's scores become standard scores (z = (s − mean) / sd over the
+// list's own hits) and are summed with the list's weight (CombSUM of z-scores). On scores,
+// a list that is sure of a passage (far above its own mean) outweighs one that is not,
+// whichever kind of list it is, where RRF with equal weights lets a weak list pull a
+// strong one's best passages down; standard scores need no bounds and no tuned weight per
+// embedder. The other lists (graph, subject) rank by structure, not by a score that
+// compares across questions, and keep RRF. Hits record every original list.
+func FuseText(k float64, text []RankedList, others ...RankedList) []Fused {
+	active := 0
+	for _, l := range text {
+		if l.Weight != 0 && len(l.IDs) > 0 {
+			active++
+		}
+	}
+	if active < 2 {
+		return RRF(k, append(text, others...)...) // nothing to combine
+	}
+	combined, hits := combineScores(text)
+	fused := RRF(k, append([]RankedList{combined}, others...)...)
+	for i := range fused {
+		h := hits[fused[i].ID]
+		if len(h) == 0 {
+			continue
+		}
+		// Replace the combined list's hit by the hits of the lists it was made of.
+		rest := fused[i].Hits[:0:0]
+		for _, x := range fused[i].Hits {
+			if x.List != combined.Name {
+				rest = append(rest, x)
+			}
+		}
+		fused[i].Hits = slices.Concat(h, rest)
+	}
+	return fused
+}
+
+// combineScores sums the weighted standard scores of lists into one list (weight: the
+// lists' total), and returns each id's hits in the lists. A passage a list did not return
+// gets nothing from it.
+func combineScores(lists []RankedList) (RankedList, map[string][]ListHit) {
+	out := RankedList{Name: "text"}
+	score := map[string]float64{}
+	hits := map[string][]ListHit{}
+	var order []string
+	for _, l := range lists {
+		if l.Weight == 0 || len(l.IDs) == 0 {
+			continue
+		}
+		out.Weight += l.Weight
+		mean, sd := meanStd(l)
+		seen := map[string]bool{}
+		for i, id := range l.IDs {
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			norm := 0.0 // a list whose scores are all equal says nothing
+			if sd > 0 {
+				norm = (listScore(l, i) - mean) / sd
+			}
+			if _, ok := score[id]; !ok {
+				order = append(order, id)
+			}
+			score[id] += l.Weight * norm
+			hits[id] = append(hits[id], ListHit{List: l.Name, Rank: i + 1, Score: listScore(l, i)})
+		}
+	}
+	bestRank := func(id string) int {
+		r := math.MaxInt
+		for _, h := range hits[id] {
+			r = min(r, h.Rank)
+		}
+		return r
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		if score[order[i]] != score[order[j]] {
+			return score[order[i]] > score[order[j]]
+		}
+		if bi, bj := bestRank(order[i]), bestRank(order[j]); bi != bj {
+			return bi < bj
+		}
+		return order[i] < order[j]
+	})
+	out.IDs = order
+	for _, id := range order {
+		out.Scores = append(out.Scores, score[id])
+	}
+	return out, hits
+}
+
+// meanStd returns the mean and standard deviation of l's scores.
+func meanStd(l RankedList) (mean, sd float64) {
+	n := float64(len(l.IDs))
+	for i := range l.IDs {
+		mean += listScore(l, i)
+	}
+	mean /= n
+	for i := range l.IDs {
+		d := listScore(l, i) - mean
+		sd += d * d
+	}
+	return mean, math.Sqrt(sd / n)
+}
+
+// listScore is the score of l's i-th item: its score when the list has scores, else a
+// rank-based one (1/rank).
+func listScore(l RankedList, i int) float64 {
+	if i < len(l.Scores) {
+		return l.Scores[i]
+	}
+	return 1 / float64(i+1)
 }

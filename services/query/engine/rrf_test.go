@@ -64,3 +64,60 @@ func ids(fs []Fused) []string {
 	}
 	return out
 }
+
+// A weak list must not pull a strong one down: the dense list is sure of "a" (far above
+// its other hits), the lexical list barely prefers "b", "c" and "d" over "a". RRF with equal weights
+// cannot tell the two apart and ranks "b" first; fusing the text lists by standard scores
+// keeps "a" first.
+func TestFuseTextKeepsAConfidentLead(t *testing.T) {
+	dense := RankedList{Name: "dense", Weight: 1, IDs: []string{"a", "b", "c", "d", "e"}, Scores: []float64{0.95, 0.50, 0.49, 0.48, 0.47}}
+	lexical := RankedList{Name: "lexical", Weight: 1, IDs: []string{"b", "c", "d", "a", "f"}, Scores: []float64{10.2, 10.1, 10.0, 9.9, 9.8}}
+	if got := RRF(60, dense, lexical); got[0].ID != "b" {
+		t.Fatalf("RRF ranks %s first: the fixture does not show the weak list pulling", got[0].ID)
+	}
+	got := FuseText(60, []RankedList{dense, lexical})
+	if got[0].ID != "a" {
+		t.Fatalf("FuseText ranks %v, want a first", ids(got))
+	}
+	// The hits are those of the original lists, not of the combined one.
+	if h := got[0].Hits; len(h) != 2 || h[0].List != "dense" || h[0].Rank != 1 || h[1].List != "lexical" || h[1].Rank != 4 {
+		t.Fatalf("hits of a = %+v, want dense#1 and lexical#4", h)
+	}
+}
+
+// The structural lists still vote by rank: a passage the graph and subject lists both
+// rank first, and the text lists rank second, comes first.
+func TestFuseTextStructureVotesByRank(t *testing.T) {
+	dense := RankedList{Name: "dense", Weight: 1, IDs: []string{"a", "b", "c"}, Scores: []float64{0.9, 0.8, 0.1}}
+	lexical := RankedList{Name: "lexical", Weight: 1, IDs: []string{"a", "b", "c"}, Scores: []float64{9, 8, 1}}
+	graph := RankedList{Name: "graph", Weight: 1, IDs: []string{"b"}}
+	subject := RankedList{Name: "subject", Weight: 1, IDs: []string{"b"}}
+	got := FuseText(60, []RankedList{dense, lexical}, graph, subject)
+	if got[0].ID != "b" {
+		t.Fatalf("FuseText ranks %v, want b first", ids(got))
+	}
+	if n := len(got[0].Hits); n != 4 {
+		t.Fatalf("hits of b = %+v, want one per list", got[0].Hits)
+	}
+	// The combined text list weighs as much as the two text lists: b's score is
+	// 2/(60+2) + 1/61 + 1/61.
+	if want := 2.0/62 + 2.0/61; math.Abs(got[0].Score-want) > 1e-12 {
+		t.Fatalf("score of b = %v, want %v", got[0].Score, want)
+	}
+}
+
+// With one text list there is nothing to combine: FuseText is RRF.
+func TestFuseTextOneTextListIsRRF(t *testing.T) {
+	lexical := RankedList{Name: "lexical", Weight: 1, IDs: []string{"a", "b"}, Scores: []float64{2, 1}}
+	dense := RankedList{Name: "dense", Weight: 0, IDs: []string{"b"}, Scores: []float64{1}}
+	graph := RankedList{Name: "graph", Weight: 1, IDs: []string{"b", "c"}}
+	got, want := FuseText(60, []RankedList{dense, lexical}, graph), RRF(60, dense, lexical, graph)
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", ids(got), ids(want))
+	}
+	for i := range got {
+		if got[i].ID != want[i].ID || got[i].Score != want[i].Score {
+			t.Fatalf("got %+v, want %+v", got, want)
+		}
+	}
+}

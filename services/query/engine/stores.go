@@ -17,9 +17,6 @@ type GraphReader interface {
 	ChunkEntities(ctx context.Context, corpus string, chunkIDs []string) (map[string][]string, error)
 	Neighborhood(ctx context.Context, corpus string, start []string, depth, limit int) ([]graphstore.Neighbor, error)
 	Communities(ctx context.Context, corpus string, level int) ([]graphstore.Community, error)
-	// Community and Snapshot serve the console's exploration reads (explore.go).
-	Community(ctx context.Context, corpus, id string) (graphstore.Community, error)
-	Snapshot(ctx context.Context, corpus string) (graphstore.Snapshot, error)
 	Stats(ctx context.Context, corpus string) (graphstore.Stats, error)
 }
 

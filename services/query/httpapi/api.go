@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,11 +13,26 @@ import (
 	"github.com/graphrag/graphrag/pkg/service"
 	"github.com/graphrag/graphrag/services/query/access"
 	"github.com/graphrag/graphrag/services/query/engine"
+	"github.com/graphrag/graphrag/services/query/explore"
 )
+
+// Explorer serves the exploration routes (explore.go): the console's read-model,
+// an *explore.Reader.
+type Explorer interface {
+	SearchEntities(ctx context.Context, corpus, prefix string, limit int) ([]explore.EntityMatch, error)
+	Neighborhood(ctx context.Context, corpus, name string, depth, limit int) (explore.Neighborhood, error)
+	Passages(ctx context.Context, corpus, name string, limit int) (explore.EntityPassages, error)
+	Passage(ctx context.Context, corpus, id string) (explore.Passage, error)
+	CommunityTree(ctx context.Context, corpus string, level int) (explore.CommunityLevels, error)
+	Community(ctx context.Context, corpus, id string) (explore.CommunityReport, error)
+}
+
+var _ Explorer = (*explore.Reader)(nil)
 
 // API serves the HTTP JSON API. It is an http.Handler; Mount adds its routes to a mux.
 type API struct {
 	e      *engine.Engine
+	x      Explorer
 	cfg    Config
 	log    *slog.Logger
 	mux    *http.ServeMux
@@ -34,8 +50,8 @@ type API struct {
 // and document resources (resources.go: their backends come as options), export,
 // the chat-compatible routes (chat.go), GET /openapi.json. A route added here is
 // documented in openapi.json (the tests check both ways). Handlers served beside the
-// API (the MCP endpoint) get the same guard from Guard.
-func New(e *engine.Engine, cfg Config, log *slog.Logger, opts ...Option) *API {
+// API (the MCP endpoint) get the same guard from Guard. The exploration routes read x.
+func New(e *engine.Engine, x Explorer, cfg Config, log *slog.Logger, opts ...Option) *API {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultConfig().MaxBodyBytes
 	}
@@ -48,7 +64,7 @@ func New(e *engine.Engine, cfg Config, log *slog.Logger, opts ...Option) *API {
 	if log == nil {
 		log = slog.Default()
 	}
-	a := &API{e: e, cfg: cfg, log: log, mux: http.NewServeMux()}
+	a := &API{e: e, x: x, cfg: cfg, log: log, mux: http.NewServeMux()}
 	for _, o := range opts {
 		o.apply(a)
 	}
@@ -62,7 +78,7 @@ func New(e *engine.Engine, cfg Config, log *slog.Logger, opts ...Option) *API {
 	a.addResourceRoutes()
 	a.addExportRoute()
 	a.addChatRoutes()
-	// Exploration (explore.go), read by the console.
+	// Exploration (explore.go, served by x), read by the console.
 	a.mux.HandleFunc("GET /v1/corpora/{corpus}/entities", a.guard(a.known(a.searchEntities)))
 	a.mux.HandleFunc("GET /v1/corpora/{corpus}/entities/{name}/passages", a.guard(a.known(a.entityPassages)))
 	a.mux.HandleFunc("GET /v1/corpora/{corpus}/chunks/{id}", a.guard(a.known(a.chunk)))

@@ -18,6 +18,7 @@ import (
 
 	"github.com/graphrag/graphrag/pkg/normalize"
 	"github.com/graphrag/graphrag/services/query/engine"
+	"github.com/graphrag/graphrag/services/query/explore"
 	"github.com/graphrag/graphrag/services/query/internal/querytest"
 )
 
@@ -29,7 +30,7 @@ func newTestAPI(t *testing.T, cfg Config, opts ...Option) *httptest.Server {
 	if err != nil {
 		t.Fatalf("building engine: %v", err)
 	}
-	api := New(e, cfg, querytest.Logger(), opts...)
+	api := New(e, explore.New(st.Graph, st.Vectors), cfg, querytest.Logger(), opts...)
 	srv := httptest.NewServer(recordStatuses(api))
 	t.Cleanup(srv.Close)
 	return srv
@@ -207,7 +208,7 @@ func TestHTTPEntity(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			resp, body := call(t, srv, http.MethodGet, entityPath("demo", tc.entity)+tc.query, "", "")
-			var nb engine.Neighborhood
+			var nb explore.Neighborhood
 			decodeOK(t, resp, body, &nb)
 			if nb.Entity.Key != normalize.Name(tc.wantKey) || nb.Entity.Name != tc.wantKey {
 				t.Errorf("entity = %+v, want %s", nb.Entity, tc.wantKey)
@@ -708,7 +709,7 @@ func TestHTTPQueryTextIsData(t *testing.T) {
 	}
 	// The graph itself is intact, not only its counts.
 	resp, body = call(t, srv, http.MethodGet, entityPath("demo", "Charles Babbage"), "", "")
-	var nb engine.Neighborhood
+	var nb explore.Neighborhood
 	decodeOK(t, resp, body, &nb)
 	if len(nb.Neighbors) != 2 || len(nb.Relationships) != 3 {
 		t.Errorf("neighbourhood after the hostile queries = %+v, want 2 neighbours and 3 relationships", nb)

@@ -150,33 +150,33 @@ func (m *modelNotFound) Error() string {
 
 func (m *modelNotFound) Is(target error) bool { return target == engine.ErrUnknownCorpus }
 
-// chatFail answers an error in OpenAI's shape with the status fail would use.
+// chatFail answers an error in OpenAI's shape with the status and message fail would
+// use: a failure of the service is named by kind, never with the backend's text.
 func (a *API) chatFail(w http.ResponseWriter, r *http.Request, err error) {
-	rec := &statusRecorder{header: http.Header{}}
-	a.fail(rec, r, err) // decides the status (and logs a server error)
-	body := openAIErrorBody{Message: err.Error(), Type: "server_error"}
+	status, body := a.chatError(r, err)
+	writeJSON(w, status, openAIError{Error: body})
+}
+
+// chatError is the status and OpenAI error body of err, logged when it is the
+// service's failure.
+func (a *API) chatError(r *http.Request, err error) (int, openAIErrorBody) {
+	status, msg := failure(r.Context(), err)
+	if status >= http.StatusInternalServerError {
+		a.log.ErrorContext(r.Context(), "request failed", "path", r.URL.Path, "status", status, "err", err)
+	}
+	body := openAIErrorBody{Message: msg, Type: "server_error"}
 	switch {
 	case errors.As(err, new(*modelNotFound)):
 		body.Type, body.Param, body.Code = "invalid_request_error", new("model"), new("model_not_found")
-	case rec.status == http.StatusForbidden:
+	case status == http.StatusForbidden:
 		body.Type = "permission_error"
-	case rec.status == http.StatusNotFound:
+	case status == http.StatusNotFound:
 		body.Type = "not_found_error"
-	case rec.status < 500:
+	case status < 500:
 		body.Type = "invalid_request_error"
 	}
-	writeJSON(w, rec.status, openAIError{Error: body})
+	return status, body
 }
-
-// statusRecorder keeps the status a handler writes and drops the body.
-type statusRecorder struct {
-	header http.Header
-	status int
-}
-
-func (s *statusRecorder) Header() http.Header         { return s.header }
-func (s *statusRecorder) WriteHeader(code int)        { s.status = code }
-func (s *statusRecorder) Write(b []byte) (int, error) { return len(b), nil }
 
 // parseModel reads a model name: a corpus, with ":local" or ":global" to choose the mode.
 // Any other name names no model.
@@ -350,7 +350,8 @@ func (a *API) chatStream(w http.ResponseWriter, r *http.Request, c chatRequest, 
 	}
 	resp, err := a.e.Query(r.Context(), req, func(d string) error { return send(chunk(chatOut{Content: d}, nil)) })
 	if err != nil {
-		_ = send(openAIError{Error: openAIErrorBody{Message: err.Error(), Type: "server_error"}})
+		_, body := a.chatError(r, err)
+		_ = send(openAIError{Error: body})
 		return
 	}
 	src := sources(resp)
@@ -363,7 +364,8 @@ func (a *API) chatStream(w http.ResponseWriter, r *http.Request, c chatRequest, 
 	if c.StreamOptions != nil && c.StreamOptions.IncludeUsage {
 		u, err := usageOf(c.Messages, resp.Answer+src)
 		if err != nil {
-			_ = send(openAIError{Error: openAIErrorBody{Message: err.Error(), Type: "server_error"}})
+			_, body := a.chatError(r, err)
+			_ = send(openAIError{Error: body})
 			return
 		}
 		usage := base
@@ -433,7 +435,7 @@ type modelList struct {
 type model struct {
 	ID      string `json:"id"`
 	Object  string `json:"object"`
-	Created int64  `json:"created"` // 0: the platform does not record when a corpus began
+	Created int64  `json:"created"` // when the corpus began (catalog.Created), Unix seconds; 0 when unknown
 	OwnedBy string `json:"owned_by"`
 }
 
@@ -449,9 +451,15 @@ func (a *API) models(w http.ResponseWriter, r *http.Request) {
 	}
 	out := modelList{Object: "list", Data: []model{}}
 	for _, n := range names {
-		if access.Visible(r.Context(), n) {
-			out.Data = append(out.Data, model{ID: n, Object: "model", OwnedBy: "graphrag"})
+		if !access.Visible(r.Context(), n) {
+			continue
 		}
+		m, err := a.modelOf(r, n, n)
+		if err != nil {
+			a.chatFail(w, r, err)
+			return
+		}
+		out.Data = append(out.Data, m)
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -478,5 +486,23 @@ func (a *API) model(w http.ResponseWriter, r *http.Request) {
 		a.chatFail(w, r, &modelNotFound{name})
 		return
 	}
-	writeJSON(w, http.StatusOK, model{ID: name, Object: "model", OwnedBy: "graphrag"})
+	m, err := a.modelOf(r, name, corpus)
+	if err != nil {
+		a.chatFail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, m)
+}
+
+// modelOf is the model name of a corpus, created when the corpus began.
+func (a *API) modelOf(r *http.Request, name, corpus string) (model, error) {
+	created, err := a.catalog.Created(r.Context(), corpus)
+	if err != nil {
+		return model{}, err
+	}
+	m := model{ID: name, Object: "model", OwnedBy: "graphrag"}
+	if !created.IsZero() {
+		m.Created = created.Unix()
+	}
+	return m, nil
 }

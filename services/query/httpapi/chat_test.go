@@ -122,11 +122,11 @@ func TestChatCompletionsGoOpenAI(t *testing.T) {
 	}
 
 	models, err := c.ListModels(t.Context())
-	if err != nil || len(models.Models) != 2 || models.Models[0].ID != "demo" {
-		t.Errorf("models %+v, %v", models, err)
+	if err != nil || len(models.Models) != 2 || models.Models[0].ID != "demo" || models.Models[0].CreatedAt != fakeCreated.Unix() {
+		t.Errorf("models %+v, %v: want demo first, created when the corpus began", models, err)
 	}
 	for _, id := range []string{"demo", "demo:global"} {
-		if m, err := c.GetModel(t.Context(), id); err != nil || m.ID != id || m.Object != "model" {
+		if m, err := c.GetModel(t.Context(), id); err != nil || m.ID != id || m.Object != "model" || m.CreatedAt != fakeCreated.Unix() {
 			t.Errorf("model %s: %+v, %v", id, m, err)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/service"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 	"github.com/graphrag/graphrag/services/query/engine"
+	"github.com/graphrag/graphrag/services/query/explore"
 	"github.com/graphrag/graphrag/services/query/internal/querytest"
 )
 
@@ -33,7 +34,8 @@ func checkAPITerms(t *testing.T, body []byte) {
 	}
 }
 
-// serveEngine serves an engine built over deps behind cfg.
+// serveEngine serves an engine built over deps behind cfg (deps.Graph is a full store,
+// which the exploration routes read too).
 func serveEngine(t *testing.T, cfg Config, deps engine.Deps) *httptest.Server {
 	t.Helper()
 	deps.Logger = querytest.Logger()
@@ -41,7 +43,7 @@ func serveEngine(t *testing.T, cfg Config, deps engine.Deps) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(recordStatuses(New(e, cfg, querytest.Logger())))
+	srv := httptest.NewServer(recordStatuses(New(e, explore.New(deps.Graph.(explore.GraphReader), deps.Vectors), cfg, querytest.Logger())))
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -111,6 +113,15 @@ func TestHTTPBackendFailureIsOpaque(t *testing.T) {
 		t.Fatalf("stream: status %d, body %s: want an error event", resp.StatusCode, body)
 	}
 	checkAPITerms(t, body)
+	// So do the chat routes, streamed or not, in OpenAI's error shape.
+	for _, stream := range []bool{false, true} {
+		resp, body := call(t, srv, http.MethodPost, "/v1/chat/completions", "",
+			fmt.Sprintf(`{"model":"demo","stream":%v,"messages":[{"role":"user","content":"Who designed the Analytical Engine?"}]}`, stream))
+		if want := map[bool]int{false: 500, true: 200}[stream]; resp.StatusCode != want || !strings.Contains(string(body), `"message":"internal error`) ||
+			strings.Contains(string(body), "segment 7") || strings.Contains(string(body), "demo_chunks") {
+			t.Errorf("chat, stream %v: status %d, body %s: want %d and an internal error without the backend's text", stream, resp.StatusCode, body, want)
+		}
+	}
 }
 
 // A failing model endpoint is the upstream's failure: 502, or 503 when it is unavailable
@@ -175,7 +186,7 @@ func TestHTTPSlowBodyIs408(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := service.HTTPServerWithLimits("127.0.0.1:0", recordStatuses(New(e, DefaultConfig(), querytest.Logger())),
+	hs := service.HTTPServerWithLimits("127.0.0.1:0", recordStatuses(New(e, explore.New(st.Graph, st.Vectors), DefaultConfig(), querytest.Logger())),
 		service.HTTPLimits{BodyTimeout: 200 * time.Millisecond})
 	if err := hs.Start(t.Context()); err != nil {
 		t.Fatal(err)

@@ -5,10 +5,11 @@ import (
 	"strconv"
 
 	"github.com/graphrag/graphrag/services/query/engine"
+	"github.com/graphrag/graphrag/services/query/explore"
 )
 
 // The exploration routes: what the console (and any client) reads to browse a corpus's
-// graph, passages and communities. Each is a thin adapter over an engine method.
+// graph, passages and communities. Each is a thin adapter over a method of the API's Explorer (package explore).
 
 // intParam reads an integer query parameter; def when it is absent.
 func intParam(r *http.Request, name string, def int) (int, error) {
@@ -25,7 +26,7 @@ func intParam(r *http.Request, name string, def int) (int, error) {
 
 // entitiesResponse is the body of GET /v1/corpora/{corpus}/entities.
 type entitiesResponse struct {
-	Entities []engine.EntityMatch `json:"entities"`
+	Entities []explore.EntityMatch `json:"entities"`
 }
 
 // searchEntities serves the typeahead: entities whose name starts with ?prefix.
@@ -35,7 +36,7 @@ func (a *API) searchEntities(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	ms, err := a.e.SearchEntities(r.Context(), r.PathValue("corpus"), r.URL.Query().Get("prefix"), limit)
+	ms, err := a.x.SearchEntities(r.Context(), r.PathValue("corpus"), r.URL.Query().Get("prefix"), limit)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -56,7 +57,7 @@ func (a *API) entity(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	nb, err := a.e.ExploreLimit(r.Context(), r.PathValue("corpus"), r.PathValue("name"), depth, limit)
+	nb, err := a.x.Neighborhood(r.Context(), r.PathValue("corpus"), r.PathValue("name"), depth, limit)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -71,7 +72,7 @@ func (a *API) entityPassages(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	ps, err := a.e.Passages(r.Context(), r.PathValue("corpus"), r.PathValue("name"), limit)
+	ps, err := a.x.Passages(r.Context(), r.PathValue("corpus"), r.PathValue("name"), limit)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -81,7 +82,7 @@ func (a *API) entityPassages(w http.ResponseWriter, r *http.Request) {
 
 // chunk serves one passage by id: a citation or an edge's evidence.
 func (a *API) chunk(w http.ResponseWriter, r *http.Request) {
-	p, err := a.e.Passage(r.Context(), r.PathValue("corpus"), r.PathValue("id"))
+	p, err := a.x.Passage(r.Context(), r.PathValue("corpus"), r.PathValue("id"))
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -100,7 +101,7 @@ func (a *API) communities(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, engine.BadRequestf("level: %d is negative", level))
 		return
 	}
-	tree, err := a.e.CommunityTree(r.Context(), r.PathValue("corpus"), level)
+	tree, err := a.x.CommunityTree(r.Context(), r.PathValue("corpus"), level)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -110,7 +111,7 @@ func (a *API) communities(w http.ResponseWriter, r *http.Request) {
 
 // community serves one community with its report and members.
 func (a *API) community(w http.ResponseWriter, r *http.Request) {
-	c, err := a.e.Community(r.Context(), r.PathValue("corpus"), r.PathValue("id"))
+	c, err := a.x.Community(r.Context(), r.PathValue("corpus"), r.PathValue("id"))
 	if err != nil {
 		a.fail(w, r, err)
 		return

@@ -14,6 +14,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 	"github.com/graphrag/graphrag/services/query/engine"
+	"github.com/graphrag/graphrag/services/query/explore"
 	"github.com/graphrag/graphrag/services/query/internal/querytest"
 )
 
@@ -67,7 +68,7 @@ func newExploreAPI(t *testing.T, cfg Config, opts ...Option) (*httptest.Server, 
 	if err != nil {
 		t.Fatalf("building engine: %v", err)
 	}
-	srv := httptest.NewServer(New(e, cfg, querytest.Logger(), opts...))
+	srv := httptest.NewServer(New(e, explore.New(st.Graph, st.Vectors), cfg, querytest.Logger(), opts...))
 	t.Cleanup(srv.Close)
 	return srv, st
 }
@@ -90,7 +91,7 @@ func TestHTTPSearchEntities(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			resp, body := call(t, srv, http.MethodGet, "/v1/corpora/demo/entities"+tc.query, "", "")
 			var got struct {
-				Entities []engine.EntityMatch `json:"entities"`
+				Entities []explore.EntityMatch `json:"entities"`
 			}
 			decodeOK(t, resp, body, &got)
 			if got.Entities == nil {
@@ -125,7 +126,7 @@ func TestHTTPSearchEntities(t *testing.T) {
 func TestHTTPEntityForExplorer(t *testing.T) {
 	srv, _ := newExploreAPI(t, DefaultConfig())
 	resp, body := call(t, srv, http.MethodGet, entityPath("demo", "Ada Lovelace")+"?depth=1", "", "")
-	var nb engine.Neighborhood
+	var nb explore.Neighborhood
 	decodeOK(t, resp, body, &nb)
 	if !slices.Equal(nb.Entity.Communities, []string{commPeople, commTop}) || nb.Entity.Mentions != 2 || nb.Entity.PageRank != 0.5 {
 		t.Errorf("entity = %+v, want communities [%s %s], 2 mentions, PageRank 0.5", nb.Entity, commPeople, commTop)
@@ -142,7 +143,7 @@ func TestHTTPEntityForExplorer(t *testing.T) {
 	}
 	t.Run("limit", func(t *testing.T) {
 		resp, body := call(t, srv, http.MethodGet, entityPath("demo", "Ada Lovelace")+"?depth=1&limit=1", "", "")
-		var nb engine.Neighborhood
+		var nb explore.Neighborhood
 		decodeOK(t, resp, body, &nb)
 		// Both are one hop away: the higher PageRank stays.
 		if len(nb.Neighbors) != 1 || nb.Neighbors[0].Key != normalize.Name("Charles Babbage") {
@@ -154,7 +155,7 @@ func TestHTTPEntityForExplorer(t *testing.T) {
 func TestHTTPEntityPassages(t *testing.T) {
 	srv, _ := newExploreAPI(t, DefaultConfig())
 	resp, body := call(t, srv, http.MethodGet, entityPath("demo", "ada lovelace")+"/passages", "", "")
-	var got engine.EntityPassages
+	var got explore.EntityPassages
 	decodeOK(t, resp, body, &got)
 	if got.Entity.Name != "Ada Lovelace" || len(got.Entity.Descriptions) == 0 {
 		t.Errorf("entity = %+v, want Ada Lovelace with her descriptions", got.Entity)
@@ -180,7 +181,7 @@ func TestHTTPEntityPassages(t *testing.T) {
 func TestHTTPChunk(t *testing.T) {
 	srv, _ := newExploreAPI(t, DefaultConfig())
 	resp, body := call(t, srv, http.MethodGet, "/v1/corpora/demo/chunks/c3", "", "")
-	var p engine.Passage
+	var p explore.Passage
 	decodeOK(t, resp, body, &p)
 	want := querytest.DemoPassages[2]
 	if p.ID != "c3" || p.DocumentID != want.Doc || p.Title != want.Title || p.Text != want.Text {
@@ -230,7 +231,7 @@ func TestHTTPCommunities(t *testing.T) {
 func TestHTTPCommunity(t *testing.T) {
 	srv, _ := newExploreAPI(t, DefaultConfig())
 	resp, body := call(t, srv, http.MethodGet, "/v1/corpora/demo/communities/"+commPeople, "", "")
-	var c engine.CommunityReport
+	var c explore.CommunityReport
 	decodeOK(t, resp, body, &c)
 	if c.Title != "Lovelace and Babbage" || c.Summary != "Two collaborators." || c.Rating != 7.5 || c.MemberCount != 2 ||
 		len(c.Findings) != 1 || c.Findings[0].Explanation == "" || c.Parent != commTop {

@@ -57,6 +57,11 @@ func (f *fakes) Names(context.Context) ([]string, error) {
 	return out, nil
 }
 
+// fakeCreated is when every corpus of the fakes began.
+var fakeCreated = time.Date(2026, 11, 20, 8, 30, 0, 0, time.UTC)
+
+func (f *fakes) Created(context.Context, string) (time.Time, error) { return fakeCreated, nil }
+
 func (f *fakes) Exists(_ context.Context, corpus string) (bool, error) {
 	if corpus == "poisoned" { // known to Status only: a corpus whose detection fails
 		return true, nil
@@ -137,9 +142,14 @@ func (f *fakes) PublishDocument(_ context.Context, d events.Document) error {
 	return nil
 }
 
+// DeleteDocument and DropCorpus refuse what the catalog does not hold, as the
+// service's deleter does (a deletion of nothing is a 404).
 func (f *fakes) DeleteDocument(_ context.Context, corpus, id string) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if _, ok := f.docs[corpus+"/"+id]; !ok {
+		return "", fmt.Errorf("%w: document %q in corpus %s", catalog.ErrNotFound, id, corpus)
+	}
 	f.deleted = append(f.deleted, corpus+"/"+id)
 	return fmt.Sprintf("ev-%d", len(f.deleted)), nil
 }
@@ -147,6 +157,9 @@ func (f *fakes) DeleteDocument(_ context.Context, corpus, id string) (string, er
 func (f *fakes) DropCorpus(_ context.Context, corpus string) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if !slices.ContainsFunc(f.corpora, func(c catalog.Corpus) bool { return c.Name == corpus }) {
+		return "", fmt.Errorf("%w: corpus %s", catalog.ErrNotFound, corpus)
+	}
 	f.deleted = append(f.deleted, corpus)
 	return fmt.Sprintf("ev-%d", len(f.deleted)), nil
 }

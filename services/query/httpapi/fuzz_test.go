@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/graphrag/graphrag/services/query/engine"
+	"github.com/graphrag/graphrag/services/query/explore"
 	"github.com/graphrag/graphrag/services/query/internal/querytest"
 )
 
@@ -36,7 +37,7 @@ func newFuzzTarget(f *testing.F) fuzzTarget {
 	if err := json.Unmarshal(OpenAPI(), &doc); err != nil {
 		f.Fatal(err)
 	}
-	ft := fuzzTarget{api: New(e, DefaultConfig(), querytest.Logger()), doc: map[string]map[string]bool{}}
+	ft := fuzzTarget{api: New(e, explore.New(st.Graph, st.Vectors), DefaultConfig(), querytest.Logger()), doc: map[string]map[string]bool{}}
 	for path, ops := range doc.Paths {
 		for method, op := range ops {
 			k := strings.ToUpper(method) + " " + path

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/graphrag/graphrag/pkg/catalog"
 	"github.com/graphrag/graphrag/pkg/events"
@@ -21,6 +22,8 @@ type Catalog interface {
 	Status(ctx context.Context, corpus string) (catalog.Status, error)
 	Documents(ctx context.Context, corpus, cursor string, limit int) (catalog.Page, error)
 	Document(ctx context.Context, corpus, id string) (catalog.Document, error)
+	// Created is when a corpus began (the zero time when unknown): a model's created.
+	Created(ctx context.Context, corpus string) (time.Time, error)
 }
 
 // Publisher publishes a document event to its corpus's subject (pipeline.PublishDocument:

@@ -109,6 +109,8 @@ func TestResourceRoutes(t *testing.T) {
 		{"bad corpus", http.MethodGet, "/v1/corpora/Bad!/status", 400, "corpus"},
 		{"bad document id", http.MethodDelete, "/v1/corpora/demo/documents/%20x", 400, "id"},
 		{"bad corpus drop", http.MethodDelete, "/v1/corpora/Bad!", 400, "corpus"},
+		{"unknown document delete", http.MethodDelete, "/v1/corpora/demo/documents/nope", 404, "nope"},
+		{"unknown corpus drop", http.MethodDelete, "/v1/corpora/nope", 404, "nope"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp, body := call(t, srv, tc.method, tc.path, "", "")
@@ -209,6 +211,16 @@ func TestUpload(t *testing.T) {
 		if got[id] != w {
 			t.Errorf("%s published as %q, want %q (read as graphrag publish reads it)", id, got[id], w)
 		}
+	}
+	// A file's path is its id, as graphrag publish makes it: spaces, accents and
+	// scripts kept, a folder upload's relative path kept, a path out of its folder cut.
+	names := [][2]string{{"My Notes/Réunion 2024 (final).md", "# R"}, {"Rèunion.md", "# R"}, {"会议/记录.md", "# H"},
+		{"../../etc/up.md", "# U"}, {`C:\Users\ada\notes 1.md`, "# N"}}
+	body3, ctype3 := multipartBody(t, names, nil)
+	resp, body = upload(t, srv.URL, srv.Client(), body3, ctype3, "")
+	wantIDs := []string{"My Notes/Réunion 2024 (final).md", "Rèunion.md", "会议/记录.md", "up.md", "notes 1.md"}
+	if resp.StatusCode != http.StatusAccepted || json.Unmarshal(body, &ur) != nil || !slices.Equal(ur.IDs, wantIDs) {
+		t.Errorf("upload of file names with paths, spaces and accents: %d %s, want ids %q", resp.StatusCode, body, wantIDs)
 	}
 	n := len(f.published)
 

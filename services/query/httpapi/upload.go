@@ -9,6 +9,8 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"path"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/graphrag/graphrag/pkg/docread"
@@ -150,7 +152,7 @@ func readMultipartUpload(mr *multipart.Reader, corpus string) ([]events.Document
 			}
 			return nil, engine.BadRequestf("multipart body: %v", err)
 		}
-		name := p.FileName()
+		name := partPath(p)
 		if name == "" {
 			return nil, engine.BadRequestf("multipart part %q is not a file: send each document as a file part", p.FormName())
 		}
@@ -186,6 +188,31 @@ func readFilePart(p *multipart.Part, name, corpus string) (events.Document, erro
 		return events.Document{}, engine.BadRequestf("file %q: %v", name, err)
 	}
 	return events.Document{Corpus: corpus, ID: docread.ID(name), Title: doc.Title, Source: name, ContentType: doc.ContentType, Text: doc.Text}, nil
+}
+
+// partPath is the name a file part gives its file: the file name, or the relative path
+// a client sends for a file of a folder (as a browser's folder upload does, and
+// curl -F 'file=@x.md;filename=notes/x.md'), so that the document gets the id graphrag
+// publish gives the file when it publishes the folder's parent. A path that leaves
+// its folder (absolute, "..") or a Windows path keeps only its last element, as
+// multipart.Part.FileName keeps only the base name.
+func partPath(p *multipart.Part) string {
+	_, params, err := mime.ParseMediaType(p.Header.Get("Content-Disposition"))
+	if err != nil {
+		return p.FileName()
+	}
+	name, ok := params["filename"]
+	if !ok {
+		return ""
+	}
+	if i := strings.LastIndexByte(name, '\\'); i >= 0 {
+		name = name[i+1:]
+	}
+	clean := path.Clean(name)
+	if path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
+		return path.Base(clean)
+	}
+	return clean
 }
 
 // invalidUTF8At is the offset of the first byte of b that is not valid UTF-8.

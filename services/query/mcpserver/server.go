@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -16,7 +18,15 @@ import (
 	"github.com/graphrag/graphrag/pkg/catalog"
 	"github.com/graphrag/graphrag/services/query/access"
 	"github.com/graphrag/graphrag/services/query/engine"
+	"github.com/graphrag/graphrag/services/query/explore"
 )
+
+// Explorer serves the explore tool: an *explore.Reader.
+type Explorer interface {
+	Neighborhood(ctx context.Context, corpus, name string, depth, limit int) (explore.Neighborhood, error)
+}
+
+var _ Explorer = (*explore.Reader)(nil)
 
 // Names of the MCP tools the query service exposes.
 const (
@@ -43,6 +53,31 @@ type ExploreInput struct {
 	Corpus     string `json:"corpus" jsonschema:"name of the indexed corpus"`
 	EntityName string `json:"entity_name" jsonschema:"name of the entity as written in the text; it is normalized (case, punctuation) before lookup"`
 	Depth      int    `json:"depth,omitempty" jsonschema:"number of hops to walk from the entity (1..4, default 2)"`
+	Limit      int    `json:"limit,omitempty" jsonschema:"most neighbours to return, nearest first and then by PageRank (1..500, default 20)"`
+	// RelationshipLimit bounds the relationships, which grow faster than the
+	// neighbours (70 neighbours had 985 among them on the sample corpus).
+	RelationshipLimit int `json:"relationship_limit,omitempty" jsonschema:"most relationships to return: the entity's own first, then the strongest (1..1000, default 40)"`
+}
+
+// Defaults and bounds of explore_entity_graph: unbounded, the default depth on the
+// 14-document sample corpus answered 144 entities and 205 KB of text.
+const (
+	DefaultExploreLimit             = 20
+	MaxExploreLimit                 = 500
+	DefaultExploreRelationshipLimit = 40
+	MaxExploreRelationshipLimit     = 1000
+)
+
+// ExploreResult is the output of explore_entity_graph: a neighbourhood cut to the
+// limits, saying whether it was cut and how to get more.
+type ExploreResult struct {
+	Entity        engine.Entity         `json:"entity"`
+	Neighbors     []engine.Entity       `json:"neighbors"`
+	Relationships []engine.Relationship `json:"relationships"`
+	// Truncated reports that more neighbours or relationships exist than returned.
+	Truncated bool `json:"truncated"`
+	// More says what was left out and which argument returns it; empty when nothing was.
+	More string `json:"more,omitempty"`
 }
 
 // StatsInput is the input of the get_corpus_stats tool.
@@ -50,7 +85,7 @@ type StatsInput struct {
 	Corpus string `json:"corpus" jsonschema:"name of the indexed corpus"`
 }
 
-// New returns an MCP server whose tools answer from e: search, explore_entity_graph and
+// New returns an MCP server whose tools answer from e and x: search, explore_entity_graph and
 // get_corpus_stats, and list_corpora and list_documents with WithCatalog; version is
 // reported to clients. Every tool refuses a corpus the client's token may not read
 // (served over HTTP behind the guard and GrantMiddleware). Input and output JSON Schemas are
@@ -61,7 +96,7 @@ type StatsInput struct {
 //
 // It panics if a schema cannot be derived from the types, which is a programming error
 // caught by the tests.
-func New(e *engine.Engine, version string, log *slog.Logger, opts ...Option) *mcp.Server {
+func New(e *engine.Engine, x Explorer, version string, log *slog.Logger, opts ...Option) *mcp.Server {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -72,7 +107,7 @@ func New(e *engine.Engine, version string, log *slog.Logger, opts ...Option) *mc
 		// Only the tools capability (inferred from AddTool); the server sends no log messages.
 		Capabilities: &mcp.ServerCapabilities{},
 	})
-	t := &tools{e: e, log: log}
+	t := &tools{e: e, x: x, log: log}
 	for _, o := range opts {
 		o.apply(t)
 	}
@@ -86,9 +121,10 @@ func New(e *engine.Engine, version string, log *slog.Logger, opts ...Option) *mc
 	return s
 }
 
-// tools are the tool handlers, on the engine's public API.
+// tools are the tool handlers, on the engine's public API and the explorer's.
 type tools struct {
 	e       *engine.Engine
+	x       Explorer
 	log     *slog.Logger
 	catalog Catalog // nil: no listing tools
 }
@@ -134,16 +170,25 @@ func (t *tools) addExplore(s *mcp.Server) {
 	in.Properties["depth"].Minimum = new(1.0)
 	in.Properties["depth"].Maximum = new(4.0)
 	in.Properties["depth"].Default = json.RawMessage("2")
-	out := schemaOf[engine.Neighborhood]()
+	in.Properties["limit"].Minimum = new(1.0)
+	in.Properties["limit"].Maximum = new(float64(MaxExploreLimit))
+	in.Properties["limit"].Default = json.RawMessage(strconv.Itoa(DefaultExploreLimit))
+	in.Properties["relationship_limit"].Minimum = new(1.0)
+	in.Properties["relationship_limit"].Maximum = new(float64(MaxExploreRelationshipLimit))
+	in.Properties["relationship_limit"].Default = json.RawMessage(strconv.Itoa(DefaultExploreRelationshipLimit))
+	out := schemaOf[ExploreResult]()
 	describe(out, map[string]string{
 		"entity":        "the entity the name resolved to",
-		"neighbors":     "entities within depth hops, with their distance",
-		"relationships": "relationships among the entity and its neighbors, strongest first, with evidence chunk ids",
+		"neighbors":     "entities within depth hops, nearest first, then by PageRank, with their distance",
+		"relationships": "relationships among the entity and the neighbours returned: the entity's own first, then the strongest, with evidence chunk ids",
+		"truncated":     "true when more neighbours or relationships exist than were returned",
+		"more":          "when truncated: what was left out and which argument (limit, relationship_limit, depth) returns it",
 	})
 	mcp.AddTool(s, &mcp.Tool{
-		Name:         ToolExplore,
-		Title:        "Explore an entity's neighbourhood",
-		Description:  "Returns an entity of the knowledge graph with the entities and relationships around it.",
+		Name:  ToolExplore,
+		Title: "Explore an entity's neighbourhood",
+		Description: "Returns an entity of the knowledge graph with the entities and relationships around it, " +
+			"at most limit neighbours and relationship_limit relationships; truncated says when there are more.",
 		Annotations:  readOnly,
 		InputSchema:  in,
 		OutputSchema: out,
@@ -216,19 +261,60 @@ func progress(ctx context.Context, ss *mcp.ServerSession, token any) func(string
 	}
 }
 
-func (t *tools) explore(ctx context.Context, req *mcp.CallToolRequest, in ExploreInput) (*mcp.CallToolResult, engine.Neighborhood, error) {
+func (t *tools) explore(ctx context.Context, req *mcp.CallToolRequest, in ExploreInput) (*mcp.CallToolResult, ExploreResult, error) {
 	if err := t.check(ctx, req, in.Corpus); err != nil {
-		return nil, engine.Neighborhood{}, err
+		return nil, ExploreResult{}, err
 	}
-	depth := in.Depth
-	if depth == 0 {
-		depth = 2
+	depth := cmp.Or(in.Depth, 2)
+	limit := cmp.Or(in.Limit, DefaultExploreLimit)
+	relLimit := cmp.Or(in.RelationshipLimit, DefaultExploreRelationshipLimit)
+	switch {
+	case limit < 1 || limit > MaxExploreLimit:
+		return nil, ExploreResult{}, t.toolError(ctx, ToolExplore, engine.BadRequestf("limit: %d is outside 1..%d", limit, MaxExploreLimit))
+	case relLimit < 1 || relLimit > MaxExploreRelationshipLimit:
+		return nil, ExploreResult{}, t.toolError(ctx, ToolExplore, engine.BadRequestf("relationship_limit: %d is outside 1..%d", relLimit, MaxExploreRelationshipLimit))
 	}
-	nb, err := t.e.Explore(ctx, in.Corpus, in.EntityName, depth)
+	// One neighbour more than asked tells whether there are more.
+	nb, err := t.x.Neighborhood(ctx, in.Corpus, in.EntityName, depth, limit+1)
 	if err != nil {
-		return nil, engine.Neighborhood{}, t.toolError(ctx, ToolExplore, err)
+		return nil, ExploreResult{}, t.toolError(ctx, ToolExplore, err)
 	}
-	return nil, nb, nil
+	return nil, cutNeighborhood(nb, depth, limit, relLimit), nil
+}
+
+// cutNeighborhood keeps the first limit neighbours (nb holds at most one more), the
+// relationships among what is kept, the entity's own first, and at most relLimit of
+// them, saying what it left out.
+func cutNeighborhood(nb explore.Neighborhood, depth, limit, relLimit int) ExploreResult {
+	out := ExploreResult{Entity: nb.Entity, Neighbors: nb.Neighbors, Relationships: []engine.Relationship{}}
+	var more []string
+	if len(out.Neighbors) > limit {
+		out.Neighbors = out.Neighbors[:limit]
+		more = append(more, fmt.Sprintf("more than %d neighbours within depth %d: raise limit (at most %d) or lower depth", limit, depth, MaxExploreLimit))
+	}
+	kept := map[string]bool{nb.Entity.Key: true}
+	for _, n := range out.Neighbors {
+		kept[n.Key] = true
+	}
+	var own, others []engine.Relationship
+	for _, r := range nb.Relationships {
+		switch {
+		case !kept[r.Source] || !kept[r.Target]:
+		case r.Source == nb.Entity.Key || r.Target == nb.Entity.Key:
+			own = append(own, r)
+		default:
+			others = append(others, r)
+		}
+	}
+	all := append(own, others...)
+	if len(all) > relLimit {
+		more = append(more, fmt.Sprintf("%d relationships among these entities, %d returned: raise relationship_limit (at most %d)", len(all), relLimit, MaxExploreRelationshipLimit))
+		all = all[:relLimit]
+	}
+	out.Relationships = append(out.Relationships, all...)
+	out.Truncated = len(more) > 0
+	out.More = strings.Join(more, "; ")
+	return out
 }
 
 func (t *tools) stats(ctx context.Context, req *mcp.CallToolRequest, in StatsInput) (*mcp.CallToolResult, engine.Stats, error) {

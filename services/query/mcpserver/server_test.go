@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -12,8 +13,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/normalize"
 	"github.com/graphrag/graphrag/services/query/engine"
+	"github.com/graphrag/graphrag/services/query/explore"
 	"github.com/graphrag/graphrag/services/query/internal/querytest"
 )
 
@@ -26,7 +29,7 @@ func newTestServer(t *testing.T, version string) *mcp.Server {
 	if err != nil {
 		t.Fatalf("building engine: %v", err)
 	}
-	return New(e, version, querytest.Logger())
+	return New(e, explore.New(st.Graph, st.Vectors), version, querytest.Logger())
 }
 
 // connectMCP connects a client to s over in-memory transports; both ends are closed
@@ -87,7 +90,7 @@ func TestMCPListTools(t *testing.T) {
 	// Required inputs and a few output properties each tool must declare.
 	want := map[string]struct{ required, outProps []string }{
 		ToolSearch:  {[]string{"corpus", "query"}, []string{"answer", "mode", "passages", "themes", "context", "partial_answers"}},
-		ToolExplore: {[]string{"corpus", "entity_name"}, []string{"entity", "neighbors", "relationships"}},
+		ToolExplore: {[]string{"corpus", "entity_name"}, []string{"entity", "neighbors", "relationships", "truncated", "more"}},
 		ToolStats:   {[]string{"corpus"}, []string{"chunks", "entities", "relationships", "communities", "reports"}},
 	}
 	if len(res.Tools) != len(want) {
@@ -189,7 +192,7 @@ func TestMCPCallTools(t *testing.T) {
 			}},
 		{name: "explore", tool: ToolExplore, args: map[string]any{"corpus": "demo", "entity_name": "charles BABBAGE", "depth": 1},
 			check: func(t *testing.T, res *mcp.CallToolResult) {
-				var nb engine.Neighborhood
+				var nb explore.Neighborhood
 				structured(t, res, &nb)
 				if nb.Entity.Key != normalize.Name("Charles Babbage") {
 					t.Errorf("entity = %+v, want charles babbage", nb.Entity)
@@ -208,7 +211,7 @@ func TestMCPCallTools(t *testing.T) {
 			}},
 		{name: "explore default depth", tool: ToolExplore, args: map[string]any{"corpus": "demo", "entity_name": "Ada Lovelace"},
 			check: func(t *testing.T, res *mcp.CallToolResult) {
-				var nb engine.Neighborhood
+				var nb explore.Neighborhood
 				structured(t, res, &nb)
 				if len(nb.Neighbors) != 2 {
 					t.Errorf("neighbours = %+v, want babbage and the engine", nb.Neighbors)
@@ -232,6 +235,7 @@ func TestMCPCallTools(t *testing.T) {
 		{name: "search wrong type", tool: ToolSearch, args: map[string]any{"corpus": "demo", "query": 42}, wantErr: "query"},
 		{name: "explore unknown entity", tool: ToolExplore, args: map[string]any{"corpus": "demo", "entity_name": "Grace Hopper"}, wantErr: "not found"},
 		{name: "explore depth out of range", tool: ToolExplore, args: map[string]any{"corpus": "demo", "entity_name": "Ada Lovelace", "depth": 9}, wantErr: "depth"},
+		{name: "explore limit out of range", tool: ToolExplore, args: map[string]any{"corpus": "demo", "entity_name": "Ada Lovelace", "limit": 501}, wantErr: "limit"},
 		{name: "stats unknown corpus", tool: ToolStats, args: map[string]any{"corpus": "nope"}, wantErr: "unknown corpus"},
 	}
 	for _, tc := range tests {
@@ -340,5 +344,76 @@ func TestMCPHTTP(t *testing.T) {
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: ToolExplore, Arguments: map[string]any{"corpus": "demo", "entity_name": "nobody"}})
 	if err != nil || !res.IsError {
 		t.Fatalf("unknown entity over HTTP: err %v, IsError %v: want a tool error", err, res != nil && res.IsError)
+	}
+}
+
+// TestExploreIsBounded: explore_entity_graph answers at most limit neighbours (default
+// 20) and relationship_limit relationships (default 40), the entity's own first, and
+// says when it cut and how to get more; with larger limits it answers everything.
+func TestExploreIsBounded(t *testing.T) {
+	st := querytest.Open(t)
+	const n = 60
+	hub := querytest.Mention("Gullhead Lighthouse", "PLACE", "A lighthouse.")
+	var xs []graphstore.ChunkExtraction
+	for i := range n {
+		name := fmt.Sprintf("Keeper %02d", i)
+		rels := []graphstore.RelationMention{querytest.Relation("Gullhead Lighthouse", name, "KEPT_BY", "kept")}
+		for j := max(0, i-2); j < i; j++ { // and to the two before: neighbours related among themselves
+			rels = append(rels, querytest.Relation(name, fmt.Sprintf("Keeper %02d", j), "RELIEVED", strings.Repeat("relieved the keeper before ", 4)))
+		}
+		xs = append(xs, graphstore.ChunkExtraction{ChunkID: fmt.Sprintf("c%02d", i), DocumentID: "d",
+			Entities: []graphstore.EntityMention{hub, querytest.Mention(name, "PERSON", "A keeper of the light.")}, Relations: rels})
+	}
+	if err := st.Graph.Merge(t.Context(), "lights", xs); err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.New(engine.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connectMCP(t, New(e, explore.New(st.Graph, st.Vectors), "test", querytest.Logger()), nil)
+	call := func(args map[string]any) (ExploreResult, int) {
+		t.Helper()
+		args["corpus"], args["entity_name"] = "lights", "Gullhead Lighthouse"
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: ToolExplore, Arguments: args})
+		if err != nil || res.IsError {
+			t.Fatalf("explore %v: %v %s", args, err, toolText(res))
+		}
+		var r ExploreResult
+		structured(t, res, &r)
+		return r, len(toolText(res))
+	}
+	r, size := call(map[string]any{})
+	if len(r.Neighbors) != DefaultExploreLimit || len(r.Relationships) != DefaultExploreRelationshipLimit || !r.Truncated ||
+		!strings.Contains(r.More, "raise limit") || !strings.Contains(r.More, "raise relationship_limit") {
+		t.Errorf("default: %d neighbours, %d relationships, truncated %v, more %q: want %d, %d, true and how to get more",
+			len(r.Neighbors), len(r.Relationships), r.Truncated, r.More, DefaultExploreLimit, DefaultExploreRelationshipLimit)
+	}
+	kept := map[string]bool{r.Entity.Key: true}
+	for _, nb := range r.Neighbors {
+		kept[nb.Key] = true
+	}
+	own := 0
+	for i, rel := range r.Relationships {
+		if !kept[rel.Source] || !kept[rel.Target] {
+			t.Errorf("relationship %s -> %s has an end not returned", rel.Source, rel.Target)
+		}
+		if rel.Source == r.Entity.Key || rel.Target == r.Entity.Key {
+			if i != own {
+				t.Errorf("the entity's own relationship %d comes after another", i)
+			}
+			own++
+		}
+	}
+	if own != DefaultExploreLimit {
+		t.Errorf("%d of the entity's own relationships, want one per neighbour returned (%d)", own, DefaultExploreLimit)
+	}
+	t.Logf("default answer: %d bytes of text", size)
+	if size > 16<<10 {
+		t.Errorf("default answer is %d bytes of text, want under 16 KB", size)
+	}
+	r, _ = call(map[string]any{"limit": 100, "relationship_limit": 1000})
+	if len(r.Neighbors) != n || len(r.Relationships) != 3*n-3 || r.Truncated || r.More != "" {
+		t.Errorf("large limits: %d neighbours, %d relationships, truncated %v %q: want %d, %d, false", len(r.Neighbors), len(r.Relationships), r.Truncated, r.More, n, 3*n-3)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/graphrag/graphrag/services/query/engine"
+	"github.com/graphrag/graphrag/services/query/explore"
 	"github.com/graphrag/graphrag/services/query/internal/querytest"
 )
 
@@ -141,7 +142,7 @@ func TestSearchConciseIsSmall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := connectMCP(t, New(e, "test", querytest.Logger()), nil)
+	cs := connectMCP(t, New(e, explore.New(st.Graph, st.Vectors), "test", querytest.Logger()), nil)
 	size := map[string]int{}
 	for _, detail := range []string{DetailConcise, DetailFull} {
 		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: ToolSearch, Arguments: map[string]any{"corpus": "logs", "query": "Who keeps Gullhead Lighthouse?", "mode": "local", "detail": detail}})

@@ -269,9 +269,12 @@ type questionDetail struct {
 	Candidates []candidate `json:"candidates,omitempty"`
 }
 
-// candidate is a fused passage with its rank and score in each list.
+// candidate is a fused passage with its rank and score in each list, the subject of its
+// document and the entity path that brought it into the graph or subject list.
 type candidate struct {
 	Document string           `json:"document"`
+	Subject  string           `json:"subject,omitempty"`
+	Path     []string         `json:"path,omitempty"`
 	Lists    []engine.ListHit `json:"lists"`
 }
 
@@ -392,7 +395,7 @@ func evaluate(ctx context.Context, p *platform.Platform, st *stack.Stack, o eval
 				d := detailOf(name, q, ranked)
 				if o.candidates {
 					for _, ch := range c.Chunks {
-						d.Candidates = append(d.Candidates, candidate{Document: ch.DocumentID, Lists: ch.Lists})
+						d.Candidates = append(d.Candidates, candidate{Document: ch.DocumentID, Subject: ch.Subject, Path: ch.GraphPath, Lists: ch.Lists})
 					}
 				}
 				if err := details.Encode(d); err != nil {

@@ -206,10 +206,12 @@ pages.ask = (main) => {
   const cites = h('div', { id: 'citations' });
   const why = h('div', { id: 'why' });
   const side = h('div', { class: 'panel', id: 'passage' });
+  const examples = h('div', { id: 'examples', class: 'muted' });
   let ctrl = null;
   const form = h('form', {
     onsubmit: async (ev) => {
       ev.preventDefault();
+      examples.remove();
       if (ctrl) ctrl.abort();
       ctrl = new AbortController();
       btn.disabled = true;
@@ -233,12 +235,35 @@ pages.ask = (main) => {
       }
     },
   }, h('label', { for: 'question' }, 'Question'), q, h('div', { class: 'row' }, h('label', {}, 'Mode ', mode), btn));
-  main.append(h('h1', {}, 'Ask'), form, h('div', { class: 'split' },
+  main.append(h('h1', {}, 'Ask'), form, examples, h('div', { class: 'split' },
     h('section', {}, h('h2', {}, 'Answer'), answer, cites, why), h('aside', {}, side)));
   q.addEventListener('keydown', (ev) => { if (ev.key === 'Enter' && !ev.shiftKey) { ev.preventDefault(); form.requestSubmit(); } });
   q.focus();
+  exampleQuestions().then((qs) => fill(examples, 'Try: ', qs.map((text) =>
+    h('button', { type: 'button', class: 'example', onclick: () => { q.value = text; form.requestSubmit(); } }, text))));
   return () => { if (ctrl) ctrl.abort(); };
 };
+
+// exampleQuestions are what an empty Ask page offers: one about the corpus as a whole,
+// and one about each of the two most central entities of its largest top-level community.
+async function exampleQuestions() {
+  const qs = ['What are the main themes across the corpus?'];
+  try {
+    const stats = await getJSON(corpusPath('/stats'));
+    if (stats.levels > 0) {
+      const tree = await getJSON(corpusPath(`/communities?level=${stats.levels - 1}`));
+      const top = [...tree.communities].sort((a, b) => b.members - a.members)[0];
+      if (top) {
+        const c = await getJSON(corpusPath(`/communities/${enc(top.id)}`));
+        // Not "Who is" or "What is": an entity's type may be wrong.
+        for (const m of (c.members || []).slice(0, 2)) qs.push(`What do the documents say about ${m.name}?`);
+      }
+    }
+  } catch {
+    // A corpus without communities yet: the question about the whole alone.
+  }
+  return qs;
+}
 
 // ask posts a streamed query and calls onDelta with each piece of answer text; it
 // resolves with the final response (the "done" event).
@@ -296,16 +321,36 @@ function renderAnswer(resp, question, answer, cites, why, side) {
   }
   answer.append(h('div', { class: 'muted' }, `${resp.mode} · ${fmt(resp.timings_ms?.total, 0)} ms`));
   if (byMarker.size) {
+    const label = citationLabels(resp, [...byMarker.values()]);
     cites.append(h('h3', {}, 'Citations'), h('ol', { class: 'citations' }, [...byMarker.values()].map((c) => h('li', {},
       h('a', { href: '#', class: 'cite', dataset: { marker: c.marker, chunk: c.chunk_id || '', community: c.community_id || '' }, onclick: (ev) => { ev.preventDefault(); open(c); } },
-        `[${c.marker}] `, c.chunk_id ? (chunkTitle(resp, c.chunk_id) || c.chunk_id) : `community ${c.community_id}`)))));
+        `[${c.marker}] `, label(c))))));
   }
   why.append(whyPanel(resp, terms, side));
 }
 
-function chunkTitle(resp, id) {
-  const ch = (resp.context?.chunks || []).find((c) => c.id === id);
-  return ch ? ch.title || ch.document_id : '';
+// citationLabels returns how each cited source is named so that two can be told apart:
+// a passage by its document's title and its place in the document (with the document
+// id when two cited documents share a title), a community report by its title.
+function citationLabels(resp, cited) {
+  const chunks = new Map((resp.context?.chunks || []).map((c) => [c.id, c]));
+  const reports = new Map((resp.context?.communities || []).map((c) => [c.id, c]));
+  const titleOf = (c) => chunks.get(c.chunk_id)?.title || c.document_id || c.chunk_id;
+  const docsOf = new Map(); // title -> the cited documents with it
+  for (const c of cited) {
+    if (!c.chunk_id) continue;
+    const t = titleOf(c);
+    if (!docsOf.has(t)) docsOf.set(t, new Set());
+    docsOf.get(t).add(c.document_id);
+  }
+  return (c) => {
+    if (!c.chunk_id) return `report: ${reports.get(c.community_id)?.title || c.community_id}`;
+    const t = titleOf(c);
+    const pos = /:(\d+):[0-9a-f]+(@\d+)?$/.exec(c.chunk_id);
+    let s = pos ? `${t} · passage ${Number(pos[1]) + 1}` : t;
+    if (docsOf.get(t).size > 1) s += ` (${c.document_id})`;
+    return s;
+  };
 }
 
 // whyPanel explains the answer: per passage its lists and ranks and the graph path; the
@@ -437,7 +482,13 @@ async function loadNeighbourhood(st, graph, status, details, name, depth, limit)
   if (typeof cytoscape !== 'function') { fill(status, h('p', { class: 'error' }, 'The graph library did not load.')); return; }
   const nodes = [nodeData(nb.entity, 0), ...nb.neighbors.map((e) => nodeData(e, e.distance))];
   const ids = new Set(nodes.map((n) => n.id));
-  const edges = nb.relationships.filter((r) => ids.has(r.source) && ids.has(r.target)).map(edgeData);
+  const all = nb.relationships.filter((r) => ids.has(r.source) && ids.has(r.target));
+  const edges = st.allEdges ? all.map(edgeData) : strongestEdges(all, nb.entity.key, nodes.length).map(edgeData);
+  // Drawn when edges were left out: how many, and a way to draw them all.
+  const more = edges.length < all.length
+    ? h('span', { id: 'edges-capped' }, ` Showing ${edges.length} of ${all.length} relationships (the entity's own and the strongest). `,
+      h('button', { type: 'button', id: 'show-all-edges', onclick: () => { st.allEdges = true; st.cy.destroy(); loadNeighbourhood(st, graph, status, details, name, depth, limit); } }, 'Show all'))
+    : null;
   const big = nodes.length > 150;
   paint(nodes, st.level);
   const rings = big ? ringPositions(nodes, st.level) : null;
@@ -465,9 +516,9 @@ async function loadNeighbourhood(st, graph, status, details, name, depth, limit)
     graph.dataset.renderMs = (t2 - t0).toFixed(1);
     graph.dataset.fetchMs = (t1 - t0).toFixed(1);
     graph.dataset.nodes = String(st.cy.nodes().length);
-    updateStatus(st, status, `${nb.entity.name}: depth ${depth}, drawn in ${Math.round(t2 - t0)} ms.`);
+    updateStatus(st, status, `${nb.entity.name}: depth ${depth}, drawn in ${Math.round(t2 - t0)} ms.`, more);
   }));
-  updateStatus(st, status, `${nb.entity.name}: depth ${depth}.`);
+  updateStatus(st, status, `${nb.entity.name}: depth ${depth}.`, more);
   selectNode(st, st.cy.$id(nb.entity.key), details, status, false);
 }
 
@@ -532,21 +583,38 @@ function recolour(st) {
   let maxPR = 1e-9;
   st.cy.nodes().forEach((n) => { maxPR = Math.max(maxPR, n.data('pr')); });
   const seen = new Map();
+  const central = new Map(); // community -> its drawn node of highest PageRank, which names it
   st.cy.batch(() => st.cy.nodes().forEach((n) => {
     const c = n.data('comms')[st.level] || '';
     seen.set(c, (seen.get(c) || 0) + 1);
+    if (!central.has(c) || n.data('pr') > central.get(c).data('pr')) central.set(c, n);
     n.data({ color: colourOf(c), size: 10 + 34 * Math.sqrt(n.data('pr') / maxPR) });
   }));
   const legend = document.getElementById('legend');
   if (legend) {
     const top = [...seen.entries()].sort((a, b) => b[1] - a[1]).slice(0, 8);
     fill(legend, h('span', { class: 'muted' }, `C${st.level}:`), top.map(([c, n]) => h('span', {},
-      h('span', { class: 'swatch', style: `background:${colourOf(c)}` }), c ? h('a', { href: `#/communities?open=${enc(c)}` }, c.slice(0, 10)) : 'none', ` (${n})`)));
+      h('span', { class: 'swatch', style: `background:${colourOf(c)}` }),
+      c ? h('a', { href: `#/communities?open=${enc(c)}`, title: `community ${c}`, class: 'community-name' }, `around ${central.get(c).data('name')}`) : 'none', ` (${n})`)));
   }
 }
 
-function updateStatus(st, status, msg) {
-  fill(status, msg, ` ${st.cy.nodes().length} nodes, ${st.cy.edges().length} edges.`);
+function updateStatus(st, status, msg, more) {
+  fill(status, msg, ` ${st.cy.nodes().length} nodes, ${st.cy.edges().length} edges.`, more);
+}
+
+// EDGES_PER_NODE bounds the edges first drawn: a busy depth 1 of 70 nodes had 985
+// among them, a hairball where no edge can be followed.
+const EDGES_PER_NODE = 2;
+
+// strongestEdges keeps every relationship of the start entity and then the strongest
+// others (the API sends them strongest first), up to EDGES_PER_NODE per node.
+function strongestEdges(rels, start, nodes) {
+  const cap = Math.max(60, EDGES_PER_NODE * nodes);
+  if (rels.length <= cap) return rels;
+  const own = rels.filter((r) => r.source === start || r.target === start);
+  const others = rels.filter((r) => r.source !== start && r.target !== start);
+  return [...own, ...others.slice(0, Math.max(0, cap - own.length))];
 }
 
 // selectNode shows a node's details and, on a click, adds its neighbours (depth 1).
@@ -693,6 +761,16 @@ pages.dashboard = (main) => {
   return () => { stop = true; clearTimeout(timer); };
 };
 
+// stageBar is a stage's progress; while an earlier stage still has work, its total is
+// not known yet (more will come), so the bar moves without a value instead of looking
+// full.
+function stageBar(st, earlier) {
+  if (earlier.some((e) => e.pending > 0 || e.in_flight > 0)) {
+    return h('progress', { class: 'waiting', title: 'more will come from the stages before' });
+  }
+  return h('progress', { max: Math.max(1, st.total), value: st.done });
+}
+
 function renderStatus(body, s, stats) {
   const stages = [...(s.stages || [])].sort((a, b) => STAGES.indexOf(a.stage) - STAGES.indexOf(b.stage));
   const llm = s.llm || {};
@@ -707,12 +785,12 @@ function renderStatus(body, s, stats) {
     h('table', { class: 'wide', id: 'stages' },
       h('tr', {}, h('th', {}, 'stage'), h('th', {}, 'progress'), h('th', { class: 'num' }, 'done'), h('th', { class: 'num' }, 'total'),
         h('th', { class: 'num' }, 'pending'), h('th', { class: 'num' }, 'in flight'), h('th', { class: 'num' }, 'dead-lettered')),
-      stages.map((st) => h('tr', { dataset: { stage: st.stage } }, h('td', {}, st.stage),
-        h('td', {}, h('progress', { max: Math.max(1, st.total), value: st.done })), h('td', { class: 'num' }, num(st.done)),
+      stages.map((st, i) => h('tr', { dataset: { stage: st.stage } }, h('td', {}, st.stage),
+        h('td', {}, stageBar(st, stages.slice(0, i))), h('td', { class: 'num' }, num(st.done)),
         h('td', { class: 'num' }, num(st.total)), h('td', { class: 'num' }, num(st.pending)), h('td', { class: 'num' }, num(st.in_flight)),
         h('td', { class: 'num' }, num(st.dead_lettered))))),
     h('h2', {}, 'Community detection'),
-    h('p', {}, `${num(det.runs)} runs · ${num(det.levels)} levels · last run ${det.last_run || 'never'}${det.current === false ? ' · changes pending' : det.current ? ' · current' : ''}`),
+    h('p', {}, `${num(det.runs)} ${det.runs === 1 ? 'run' : 'runs'} · ${num(det.levels)} ${det.levels === 1 ? 'level' : 'levels'} · last run ${det.last_run || 'never'}${det.current === false ? ' · changes pending' : det.current ? ' · current' : ''}`),
     det.failing
       ? h('p', { class: 'notice', id: 'detection-failing', role: 'alert' }, det.failing, det.next_retry ? ` · next try ${det.next_retry}` : '')
       : null,
@@ -740,7 +818,10 @@ pages.documents = (main) => {
   const drop = h('div', { class: 'dropzone', id: 'dropzone' }, 'Drop Markdown, text, HTML or PDF files here, or ',
     h('label', {}, h('span', { class: 'link' }, 'choose files'), ' ', fileInput));
   const table = h('div', { id: 'documents' }, h('p', { class: 'muted' }, 'Loading…'));
-  main.append(h('h1', {}, 'Documents'), drop, msg, table);
+  // What the list shows: a filter on title and id, and the column it is sorted by.
+  const view = { filter: '', sort: 'title', desc: false };
+  const filter = h('input', { type: 'search', id: 'doc-filter', placeholder: 'Filter by title or id', 'aria-label': 'Filter documents by title or id' });
+  main.append(h('h1', {}, 'Documents'), drop, msg, filter, table);
   let stop = false;
   let timer = null;
   // Uploaded ids not listed yet: the list may learn of a document only once the
@@ -749,14 +830,16 @@ pages.documents = (main) => {
   let deadline = 0;
   const refresh = async () => {
     clearTimeout(timer);
-    const r = await listDocuments(table, refresh);
+    const r = await listDocuments(table, refresh, view);
     for (const id of r.listed) awaiting.delete(id);
     if (!stop && (r.pending || (awaiting.size && Date.now() < deadline))) timer = setTimeout(refresh, 1500);
   };
   const upload = async (files) => {
     if (!files.length) return;
     const fd = new FormData();
-    for (const f of files) fd.append('file', f, f.name);
+    // A file chosen with its folder keeps its path, so it gets the id graphrag publish
+    // gives it when it publishes the folder's parent.
+    for (const f of files) fd.append('file', f, f.webkitRelativePath || f.name);
     fill(msg, h('p', { class: 'muted' }, `Uploading ${files.length} file(s)…`));
     try {
       const r = await (await api(corpusPath('/documents'), { method: 'POST', body: fd })).json();
@@ -769,6 +852,7 @@ pages.documents = (main) => {
     }
   };
   fileInput.addEventListener('change', () => upload([...fileInput.files]));
+  filter.addEventListener('input', () => { view.filter = filter.value; refresh(); });
   drop.addEventListener('dragover', (ev) => { ev.preventDefault(); drop.classList.add('over'); });
   drop.addEventListener('dragleave', () => drop.classList.remove('over'));
   drop.addEventListener('drop', (ev) => { ev.preventDefault(); drop.classList.remove('over'); upload([...ev.dataTransfer.files]); });
@@ -776,9 +860,19 @@ pages.documents = (main) => {
   return () => { stop = true; clearTimeout(timer); };
 };
 
-// listDocuments renders every page of the corpus's documents; it returns whether any is
-// still pending (the caller polls until none is) and the ids listed.
-async function listDocuments(table, refresh) {
+// Columns the documents list sorts by, with the value each compares.
+const docSorts = {
+  title: (d) => (d.title || d.id).toLowerCase(),
+  state: (d) => d.state,
+  chunks: (d) => d.chunks || 0,
+  id: (d) => d.id,
+  updated: (d) => d.updated || '',
+};
+
+// listDocuments renders every page of the corpus's documents, those view.filter matches
+// sorted by view.sort; it returns whether any is still pending (the caller polls until
+// none is) and the ids listed.
+async function listDocuments(table, refresh, view) {
   const docs = [];
   try {
     let cursor = '';
@@ -791,9 +885,20 @@ async function listDocuments(table, refresh) {
     fill(table, errorBox(err));
     return { pending: false, listed: [] };
   }
-  fill(table, h('p', { class: 'muted' }, `${docs.length} documents`), h('table', { class: 'wide' },
-    h('tr', {}, h('th', {}, 'title'), h('th', {}, 'state'), h('th', { class: 'num' }, 'chunks'), h('th', {}, 'id'), h('th', {}, 'updated'), h('th', {}, '')),
-    docs.map((d) => h('tr', { dataset: { id: d.id } },
+  const q = view.filter.trim().toLowerCase();
+  const key = docSorts[view.sort];
+  const shown = docs.filter((d) => !q || (d.title || '').toLowerCase().includes(q) || d.id.toLowerCase().includes(q))
+    .sort((a, b) => {
+      const x = key(a), y = key(b);
+      const c = x < y ? -1 : x > y ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+      return view.desc ? -c : c;
+    });
+  const header = (col, label, cls) => h('th', { class: cls, dataset: { sort: col }, 'aria-sort': view.sort === col ? (view.desc ? 'descending' : 'ascending') : 'none' },
+    h('button', { type: 'button', class: 'sort', onclick: () => { view.desc = view.sort === col ? !view.desc : false; view.sort = col; refresh(); } },
+      label, view.sort === col ? (view.desc ? ' ▾' : ' ▴') : ''));
+  fill(table, h('p', { class: 'muted', id: 'doc-count' }, q ? `${shown.length} of ${docs.length} documents` : `${docs.length} documents`), h('table', { class: 'wide' },
+    h('tr', {}, header('title', 'title'), header('state', 'state'), header('chunks', 'chunks', 'num'), header('id', 'id'), header('updated', 'updated'), h('th', {}, '')),
+    shown.map((d) => h('tr', { dataset: { id: d.id } },
       h('td', { class: 'title' }, d.title || d.id),
       h('td', {}, h('span', { class: `badge ${d.state}` }, d.state), d.reason ? h('div', { class: 'error' }, d.reason) : null),
       h('td', { class: 'num' }, num(d.chunks)), h('td', {}, h('code', {}, d.id)), h('td', { class: 'muted' }, d.updated ? new Date(d.updated).toLocaleString() : ''),

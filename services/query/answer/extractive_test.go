@@ -1,12 +1,11 @@
-package engine
+package answer
 
 import (
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/graphrag/graphrag/pkg/graphstore"
-	"github.com/graphrag/graphrag/services/query/internal/querytest"
+	"github.com/graphrag/graphrag/services/query/evidence"
 )
 
 func TestQuestionKind(t *testing.T) {
@@ -36,10 +35,10 @@ func TestQuestionKind(t *testing.T) {
 	}
 }
 
-func chunksOf(texts ...string) Retrieved {
-	var c Retrieved
+func chunksOf(texts ...string) evidence.Retrieved {
+	var c evidence.Retrieved
 	for i, t := range texts {
-		c.Chunks = append(c.Chunks, Chunk{ID: string(rune('a' + i)), Text: t})
+		c.Chunks = append(c.Chunks, evidence.Chunk{ID: string(rune('a' + i)), Text: t})
 	}
 	return c
 }
@@ -51,15 +50,15 @@ func TestExtractiveAnswerLeadsWithTheAnswer(t *testing.T) {
 		"Gullhead Lighthouse\n\nGullhead Lighthouse was first lit on 2 March 1871. The museum displays the keepers' logbooks and the bell of the schooner Saint Agathe, which sank in 1887.",
 		"Three generations\n\nHis daughter, Maren Fenwick, grew up in the keeper's cottage. In 2003 she converted the cottage into the Gullhead Lighthouse Museum, which she still runs.",
 	)
-	c.Communities = []Community{{Title: "Lighthouse theme", Summary: "About the light."}}
-	got := ExtractiveAnswer("Who runs the Gullhead Lighthouse Museum?", c)
+	c.Communities = []evidence.Community{{Title: "Lighthouse theme", Summary: "About the light."}}
+	got := extractiveAnswer("Who runs the Gullhead Lighthouse Museum?", c)
 	if !strings.HasPrefix(got, "Maren Fenwick. ") || !strings.Contains(got, "she [Maren Fenwick] converted the cottage") || !strings.Contains(got, "[2]") {
 		t.Errorf("answer %q, want it to lead with Maren Fenwick, resolve the pronoun and cite passage 2", got)
 	}
 	if strings.Contains(got, "Theme") || strings.Contains(got, "Lighthouse theme") {
 		t.Errorf("answer %q carries the community theme", got)
 	}
-	if got := ExtractiveAnswer("When was Gullhead Lighthouse first lit?", c); !strings.HasPrefix(got, "2 March 1871. Gullhead Lighthouse was first lit") {
+	if got := extractiveAnswer("When was Gullhead Lighthouse first lit?", c); !strings.HasPrefix(got, "2 March 1871. Gullhead Lighthouse was first lit") {
 		t.Errorf("date answer %q, want it to lead with 2 March 1871", got)
 	}
 }
@@ -77,7 +76,7 @@ func TestExtractiveAnswerGoesOnToTheOtherHop(t *testing.T) {
 		"Festival\n\nThe festival remembers Storm Hester every October.",
 		"Institute\n\nAda Quillane is a scientist at the Marine Institute, which employs 58 staff.",
 	)
-	got := ExtractiveAnswer("Which institute employs the scientist who chaired the Storm Hester inquiry?", c)
+	got := extractiveAnswer("Which institute employs the scientist who chaired the Storm Hester inquiry?", c)
 	if !strings.Contains(got, "Marine Institute, which employs 58 staff. [7]") {
 		t.Errorf("answer %q, want it to go on to the institute (passage 7)", got)
 	}
@@ -93,7 +92,7 @@ func TestExtractiveAnswerLeadsWithTheSecondPassagesName(t *testing.T) {
 		"Harbour Museum\n\nThe Harbour Museum in Marrow Bay was opened by Mayor Helena Dunmore in 2010.",
 		"Harbour Museum curator\n\nThe curator of the Harbour Museum is Tobias Wren, who catalogued its collection.",
 	)
-	got := ExtractiveAnswer("Who is the curator of the Harbour Museum?", c)
+	got := extractiveAnswer("Who is the curator of the Harbour Museum?", c)
 	if !strings.HasPrefix(got, "Tobias Wren. ") || !strings.Contains(got, "[2]") {
 		t.Errorf("answer %q, want it to lead with Tobias Wren and cite passage 2", got)
 	}
@@ -106,7 +105,7 @@ func TestExtractiveAnswerGullheadKeepers(t *testing.T) {
 		"Three generations of keepers\n\nThe Fenwick family kept the light for three generations. Arthur Fenwick became keeper in 1922 and served until 1961. His son, Elias Fenwick, took over in 1961 and kept the light for thirty-eight years. Elias Fenwick was the keeper on duty during Storm Hester on 14 October 1998.",
 		"The Lighthouse Museum\n\nHis daughter, Maren Fenwick, grew up in the keeper's cottage. In 2003 she converted the cottage into the Gullhead Lighthouse Museum, which she still runs with a small group of volunteers.",
 	)
-	got := ExtractiveAnswer("Who keeps Gullhead Lighthouse?", c)
+	got := extractiveAnswer("Who keeps Gullhead Lighthouse?", c)
 	if !strings.HasPrefix(got, "Arthur Fenwick. ") && !strings.HasPrefix(got, "Elias Fenwick. ") {
 		t.Errorf("answer %q, want it to lead with a keeper", got)
 	}
@@ -115,7 +114,7 @@ func TestExtractiveAnswerGullheadKeepers(t *testing.T) {
 // With no answer of the kind asked for in the passages, the answer says so.
 func TestExtractiveAnswerSaysWhenThePassagesDoNotState(t *testing.T) {
 	c := chunksOf("Storm\n\nThe storm flooded the harbour and damaged the old jetty.")
-	got := ExtractiveAnswer("When was the harbour flooded?", c)
+	got := extractiveAnswer("When was the harbour flooded?", c)
 	if !strings.HasPrefix(got, "The passages do not state when was the harbour flooded. The storm flooded the harbour") {
 		t.Errorf("answer %q, want it to say the passages do not state it", got)
 	}
@@ -127,61 +126,21 @@ func TestExtractiveAnswerYesNoAndChoice(t *testing.T) {
 		"Sathish Kalathil is an Indian film director and producer in Malayalam.",
 		"Jane Doe is a British novelist.",
 	)
-	c.Entities = []Entity{
+	c.Entities = []evidence.Entity{
 		{Key: "christopher nolan", Name: "Christopher Nolan"}, {Key: "sathish kalathil", Name: "Sathish Kalathil"},
 		{Key: "jane doe", Name: "Jane Doe"},
 	}
-	if got := ExtractiveAnswer("Are Christopher Nolan and Sathish Kalathil both film directors?", c); !strings.HasPrefix(got, "Yes. ") {
+	if got := extractiveAnswer("Are Christopher Nolan and Sathish Kalathil both film directors?", c); !strings.HasPrefix(got, "Yes. ") {
 		t.Errorf("yes/no answer %q, want Yes", got)
 	}
-	if got := ExtractiveAnswer("Are Christopher Nolan and Jane Doe both film directors?", c); !strings.HasPrefix(got, "No. ") {
+	if got := extractiveAnswer("Are Christopher Nolan and Jane Doe both film directors?", c); !strings.HasPrefix(got, "No. ") {
 		t.Errorf("yes/no answer %q, want No", got)
 	}
 	bands := chunksOf(
 		"Circus Diablo is an American rock band, formed in early 2006 by Billy Morrison.",
 		"The Exies were an American rock band from Los Angeles, formed in 1997.",
 	)
-	if got := ExtractiveAnswer("Which band was formed first, The Exies or Circus Diablo?", bands); !strings.HasPrefix(got, "The Exies. ") {
+	if got := extractiveAnswer("Which band was formed first, The Exies or Circus Diablo?", bands); !strings.HasPrefix(got, "The Exies. ") {
 		t.Errorf("choice answer %q, want The Exies (1997 before 2006)", got)
-	}
-}
-
-// An n-gram with a stopword at its edge must not shut out the name beside it: in "King
-// Vidor and Géza von Cziffra", "king vidor and" normalizes to "king vidor" but its span
-// overlapped "and Géza von Cziffra", so "King Vidor" went unlinked.
-func TestLinkNamesJoinedByAnd(t *testing.T) {
-	e, st := newBridgeEngine(t)
-	ctx := t.Context()
-	var exts []graphstore.ChunkExtraction
-	for _, name := range []string{"King Vidor", "Géza von Cziffra", "King"} {
-		exts = append(exts, graphstore.ChunkExtraction{ChunkID: "c-" + name, DocumentID: "d-" + name,
-			Entities: []graphstore.EntityMention{querytest.Mention(name, "PERSON", name)}})
-	}
-	if err := st.Graph.Merge(ctx, "demo", exts); err != nil {
-		t.Fatal(err)
-	}
-	linked, err := e.link(ctx, "demo", "Are King Vidor and Géza von Cziffra both American directors?", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var keys []string
-	for _, l := range linked {
-		keys = append(keys, l.key)
-	}
-	slices.Sort(keys)
-	if want := []string{"géza von cziffra", "king vidor"}; !slices.Equal(keys, want) {
-		t.Errorf("linked %v, want %v", keys, want)
-	}
-}
-
-// The second hop from a first-hop passage goes first to the entity whose linking
-// sentence matches the question.
-func TestFactMatch(t *testing.T) {
-	sents := normalizedSentences("Leland is a town in Brunswick County. The 1986 film Maximum Overdrive was shot in and around Leland.")
-	terms := questionTerms("Who directed the film that was shot in or around Leland in 1986?")
-	own := []string{"leland"}
-	film, county := factMatch(terms, sents, "maximum overdrive", own), factMatch(terms, sents, "brunswick county", own)
-	if film <= county {
-		t.Errorf("fact match film %v, county %v: want the film's sentence to match the question better", film, county)
 	}
 }

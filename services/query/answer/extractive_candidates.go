@@ -1,4 +1,4 @@
-package engine
+package answer
 
 import (
 	"regexp"
@@ -7,6 +7,8 @@ import (
 	"github.com/graphrag/graphrag/pkg/normalize"
 	"github.com/graphrag/graphrag/pkg/offlinextract"
 	"github.com/graphrag/graphrag/pkg/textseg"
+	"github.com/graphrag/graphrag/pkg/words"
+	"github.com/graphrag/graphrag/services/query/evidence"
 )
 
 // answerCandidate is a span of a context sentence that may be the answer: a name, a date or a
@@ -39,14 +41,14 @@ const (
 // itself hold (weights: the question's words with their rarity in the context), the
 // type it agrees with, and its passage's rank. A span the question names is left out.
 // Candidates come best first; a candidate mentioned in several sentences keeps its best.
-func answerCandidates(kind, question string, c Retrieved, sents []answerSentence, weights map[string]float64) ([]answerCandidate, []bool) {
+func answerCandidates(kind, question string, c evidence.Retrieved, sents []answerSentence, weights map[string]float64) ([]answerCandidate, []bool) {
 	holds := make([]bool, len(sents))
 	qnorm := " " + normalize.Name(question) + " "
 	weights = headFirst(question, weights)
 	first, bridges, depth := hops(question, qnorm, c, sents)
 	head := ""
 	if m := headNoun.FindStringSubmatch(strings.ToLower(question)); m != nil && kind == askOther {
-		head = lightStem(m[1])
+		head = words.LightStem(m[1])
 	}
 	// What each passage holds of the question's words, for the neighbourhood.
 	inPassage := map[int]map[string]bool{}
@@ -71,7 +73,7 @@ func answerCandidates(kind, question string, c Retrieved, sents []answerSentence
 				continue
 			}
 			own := map[string]bool{}
-			for _, w := range distinctStems(name) {
+			for _, w := range words.DistinctStems(name) {
 				own[w] = true
 			}
 			ev, all, gap := 0.0, 0.0, nearBytes*10
@@ -125,7 +127,7 @@ func answerCandidates(kind, question string, c Retrieved, sents []answerSentence
 
 // hops finds the passages of the first hop (those that name an entity the question
 // names) and the bridges: the names those passages hold that the question does not.
-func hops(question, qnorm string, c Retrieved, sents []answerSentence) (map[int]bool, map[string]bool, map[int]int) {
+func hops(question, qnorm string, c evidence.Retrieved, sents []answerSentence) (map[int]bool, map[string]bool, map[int]int) {
 	var named []string
 	for _, en := range c.Entities {
 		if en.Distance == 0 && en.Key != "" && isUpperStart(en.Name) && strings.Contains(question, en.Name) {
@@ -201,13 +203,13 @@ func sortAnswerCandidates(c []answerCandidate) {
 // inquiry into the storm that sank the Kittiwake?"), so the first word weighs
 // 1+headWeight times, the last once.
 func headFirst(question string, weights map[string]float64) map[string]float64 {
-	words := queryWords(question)
+	ws := words.Split(question)
 	out := make(map[string]float64, len(weights))
-	for i, w := range words {
-		t := lightStem(strings.Trim(strings.ToLower(w), ".'-"))
+	for i, w := range ws {
+		t := words.LightStem(strings.Trim(strings.ToLower(w), ".'-"))
 		if v, ok := weights[t]; ok {
 			if _, done := out[t]; !done {
-				out[t] = v * (1 + headWeight*(1-float64(i)/float64(len(words))))
+				out[t] = v * (1 + headWeight*(1-float64(i)/float64(len(ws))))
 				if i > 0 && isUpperStart(w) {
 					out[t] *= nameWeight
 				}
@@ -235,7 +237,7 @@ const (
 func termPositions(s string, weights map[string]float64) map[string][]int {
 	out := map[string][]int{}
 	for _, w := range textseg.Words(s) {
-		t := lightStem(strings.Trim(strings.ToLower(w.Text(s)), ".'-"))
+		t := words.LightStem(strings.Trim(strings.ToLower(w.Text(s)), ".'-"))
 		if _, ok := weights[t]; ok {
 			out[t] = append(out[t], w.Start)
 		}
@@ -267,7 +269,7 @@ func candidateSpans(kind, s string) []answerSpan {
 				continue // a day of a month, a year
 			}
 			end := loc[0] + len(strings.TrimRight(m, ".,"))
-			if u := unitRE.FindStringSubmatchIndex(s[end:]); u != nil && !queryStop[s[end+u[2]:end+u[3]]] {
+			if u := unitRE.FindStringSubmatchIndex(s[end:]); u != nil && !words.Stop[s[end+u[2]:end+u[3]]] {
 				end += u[3] // "58 staff", "6.8 inches"
 			}
 			out = append(out, answerSpan{loc[0], end, 1})

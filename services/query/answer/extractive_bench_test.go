@@ -1,4 +1,4 @@
-package engine
+package answer
 
 import (
 	"bufio"
@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/graphrag/graphrag/services/query/evidence"
 )
 
 // hotpotQA reads the benchmark's HotpotQA sample (cmd/graphrag/internal/bench/testdata):
@@ -57,7 +59,7 @@ func BenchmarkExtractiveAnswer(b *testing.B) {
 	if len(passages) < answerPassages || len(questions) == 0 {
 		b.Fatalf("%d passages, %d questions", len(passages), len(questions))
 	}
-	contexts := make([]Retrieved, len(questions))
+	contexts := make([]evidence.Retrieved, len(questions))
 	for i := range questions {
 		var texts []string
 		for j := range answerPassages {
@@ -67,7 +69,7 @@ func BenchmarkExtractiveAnswer(b *testing.B) {
 	}
 	i := 0
 	for b.Loop() {
-		if ExtractiveAnswer(questions[i%len(questions)], contexts[i%len(questions)]) == "" {
+		if extractiveAnswer(questions[i%len(questions)], contexts[i%len(questions)]) == "" {
 			b.Fatal("empty answer")
 		}
 		i++

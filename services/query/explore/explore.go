@@ -1,4 +1,4 @@
-package engine
+package explore
 
 import (
 	"context"
@@ -12,9 +12,91 @@ import (
 	"time"
 
 	"github.com/graphrag/graphrag/pkg/graphstore"
+	"github.com/graphrag/graphrag/pkg/normalize"
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
+	"github.com/graphrag/graphrag/services/query/engine"
 )
+
+// GraphReader is what the read-model reads from a graph store; it never writes.
+// A graphstore.Store has these methods (see it for their contracts).
+type GraphReader interface {
+	Entity(ctx context.Context, corpus, key string) (graphstore.Entity, error)
+	Entities(ctx context.Context, corpus string, keys []string, opts ...graphstore.ReadOption) ([]graphstore.Entity, error)
+	RelationshipsAmong(ctx context.Context, corpus string, keys []string, opts ...graphstore.ReadOption) ([]graphstore.Relationship, error)
+	Neighborhood(ctx context.Context, corpus string, start []string, depth, limit int) ([]graphstore.Neighbor, error)
+	Communities(ctx context.Context, corpus string, level int) ([]graphstore.Community, error)
+	Community(ctx context.Context, corpus, id string) (graphstore.Community, error)
+	Snapshot(ctx context.Context, corpus string) (graphstore.Snapshot, error)
+	Stats(ctx context.Context, corpus string) (graphstore.Stats, error)
+}
+
+// VectorReader is what the read-model reads from a vector store: records by id.
+type VectorReader interface {
+	Get(ctx context.Context, coll string, ids []string) ([]vectorstore.Record, error)
+}
+
+var (
+	_ GraphReader  = graphstore.Store(nil)
+	_ VectorReader = vectorstore.Store(nil)
+)
+
+// DefaultNeighbors is the neighbourhood size when a request gives no limit: the query
+// engine's default -max-neighbors.
+const DefaultNeighbors = 200
+
+// Reader serves the console's reads. It is safe for concurrent use.
+type Reader struct {
+	graph     GraphReader
+	vectors   VectorReader
+	neighbors int
+	keys      keyIndexes // typeahead: entity keys per corpus
+}
+
+// Option configures a Reader.
+type Option interface{ apply(*Reader) }
+
+type optionFunc func(*Reader)
+
+func (f optionFunc) apply(r *Reader) { f(r) }
+
+// WithDefaultNeighbors sets the neighbourhood size of a request that gives no limit
+// (default DefaultNeighbors; n <= 0 keeps it).
+func WithDefaultNeighbors(n int) Option {
+	return optionFunc(func(r *Reader) {
+		if n > 0 {
+			r.neighbors = n
+		}
+	})
+}
+
+// New builds a Reader over the stores.
+func New(g GraphReader, v VectorReader, opts ...Option) *Reader {
+	r := &Reader{graph: g, vectors: v, neighbors: DefaultNeighbors}
+	for _, o := range opts {
+		o.apply(r)
+	}
+	return r
+}
+
+// Neighborhood is an entity with the entities and relationships around it.
+type Neighborhood struct {
+	Entity        engine.Entity         `json:"entity"`
+	Neighbors     []engine.Entity       `json:"neighbors"`
+	Relationships []engine.Relationship `json:"relationships"`
+}
+
+// entityOf is what the console shows of an entity: its mention count and community per
+// level, so a client can size and colour it.
+func entityOf(en graphstore.Entity, dist int) engine.Entity {
+	return engine.Entity{Key: en.Key, Name: en.Name, Type: en.Type, Description: en.Description, PageRank: en.PageRank,
+		Distance: dist, Mentions: en.MentionCount, Communities: en.Communities}
+}
+
+// validCorpus checks the corpus (and the name asked for) as a query request would be.
+func validCorpus(corpus, name string) error {
+	return (&engine.Request{Corpus: corpus, Query: name}).Validate()
+}
 
 // Bounds of the exploration reads: what one request may ask for.
 const (
@@ -33,55 +115,55 @@ const (
 	keyIndexTTL = 30 * time.Second
 )
 
-// ExploreLimit returns the neighbourhood of the entity a name normalizes to, with at
-// most limit neighbours (0: the configured MaxNeighbors). Entities carry their mention
-// count and community per level, so a client can size and colour them.
-func (e *Engine) ExploreLimit(ctx context.Context, corpus, name string, depth, limit int) (Neighborhood, error) {
-	if err := (&Request{Corpus: corpus, Query: name}).Validate(); err != nil {
+// Neighborhood returns the neighbourhood of the entity a name normalizes to, with at
+// most limit neighbours (0: the default, WithDefaultNeighbors). Entities carry their
+// mention count and community per level, so a client can size and colour them.
+func (rd *Reader) Neighborhood(ctx context.Context, corpus, name string, depth, limit int) (Neighborhood, error) {
+	if err := validCorpus(corpus, name); err != nil {
 		return Neighborhood{}, err
 	}
 	if depth < 1 || depth > MaxExploreDepth {
-		return Neighborhood{}, BadRequestf("depth: %d is outside 1..%d", depth, MaxExploreDepth)
+		return Neighborhood{}, engine.BadRequestf("depth: %d is outside 1..%d", depth, MaxExploreDepth)
 	}
 	if limit < 0 || limit > MaxExploreNeighbors {
-		return Neighborhood{}, BadRequestf("limit: %d is outside 0..%d", limit, MaxExploreNeighbors)
+		return Neighborhood{}, engine.BadRequestf("limit: %d is outside 0..%d", limit, MaxExploreNeighbors)
 	}
 	if limit == 0 {
-		limit = e.cfg.MaxNeighbors
+		limit = rd.neighbors
 	}
-	en, err := e.entityNamed(ctx, corpus, name)
+	en, err := rd.entityNamed(ctx, corpus, name)
 	if err != nil {
 		return Neighborhood{}, err
 	}
-	nb, err := e.deps.Graph.Neighborhood(ctx, corpus, []string{en.Key}, depth, limit)
+	nb, err := rd.graph.Neighborhood(ctx, corpus, []string{en.Key}, depth, limit)
 	if err != nil {
 		return Neighborhood{}, fmt.Errorf("walking the graph: %w", err)
 	}
-	out := Neighborhood{Entity: entityOf(en, 0, ""), Neighbors: make([]Entity, 0, len(nb))}
+	out := Neighborhood{Entity: entityOf(en, 0), Neighbors: make([]engine.Entity, 0, len(nb))}
 	keys := []string{en.Key}
 	for _, n := range nb {
-		out.Neighbors = append(out.Neighbors, entityOf(n.Entity, n.Distance, ""))
+		out.Neighbors = append(out.Neighbors, entityOf(n.Entity, n.Distance))
 		keys = append(keys, n.Entity.Key)
 	}
-	rels, err := e.deps.Graph.RelationshipsAmong(ctx, corpus, keys)
+	rels, err := rd.graph.RelationshipsAmong(ctx, corpus, keys)
 	if err != nil {
 		return out, fmt.Errorf("reading relationships: %w", err)
 	}
 	sort.SliceStable(rels, func(i, j int) bool { return rels[i].Weight > rels[j].Weight })
-	out.Relationships = make([]Relationship, 0, len(rels))
+	out.Relationships = make([]engine.Relationship, 0, len(rels))
 	for _, r := range rels {
-		out.Relationships = append(out.Relationships, Relationship{Source: r.SourceKey, Target: r.TargetKey, Type: r.Type,
-			Description: r.Description, Weight: r.Weight, Evidence: firstN(r.ChunkIDs, 3)})
+		out.Relationships = append(out.Relationships, engine.Relationship{Source: r.SourceKey, Target: r.TargetKey, Type: r.Type,
+			Description: r.Description, Weight: r.Weight, Evidence: head(r.ChunkIDs, 3)})
 	}
 	return out, nil
 }
 
 // entityNamed reads the entity a name normalizes to; ErrNotFound when there is none.
-func (e *Engine) entityNamed(ctx context.Context, corpus, name string) (graphstore.Entity, error) {
-	key := normalizeName(name)
-	en, err := e.deps.Graph.Entity(ctx, corpus, key)
+func (rd *Reader) entityNamed(ctx context.Context, corpus, name string) (graphstore.Entity, error) {
+	key := normalize.Name(name)
+	en, err := rd.graph.Entity(ctx, corpus, key)
 	if errors.Is(err, graphstore.ErrNotFound) {
-		return en, fmt.Errorf("%w: entity %q (normalized %q) in corpus %s", ErrNotFound, name, key, corpus)
+		return en, fmt.Errorf("%w: entity %q (normalized %q) in corpus %s", engine.ErrNotFound, name, key, corpus)
 	}
 	if err != nil {
 		return en, fmt.Errorf("reading entity %q: %w", key, err)
@@ -108,18 +190,18 @@ const (
 // SearchEntities returns up to limit entities whose normalized name starts with the
 // normalized prefix, or has a word that does: exact names first, then whole-name
 // prefixes, then word prefixes; within a class by PageRank.
-func (e *Engine) SearchEntities(ctx context.Context, corpus, prefix string, limit int) ([]EntityMatch, error) {
-	if err := (&Request{Corpus: corpus, Query: "x"}).Validate(); err != nil {
+func (rd *Reader) SearchEntities(ctx context.Context, corpus, prefix string, limit int) ([]EntityMatch, error) {
+	if err := validCorpus(corpus, "x"); err != nil {
 		return nil, err
 	}
 	if limit < 1 || limit > MaxEntityMatches {
-		return nil, BadRequestf("limit: %d is outside 1..%d", limit, MaxEntityMatches)
+		return nil, engine.BadRequestf("limit: %d is outside 1..%d", limit, MaxEntityMatches)
 	}
-	p := normalizeName(prefix)
+	p := normalize.Name(prefix)
 	if p == "" {
 		return []EntityMatch{}, nil
 	}
-	idx, err := e.keyIndex(ctx, corpus)
+	idx, err := rd.keyIndex(ctx, corpus)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +211,7 @@ func (e *Engine) SearchEntities(ctx context.Context, corpus, prefix string, limi
 	for i, c := range cands {
 		keys[i], class[c.key] = c.key, c.class
 	}
-	ents, err := e.deps.Graph.Entities(ctx, corpus, keys)
+	ents, err := rd.graph.Entities(ctx, corpus, keys)
 	if err != nil {
 		return nil, fmt.Errorf("reading matching entities: %w", err)
 	}
@@ -212,16 +294,16 @@ func (c *keyIndexes) put(corpus string, ix *keyIndex) {
 
 // keyIndex returns the corpus's key index, rebuilt when the entity count changed or
 // it is older than keyIndexTTL.
-func (e *Engine) keyIndex(ctx context.Context, corpus string) (*keyIndex, error) {
-	st, err := e.deps.Graph.Stats(ctx, corpus)
+func (rd *Reader) keyIndex(ctx context.Context, corpus string) (*keyIndex, error) {
+	st, err := rd.graph.Stats(ctx, corpus)
 	if err != nil {
 		return nil, fmt.Errorf("counting entities: %w", err)
 	}
-	ix := e.keys.get(corpus)
+	ix := rd.keys.get(corpus)
 	if ix != nil && len(ix.keys) == st.Entities && time.Since(ix.built) < keyIndexTTL {
 		return ix, nil
 	}
-	snap, err := e.deps.Graph.Snapshot(ctx, corpus)
+	snap, err := rd.graph.Snapshot(ctx, corpus)
 	if err != nil {
 		return nil, fmt.Errorf("reading entity keys: %w", err)
 	}
@@ -230,7 +312,7 @@ func (e *Engine) keyIndex(ctx context.Context, corpus string) (*keyIndex, error)
 		ix.degree[ed.Source]++
 		ix.degree[ed.Target]++
 	}
-	e.keys.put(corpus, ix)
+	rd.keys.put(corpus, ix)
 	return ix, nil
 }
 
@@ -245,26 +327,26 @@ type Passage struct {
 
 // EntityPassages is an entity with its descriptions and the passages that mention it.
 type EntityPassages struct {
-	Entity   Entity    `json:"entity"`
-	Passages []Passage `json:"passages"`
+	Entity   engine.Entity `json:"entity"`
+	Passages []Passage     `json:"passages"`
 }
 
 // Passages returns the entity a name normalizes to, with all its descriptions, and up
 // to limit of the passages that mention it.
-func (e *Engine) Passages(ctx context.Context, corpus, name string, limit int) (EntityPassages, error) {
-	if err := (&Request{Corpus: corpus, Query: name}).Validate(); err != nil {
+func (rd *Reader) Passages(ctx context.Context, corpus, name string, limit int) (EntityPassages, error) {
+	if err := validCorpus(corpus, name); err != nil {
 		return EntityPassages{}, err
 	}
 	if limit < 1 || limit > MaxPassages {
-		return EntityPassages{}, BadRequestf("limit: %d is outside 1..%d", limit, MaxPassages)
+		return EntityPassages{}, engine.BadRequestf("limit: %d is outside 1..%d", limit, MaxPassages)
 	}
-	en, err := e.entityNamed(ctx, corpus, name)
+	en, err := rd.entityNamed(ctx, corpus, name)
 	if err != nil {
 		return EntityPassages{}, err
 	}
-	out := EntityPassages{Entity: entityOf(en, 0, "")}
+	out := EntityPassages{Entity: entityOf(en, 0)}
 	out.Entity.Descriptions = en.Descriptions
-	recs, err := e.deps.Vectors.Get(ctx, schema.Collection(corpus, schema.Chunks), firstN(en.ChunkIDs, limit))
+	recs, err := rd.vectors.Get(ctx, schema.Collection(corpus, schema.Chunks), head(en.ChunkIDs, limit))
 	if err != nil && !errors.Is(err, vectorstore.ErrNotFound) {
 		return out, fmt.Errorf("reading the passages of %q: %w", en.Key, err)
 	}
@@ -276,19 +358,19 @@ func (e *Engine) Passages(ctx context.Context, corpus, name string, limit int) (
 }
 
 // Passage returns one stored chunk by id.
-func (e *Engine) Passage(ctx context.Context, corpus, id string) (Passage, error) {
-	if err := (&Request{Corpus: corpus, Query: "x"}).Validate(); err != nil {
+func (rd *Reader) Passage(ctx context.Context, corpus, id string) (Passage, error) {
+	if err := validCorpus(corpus, "x"); err != nil {
 		return Passage{}, err
 	}
 	if id == "" || len(id) > graphstore.MaxKeyLen {
-		return Passage{}, BadRequestf("chunk id: must be 1..%d bytes", graphstore.MaxKeyLen)
+		return Passage{}, engine.BadRequestf("chunk id: must be 1..%d bytes", graphstore.MaxKeyLen)
 	}
-	recs, err := e.deps.Vectors.Get(ctx, schema.Collection(corpus, schema.Chunks), []string{id})
+	recs, err := rd.vectors.Get(ctx, schema.Collection(corpus, schema.Chunks), []string{id})
 	if err != nil && !errors.Is(err, vectorstore.ErrNotFound) {
 		return Passage{}, fmt.Errorf("reading chunk %q: %w", id, err)
 	}
 	if len(recs) == 0 {
-		return Passage{}, fmt.Errorf("%w: chunk %q in corpus %s", ErrNotFound, id, corpus)
+		return Passage{}, fmt.Errorf("%w: chunk %q in corpus %s", engine.ErrNotFound, id, corpus)
 	}
 	return passageOf(recs[0]), nil
 }
@@ -318,18 +400,18 @@ type CommunityLevels struct {
 
 // CommunityTree returns the communities of one level (-1: every level) with their
 // report titles and ratings, by level then id.
-func (e *Engine) CommunityTree(ctx context.Context, corpus string, level int) (CommunityLevels, error) {
-	if err := (&Request{Corpus: corpus, Query: "x"}).Validate(); err != nil {
+func (rd *Reader) CommunityTree(ctx context.Context, corpus string, level int) (CommunityLevels, error) {
+	if err := validCorpus(corpus, "x"); err != nil {
 		return CommunityLevels{}, err
 	}
 	if level < -1 || level > 16 {
-		return CommunityLevels{}, BadRequestf("level: %d is outside 0..16", level)
+		return CommunityLevels{}, engine.BadRequestf("level: %d is outside 0..16", level)
 	}
-	st, err := e.deps.Graph.Stats(ctx, corpus)
+	st, err := rd.graph.Stats(ctx, corpus)
 	if err != nil {
 		return CommunityLevels{}, fmt.Errorf("counting levels: %w", err)
 	}
-	cs, err := e.deps.Graph.Communities(ctx, corpus, level)
+	cs, err := rd.graph.Communities(ctx, corpus, level)
 	if err != nil {
 		return CommunityLevels{}, fmt.Errorf("reading communities: %w", err)
 	}
@@ -337,7 +419,7 @@ func (e *Engine) CommunityTree(ctx context.Context, corpus string, level int) (C
 	for i, c := range cs {
 		ids[i] = c.ID
 	}
-	reports, err := e.reports(ctx, corpus, ids)
+	reports, err := rd.reports(ctx, corpus, ids)
 	if err != nil {
 		return CommunityLevels{}, err
 	}
@@ -380,22 +462,22 @@ type CommunityReport struct {
 }
 
 // Community returns one community with its report and its members.
-func (e *Engine) Community(ctx context.Context, corpus, id string) (CommunityReport, error) {
-	if err := (&Request{Corpus: corpus, Query: "x"}).Validate(); err != nil {
+func (rd *Reader) Community(ctx context.Context, corpus, id string) (CommunityReport, error) {
+	if err := validCorpus(corpus, "x"); err != nil {
 		return CommunityReport{}, err
 	}
-	c, err := e.deps.Graph.Community(ctx, corpus, id)
+	c, err := rd.graph.Community(ctx, corpus, id)
 	if errors.Is(err, graphstore.ErrNotFound) {
-		return CommunityReport{}, fmt.Errorf("%w: community %q in corpus %s", ErrNotFound, id, corpus)
+		return CommunityReport{}, fmt.Errorf("%w: community %q in corpus %s", engine.ErrNotFound, id, corpus)
 	}
 	if err != nil {
 		return CommunityReport{}, fmt.Errorf("reading community %q: %w", id, err)
 	}
-	reports, err := e.reports(ctx, corpus, []string{id})
+	reports, err := rd.reports(ctx, corpus, []string{id})
 	if err != nil {
 		return CommunityReport{}, err
 	}
-	ents, err := e.deps.Graph.Entities(ctx, corpus, c.Members)
+	ents, err := rd.graph.Entities(ctx, corpus, c.Members)
 	if err != nil {
 		return CommunityReport{}, fmt.Errorf("reading the members of %q: %w", id, err)
 	}
@@ -421,12 +503,12 @@ type storedReport struct {
 
 // reports reads the report records of communities by id; communities without a
 // report yet are absent.
-func (e *Engine) reports(ctx context.Context, corpus string, ids []string) (map[string]storedReport, error) {
+func (rd *Reader) reports(ctx context.Context, corpus string, ids []string) (map[string]storedReport, error) {
 	out := map[string]storedReport{}
 	if len(ids) == 0 {
 		return out, nil
 	}
-	recs, err := e.deps.Vectors.Get(ctx, schema.Collection(corpus, schema.Communities), ids)
+	recs, err := rd.vectors.Get(ctx, schema.Collection(corpus, schema.Communities), ids)
 	if errors.Is(err, vectorstore.ErrNotFound) {
 		return out, nil // no reports yet
 	}
@@ -436,7 +518,7 @@ func (e *Engine) reports(ctx context.Context, corpus string, ids []string) (map[
 	for _, r := range recs {
 		var sr storedReport
 		if js := r.Attrs[schema.ReportJSON]; js == "" || json.Unmarshal([]byte(js), &sr) != nil {
-			c := communityOf(r, 0)
+			c := engine.CommunityOf(r, 0)
 			sr = storedReport{Title: c.Title, Summary: c.Summary, Rating: c.Rating}
 		}
 		if sr.Title == "" {

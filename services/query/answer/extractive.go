@@ -1,4 +1,4 @@
-package engine
+package answer
 
 import (
 	"fmt"
@@ -12,6 +12,8 @@ import (
 
 	"github.com/graphrag/graphrag/pkg/normalize"
 	"github.com/graphrag/graphrag/pkg/offlinextract"
+	"github.com/graphrag/graphrag/pkg/words"
+	"github.com/graphrag/graphrag/services/query/evidence"
 )
 
 // What a question asks for, read from its form.
@@ -26,7 +28,7 @@ const (
 )
 
 var (
-	yesNoOpeners = set(`are is was were do does did can could has have had will would should`)
+	yesNoOpeners = words.Set(`are is was were do does did can could has have had will would should`)
 	dateAsk      = regexp.MustCompile(`^(?:when|(?:in )?(?:what|which) (?:year|date|decade|century|month))\b`)
 	placeAsk     = regexp.MustCompile(`^(?:where|(?:in )?(?:what|which) (?:city|country|state|town|county|region|province|continent|place|island|village))\b`)
 	numberAsk    = regexp.MustCompile(`^(?:how (?:many|much|long|old|tall|high|far|large)|what (?:is|was) the (?:population|number|size|height|length|area))\b|\bpopulation\b`)
@@ -40,20 +42,12 @@ var (
 // whOpeners open a question that asks at its start; innerAsk finds the question word of
 // one that asks further on.
 var (
-	whOpeners    = set(`who whom whose what which when where how`)
-	prepositions = set(`in at on from for by to with of`)
+	whOpeners    = words.Set(`who whom whose what which when where how`)
+	prepositions = words.Set(`in at on from for by to with of`)
 	innerAsk     = regexp.MustCompile(`\b((?:what|which) (?:year|date|decade|century|month|city|country|state|town|county|region|province|continent|place|island|village)\b|how (?:many|much)\b|when\s*\??\s*$)`)
 )
 
-var months = set(`january february march april may june july august september october november december`)
-
-func set(words string) map[string]bool {
-	m := map[string]bool{}
-	for w := range strings.FieldsSeq(words) {
-		m[w] = true
-	}
-	return m
-}
+var months = words.Set(`january february march april may june july august september october november december`)
 
 // questionKind reads what a question asks for, and for a choice its options.
 func questionKind(q string) (string, []string) {
@@ -96,19 +90,19 @@ func questionKind(q string) (string, []string) {
 // "The Exies".
 func optionName(s string, left bool) string {
 	s = strings.Trim(strings.TrimSpace(s), `"“”`)
-	words := strings.Fields(s)
+	ws := strings.Fields(s)
 	if !left {
-		return strings.Join(words, " ")
+		return strings.Join(ws, " ")
 	}
-	i := len(words)
+	i := len(ws)
 	for i > 0 {
-		w := strings.Trim(words[i-1], `"“”`)
-		if w == "" || !isUpperStart(w) && (!offlinextractConnector(w) || i >= len(words)) {
+		w := strings.Trim(ws[i-1], `"“”`)
+		if w == "" || !isUpperStart(w) && (!words.IsAnswerConnector(w) || i >= len(ws)) {
 			break
 		}
 		i--
 	}
-	return strings.Trim(strings.Join(words[i:], " "), `"“”`)
+	return strings.Trim(strings.Join(ws[i:], " "), `"“”`)
 }
 
 func isUpperStart(w string) bool {
@@ -116,10 +110,6 @@ func isUpperStart(w string) bool {
 		return r >= 'A' && r <= 'Z' || r > 127 && strings.ToUpper(string(r)) == string(r) && strings.ToLower(string(r)) != string(r) || r >= '0' && r <= '9'
 	}
 	return false
-}
-
-func offlinextractConnector(w string) bool {
-	return w == "of" || w == "the" || w == "and" || w == "de" || w == "von"
 }
 
 // The lead sentence of an extractive answer comes from the best leadPassages passages;
@@ -140,14 +130,14 @@ type answerSentence struct {
 	terms map[string]float64 // the question's words it holds, with their weights
 }
 
-// ExtractiveAnswer answers without a model. It reads what the question asks for (who,
+// extractiveAnswer answers without a model. It reads what the question asks for (who,
 // when, where, how many, yes or no, which of two) and leads with the sentence of the top
 // passages that best matches the question and holds an answer of that kind, naming the
 // answer first when it can pick it out; then up to two supporting sentences from other
 // passages (the other hop of a multi-hop question). Every sentence cites its passage,
 // and a "he"/"she" is resolved to the passage's subject. Community context is left to
 // the response's communities, not written into the answer.
-func ExtractiveAnswer(question string, c Retrieved) string {
+func extractiveAnswer(question string, c evidence.Retrieved) string {
 	if len(c.Chunks) == 0 {
 		return "No passage in the corpus matches the question."
 	}
@@ -223,8 +213,8 @@ func askedFor(question string) string {
 // contextSentences splits the top passages into scored sentences: the question's words
 // found in a sentence, weighted by their rarity among these sentences (a question's topic
 // words are everywhere in its context), discounted by the passage's rank.
-func contextSentences(question string, c Retrieved) ([]answerSentence, map[string]float64) {
-	terms := contentTerms(question)
+func contextSentences(question string, c evidence.Retrieved) ([]answerSentence, map[string]float64) {
+	terms := words.Terms(question)
 	var out []answerSentence
 	for i, ch := range c.Chunks {
 		if i >= answerPassages {
@@ -250,7 +240,7 @@ func contextSentences(question string, c Retrieved) ([]answerSentence, map[strin
 	// read its stems (tokenizing per question term was 40 % of this function).
 	stems := make([][]string, len(out))
 	for i, s := range out {
-		stems[i] = distinctStems(s.text)
+		stems[i] = words.DistinctStems(s.text)
 	}
 	weighted := map[string]float64{}
 	for w, v := range terms {
@@ -282,20 +272,6 @@ func contextSentences(question string, c Retrieved) ([]answerSentence, map[strin
 	return kept, weighted
 }
 
-// distinctStems returns the stems of s's words (as overlap reads them), each once, in
-// the order they first occur.
-func distinctStems(s string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, w := range queryWords(strings.ToLower(s)) {
-		if w = lightStem(strings.Trim(w, ".'-")); !seen[w] {
-			seen[w] = true
-			out = append(out, w)
-		}
-	}
-	return out
-}
-
 // resolvePronoun names the person a "he" or "she" most likely refers to after its first
 // occurrence in a sentence that names nobody else: "In 2003 she [Maren Fenwick]
 // converted the cottage". The person is the last one the passage named before, or its
@@ -323,12 +299,12 @@ func lastPerson(s string) string {
 // personLike reports whether a subject could be a person's name: two to four words,
 // each capitalized, no digits or commas ("Israeli presidential election, 2000" is not).
 func personLike(name string) bool {
-	words := strings.Fields(name)
-	if len(words) < 2 || len(words) > 4 || strings.ContainsAny(name, ",0123456789()") {
+	ws := strings.Fields(name)
+	if len(ws) < 2 || len(ws) > 4 || strings.ContainsAny(name, ",0123456789()") {
 		return false
 	}
-	for _, w := range words {
-		if !isUpperStart(w) && !offlinextractConnector(w) {
+	for _, w := range ws {
+		if !isUpperStart(w) && !words.IsAnswerConnector(w) {
 			return false
 		}
 	}
@@ -405,7 +381,7 @@ const maxAnswerGap = 80
 // yesNoAnswer decides "Are X and Y both Z?" (every entity the question names has a
 // sentence saying Z) and "… the same Z?" (their sentences share a place or an
 // organization), and shows the sentences it decided on.
-func yesNoAnswer(question string, c Retrieved, sents []answerSentence) string {
+func yesNoAnswer(question string, c evidence.Retrieved, sents []answerSentence) string {
 	var named []string
 	qnorm := " " + normalize.Name(question) + " "
 	for _, en := range c.Entities {
@@ -420,13 +396,13 @@ func yesNoAnswer(question string, c Retrieved, sents []answerSentence) string {
 		return b.String()
 	}
 	predicate := map[string]float64{}
-	for w, v := range contentTerms(question) {
+	for w, v := range words.Terms(question) {
 		inName := false
 		for _, k := range named {
 			inName = inName || strings.Contains(" "+k+" ", " "+normalize.Name(w)+" ")
 		}
 		if !inName {
-			predicate[stem(w)] = v
+			predicate[words.PrefixStem(w)] = v
 		}
 	}
 	same := strings.Contains(qnorm, " same ")
@@ -510,7 +486,7 @@ func coverage(predicate map[string]float64, norm string) float64 {
 // (or later) year when the question asks which came first (or last), else the option
 // whose sentence matches the question best; then each option's sentence.
 func choiceAnswer(question string, options []string, sents []answerSentence) string {
-	lq := " " + strings.Join(queryWords(strings.ToLower(question)), " ") + " "
+	lq := " " + strings.Join(words.Split(strings.ToLower(question)), " ") + " "
 	earlier := containsAny(lq, " first ", " earlier ", " older ", " oldest ", " earliest ", " before ")
 	later := containsAny(lq, " last ", " later ", " younger ", " youngest ", " latest ", " more recent", " newer ")
 	type opt struct {

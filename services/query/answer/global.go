@@ -1,0 +1,134 @@
+package answer
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/graphrag/graphrag/pkg/words"
+	"github.com/graphrag/graphrag/services/query/evidence"
+)
+
+// globalCue matches questions about the corpus as a whole. Offline, a question is global
+// when it matches; with an LLM, the model decides when no entity was linked.
+var globalCue = regexp.MustCompile(`(?i)\b(main|major|key|overall|common|recurring|central|dominant)\s+(themes?|topics?|ideas?|trends?|patterns?|issues?|points?)\b|` +
+	`\b(across|throughout)\s+(the|all|these|this)\s+(corpus|documents?|collection|texts?|sources?|books?|articles?|dataset)\b|` +
+	`\b(summari[sz]e|overview of|big picture|high[- ]level)\b|\bwhat (is|are) (this|the) (corpus|collection|dataset|documents?) about\b`)
+
+// isGlobal is the heuristic classifier: the question has a global cue.
+func isGlobal(q string) bool { return globalCue.MatchString(q) }
+
+// Topic is what a global question is about: the question without its global cue
+// ("the main themes", "across the corpus") and generic words; the question itself when
+// nothing else is left ("what are the main themes?" is about everything). Reports are
+// selected by it, not by how the question asks for a survey: "what are the main themes"
+// matches every report alike.
+func Topic(q string) string {
+	ws := strings.Fields(globalCue.ReplaceAllString(q, " "))
+	kept := ws[:0]
+	for _, w := range ws {
+		if !slices.Contains(genericWords, strings.ToLower(strings.Trim(w, ".,;:?!'\"()"))) {
+			kept = append(kept, w)
+		}
+	}
+	if len(words.Terms(strings.Join(kept, " "))) == 0 {
+		return q
+	}
+	return strings.Join(kept, " ")
+}
+
+// TopicTerms are the weighted words of a global question's Topic, without generic
+// words: what a report's title and summary are matched with (words.Overlap).
+func TopicTerms(q string) map[string]float64 {
+	terms := words.Terms(Topic(q))
+	for _, w := range genericWords {
+		delete(terms, w)
+	}
+	return terms
+}
+
+// genericWords say that a question is about the corpus, not what it is about.
+var genericWords = strings.Fields("theme themes topic topics corpus documents document collection overall main major key across all")
+
+// relevant reports whether a partial answer says anything: a positive score and not
+// the "Not relevant" the map prompt asks for.
+func relevant(p evidence.PartialAnswer) bool {
+	return p.Score > 0 && !strings.EqualFold(strings.TrimSpace(p.Answer), "not relevant")
+}
+
+// keepRelevant drops failed (errs[i] != nil) and irrelevant partial answers and sorts
+// the rest by score, best first.
+func keepRelevant(out []evidence.PartialAnswer, errs []error) []evidence.PartialAnswer {
+	kept := out[:0]
+	for i, p := range out {
+		if (errs == nil || errs[i] == nil) && relevant(p) {
+			kept = append(kept, p)
+		}
+	}
+	sort.SliceStable(kept, func(i, j int) bool { return kept[i].Score > kept[j].Score })
+	return kept
+}
+
+// extractiveMap scores a report offline. A question with content terms scores a report by
+// its similarity to the question and the share of those terms it contains; a question
+// without any ("what are the main themes?") scores it by its importance rating, so the
+// answer surveys the largest, densest communities. The partial answer is the report's
+// title and its most relevant sentences.
+func extractiveMap(terms map[string]float64, c evidence.Community) evidence.PartialAnswer {
+	if len(terms) == 0 {
+		ss := sentences(c.Summary)
+		if len(ss) > 2 {
+			ss = ss[:2]
+		}
+		return evidence.PartialAnswer{CommunityID: c.ID, Answer: c.Title + ": " + strings.Join(ss, " "), Score: math.Round(c.Rating*100) / 10}
+	}
+	ss := sentences(c.Summary)
+	type sc struct {
+		s string
+		v float64
+		i int
+	}
+	var scored []sc
+	total := 0.0
+	for _, v := range terms {
+		total += v
+	}
+	best := 0.0
+	for i, s := range ss {
+		v := words.Overlap(terms, s)
+		best = max(best, v)
+		scored = append(scored, sc{s, v, i})
+	}
+	sort.SliceStable(scored, func(i, j int) bool { return scored[i].v > scored[j].v })
+	var parts []string
+	for _, s := range scored {
+		if len(parts) >= 2 {
+			break
+		}
+		parts = append(parts, s.s)
+	}
+	lex := 0.0
+	if total > 0 {
+		lex = best / total
+	}
+	score := 100 * (0.6*max(c.Score, 0) + 0.4*lex) * (0.5 + c.Rating/20)
+	return evidence.PartialAnswer{CommunityID: c.ID, Answer: c.Title + ": " + strings.Join(parts, " "), Score: float64(int(score*10)) / 10}
+}
+
+func extractiveReduce(partials []evidence.PartialAnswer) string {
+	if len(partials) == 0 {
+		return "No community report in the corpus is relevant to the question."
+	}
+	var b strings.Builder
+	b.WriteString("The corpus covers these themes:\n")
+	for i, p := range partials {
+		if i >= 5 {
+			break
+		}
+		fmt.Fprintf(&b, "- %s [%d]\n", oneLine(p.Answer, 400), i+1)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}

@@ -34,8 +34,9 @@ const maxGram = 6
 // link finds the graph entities the query refers to:
 //  1. every word n-gram of the query, normalized, that names an entity (exact match, the
 //     longest non-overlapping ones win);
-//  2. entities whose description embedding is similar to the query (top-k, minimum
-//     similarity);
+//  2. entities whose vector (their description, or name and type with the grapher's
+//     -entity-embed name) is similar to the query (top-k, minimum similarity, margin);
+//     offline, none (NoEmbeddingLinks);
 //  3. if both found nothing: the LLM lists the query's entities (when configured), then
 //     capitalized phrases (proper nouns) are tried.
 //

@@ -162,19 +162,11 @@ type community struct {
 	report          *report
 }
 
-// report is a community report as the summarizer writes it (schema.ReportJSON).
+// report is a community report as the summarizer writes it (schema.ReportJSON), with
+// the method it was written by (schema.ReportMethod).
 type report struct {
-	Title             string    `json:"title"`
-	Summary           string    `json:"summary"`
-	Findings          []finding `json:"findings"`
-	Rating            float64   `json:"rating"`
-	RatingExplanation string    `json:"rating_explanation"`
-	Method            string    `json:"method,omitempty"`
-}
-
-type finding struct {
-	Summary     string `json:"summary"`
-	Explanation string `json:"explanation"`
+	schema.Report
+	Method string `json:"method,omitempty"`
 }
 
 type chunk struct {

@@ -113,7 +113,7 @@ func fixture(t *testing.T) stores {
 	}
 	var reps []vectorstore.Record
 	for id, title := range map[string]string{"top": "Engines and lights", "engine": "The Analytical Engine"} {
-		rj, _ := json.Marshal(report{Title: title, Summary: "About " + title + ".", Findings: []finding{{Summary: "A finding", Explanation: "Because."}}, Rating: 7.5, RatingExplanation: "Important."})
+		rj, _ := json.Marshal(schema.Report{Title: title, Summary: "About " + title + ".", Findings: []schema.Finding{{Summary: "A finding", Explanation: "Because."}}, Rating: 7.5, RatingExplanation: "Important."})
 		vec, _ := emb.Embed(ctx, []string{title})
 		reps = append(reps, vectorstore.Record{ID: id, Vector: vec[0], Text: title, Attrs: map[string]string{schema.ReportJSON: string(rj), schema.ReportTitle: title, schema.ReportMethod: "extractive/v1"}})
 	}

@@ -65,7 +65,7 @@ const (
 	ReportMembers = "member_count"
 	// ReportRelationships counts the relationships inside it, in decimal.
 	ReportRelationships = "relationship_count"
-	// ReportJSON is the whole report as JSON (the summarizer's Report type).
+	// ReportJSON is the whole report as JSON (type Report).
 	ReportJSON = "report"
 	// ReportMethod says how the report was written ("extractive/v1",
 	// "llm/<model>", ...).

@@ -373,7 +373,7 @@ func (s *Service) writeChunks(ctx context.Context, corpus, coll string, v *versi
 	skips := make([]string, len(batch))
 	ids := make([]string, len(batch))
 	for i, c := range batch {
-		texts[i] = ChunkText(d.Title, c.Section, c.Text)
+		texts[i] = schema.ChunkText(d.Title, c.Section, c.Text)
 		ids[i] = pipeline.ChunkID(d.ID, c.Position, chunkHash(c), v.set.Version)
 		if sc := chunking.Information(c.Text); chunking.LowInformation(sc, s.cfg.MinInformation) {
 			skips[i] = fmt.Sprintf("low information (score %.2f < %.2f: %s)", sc.Value, s.cfg.MinInformation, sc.Reason)
@@ -444,23 +444,6 @@ const maxSkip = 512
 
 // quarantinedSkip begins the Skip of a chunk whose record the store refused.
 const quarantinedSkip = "quarantined: "
-
-// ChunkText is what is embedded, indexed and extracted for a chunk: a header with the
-// document title and section path, then the chunk. The header puts the chunk's subject
-// into both the dense and the lexical index (contextual chunk headers).
-func ChunkText(title, section, text string) string {
-	var h []string
-	if title != "" {
-		h = append(h, title)
-	}
-	if section != "" && section != title {
-		h = append(h, section)
-	}
-	if len(h) == 0 {
-		return text
-	}
-	return strings.Join(h, " › ") + "\n\n" + text
-}
 
 func (s *Service) publish(ctx context.Context, k events.Kind, corpus string, e events.Event, msgID string) error {
 	b, err := events.Encode(e)

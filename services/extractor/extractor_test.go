@@ -23,18 +23,6 @@ import (
 	"github.com/graphrag/graphrag/pkg/vectorstore/embedded"
 )
 
-func TestChunkText(t *testing.T) {
-	for _, tc := range []struct{ title, section, text, want string }{
-		{"Doc", "Doc > Intro", "Body.", "Doc › Doc > Intro\n\nBody."},
-		{"Doc", "Doc", "Body.", "Doc\n\nBody."},
-		{"", "", "Body.", "Body."},
-	} {
-		if got := ChunkText(tc.title, tc.section, tc.text); got != tc.want {
-			t.Errorf("ChunkText(%q, %q) = %q, want %q", tc.title, tc.section, got, tc.want)
-		}
-	}
-}
-
 func TestCapAndClean(t *testing.T) {
 	ents := []events.ExtractedEntity{
 		{Name: "Ada Quillane", Type: "person", Description: "short"},

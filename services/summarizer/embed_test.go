@@ -54,7 +54,7 @@ func TestReportEmbeddedOnce(t *testing.T) {
 			in, _ := reqs[0].Embed.Input.([]any)
 			want := recs[0].Text
 			if mode == ReportEmbedSummary {
-				var rep Report
+				var rep schema.Report
 				if err := json.Unmarshal([]byte(recs[0].Attrs[schema.ReportJSON]), &rep); err != nil {
 					t.Fatal(err)
 				}

@@ -16,47 +16,11 @@ import (
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
 
-// Finding is one insight of a report.
-type Finding struct {
-	Summary     string `json:"summary"`
-	Explanation string `json:"explanation"`
-}
-
-// Report is a community report.
-type Report struct {
-	Title             string    `json:"title"`
-	Summary           string    `json:"summary"`
-	Findings          []Finding `json:"findings"`
-	Rating            float64   `json:"rating"` // importance 0..10
-	RatingExplanation string    `json:"rating_explanation"`
-}
-
-// Text is what is embedded and lexically indexed for a report.
-func (r Report) Text() string {
-	var b strings.Builder
-	b.WriteString(r.Title)
-	b.WriteString("\n\n")
-	b.WriteString(r.Summary)
-	for _, f := range r.Findings {
-		b.WriteString("\n- ")
-		b.WriteString(f.Summary)
-		if f.Explanation != "" {
-			b.WriteString(": ")
-			b.WriteString(f.Explanation)
-		}
-	}
-	return b.String()
-}
-
-// SummaryText is what is embedded for a report with Config.ReportEmbed
-// ReportEmbedSummary: its title and summary, the parts the query service shows and
-// matches the question's words against; the findings are about half of a report.
-func (r Report) SummaryText() string {
-	return r.Title + "\n\n" + r.Summary
-}
-
-// embedText is what is embedded for rep under the configuration.
-func (s *Service) embedText(rep Report) string {
+// embedText is what is embedded for rep under the configuration: its Text, or with
+// Config.ReportEmbed ReportEmbedSummary its SummaryText, the parts the query service
+// shows and matches the question's words against (the findings are about half of a
+// report).
+func (s *Service) embedText(rep schema.Report) string {
 	if s.cfg.ReportEmbed == ReportEmbedSummary {
 		return rep.SummaryText()
 	}
@@ -70,7 +34,7 @@ func (s *Service) embedTextOf(rec vectorstore.Record) string {
 	if s.cfg.ReportEmbed != ReportEmbedSummary {
 		return rec.Text
 	}
-	var rep Report
+	var rep schema.Report
 	if err := json.Unmarshal([]byte(rec.Attrs[schema.ReportJSON]), &rep); err != nil || rep.Title == "" {
 		return rec.Text
 	}
@@ -82,7 +46,7 @@ type CommunityContext struct {
 	Community     graphstore.Community
 	Members       []graphstore.Entity       // by PageRank, descending
 	Relationships []graphstore.Relationship // internal, by weight, descending
-	SubReports    []Report                  // reports of the sub-communities (higher levels)
+	SubReports    []schema.Report           // reports of the sub-communities (higher levels)
 	Prompt        string                    // the context rendered within the token budget
 }
 
@@ -98,7 +62,7 @@ func (s *Service) Context(ctx context.Context, corpus string, com graphstore.Com
 }
 
 // subReports reads the reports written so far of com's sub-communities, by rating.
-func (s *Service) subReports(ctx context.Context, corpus string, com graphstore.Community) ([]Report, error) {
+func (s *Service) subReports(ctx context.Context, corpus string, com graphstore.Community) ([]schema.Report, error) {
 	if len(com.ChildIDs) == 0 {
 		return nil, nil
 	}
@@ -109,9 +73,9 @@ func (s *Service) subReports(ctx context.Context, corpus string, com graphstore.
 	if err != nil {
 		return nil, fmt.Errorf("reading sub-community reports of %s: %w", com.ID, err)
 	}
-	var subs []Report
+	var subs []schema.Report
 	for _, r := range recs {
-		var rep Report
+		var rep schema.Report
 		if json.Unmarshal([]byte(r.Attrs[schema.ReportJSON]), &rep) == nil {
 			subs = append(subs, rep)
 		}
@@ -122,7 +86,7 @@ func (s *Service) subReports(ctx context.Context, corpus string, com graphstore.
 
 // contextWith reads com's members and internal relationships and renders them with the
 // sub-community reports subs.
-func (s *Service) contextWith(ctx context.Context, corpus string, com graphstore.Community, subs []Report) (CommunityContext, error) {
+func (s *Service) contextWith(ctx context.Context, corpus string, com graphstore.Community, subs []schema.Report) (CommunityContext, error) {
 	cc := CommunityContext{Community: com, SubReports: subs}
 	ents, err := s.deps.Graph.Entities(ctx, corpus, com.Members, graphstore.Brief) // no lists: the prompt uses none
 	if err != nil {
@@ -224,8 +188,8 @@ Given its entities, relationships and sub-community reports, write:
 - rating: importance from 0 to 10, and a one-sentence rating_explanation.
 Use only the data provided. Return JSON only.`
 
-func (s *Service) llmReport(ctx context.Context, cc CommunityContext) (Report, error) {
-	rep, _, err := llm.ChatJSON[Report](ctx, s.deps.LLM, llm.ChatRequest{
+func (s *Service) llmReport(ctx context.Context, cc CommunityContext) (schema.Report, error) {
+	rep, _, err := llm.ChatJSON[schema.Report](ctx, s.deps.LLM, llm.ChatRequest{
 		Stage: "summarizer", System: reportSystem, User: cc.Prompt, Temperature: 0, MaxTokens: 1500,
 		JSONSchema: &llm.Schema{Name: "community_report", Schema: reportSchema, Strict: true},
 	})
@@ -241,7 +205,7 @@ func (s *Service) llmReport(ctx context.Context, cc CommunityContext) (Report, e
 // findings are the strongest internal relationships with their evidence, and the rating
 // grows with the community's size and internal density (documented in
 // docs/adr/0005-offline-defaults.md).
-func Extractive(cc CommunityContext) Report {
+func Extractive(cc CommunityContext) schema.Report {
 	top := cc.Members
 	if len(top) > 3 {
 		top = top[:3]
@@ -251,7 +215,7 @@ func Extractive(cc CommunityContext) Report {
 		names = append(names, e.Name)
 	}
 	// Names may hold commas ("Two Scientists, One Estuary"), so they are joined with "; ".
-	rep := Report{Title: strings.Join(names, "; ")}
+	rep := schema.Report{Title: strings.Join(names, "; ")}
 	if len(cc.Members) > len(top) {
 		rep.Title += fmt.Sprintf(" and %d more", len(cc.Members)-len(top))
 	}
@@ -282,7 +246,7 @@ func Extractive(cc CommunityContext) Report {
 			continue
 		}
 		seen[d] = true
-		rep.Findings = append(rep.Findings, Finding{Summary: r.SourceKey + " — " + r.TargetKey, Explanation: d})
+		rep.Findings = append(rep.Findings, schema.Finding{Summary: r.SourceKey + " — " + r.TargetKey, Explanation: d})
 	}
 	n := float64(len(cc.Members))
 	density := 0.0

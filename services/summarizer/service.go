@@ -343,7 +343,7 @@ func (s *Service) writeReport(ctx context.Context, corpus string, cc CommunityCo
 
 // report asks the model for the community's report, or builds the extractive one; method
 // says which.
-func (s *Service) report(ctx context.Context, corpus string, cc CommunityContext) (Report, string, error) {
+func (s *Service) report(ctx context.Context, corpus string, cc CommunityContext) (schema.Report, string, error) {
 	if s.deps.LLM == nil {
 		return Extractive(cc), "extractive/v1", nil
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/graphrag/graphrag/pkg/graphstore"
+	"github.com/graphrag/graphrag/pkg/schema"
 )
 
 func TestExtractiveReport(t *testing.T) {
@@ -51,7 +52,7 @@ func TestExtractiveReport(t *testing.T) {
 }
 
 func TestRenderRespectsBudget(t *testing.T) {
-	cc := CommunityContext{SubReports: []Report{{Title: "Sub", Summary: strings.Repeat("word ", 50)}}}
+	cc := CommunityContext{SubReports: []schema.Report{{Title: "Sub", Summary: strings.Repeat("word ", 50)}}}
 	for range 200 {
 		cc.Members = append(cc.Members, graphstore.Entity{Key: "k", Name: "Entity", Type: "T", Description: strings.Repeat("x", 200)})
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/graphrag/graphrag/pkg/normalize"
 	"github.com/graphrag/graphrag/pkg/offlinextract"
+	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/words"
 	"github.com/graphrag/graphrag/services/query/evidence"
 )
@@ -145,7 +146,7 @@ func extractiveAnswer(question string, c evidence.Retrieved) string {
 	all, weights := contextSentences(question, c)
 	sents := slices.DeleteFunc(slices.Clone(all), func(s answerSentence) bool { return s.chunk >= leadPassages })
 	if len(sents) == 0 {
-		return fmt.Sprintf("%s [1]", oneLine(firstSentence(bodyOf(c.Chunks[0].Text)), 400))
+		return fmt.Sprintf("%s [1]", oneLine(firstSentence(bodyOf(c.Chunks[0])), 400))
 	}
 	switch kind {
 	case askYesNo:
@@ -224,7 +225,7 @@ func contextSentences(question string, c evidence.Retrieved) ([]answerSentence, 
 		if personLike(ch.Subject) {
 			person = ch.Subject
 		}
-		for j, s := range sentences(bodyOf(ch.Text)) {
+		for j, s := range sentences(bodyOf(ch)) {
 			if strings.HasPrefix(s, "#") {
 				continue // a Markdown heading is not an answer
 			}
@@ -311,12 +312,10 @@ func personLike(name string) bool {
 	return true
 }
 
-// bodyOf drops a chunk's title header (see the extractor's ChunkText).
-func bodyOf(text string) string {
-	if j := strings.Index(text, "\n\n"); j >= 0 && j < 300 {
-		return text[j+2:]
-	}
-	return text
+// bodyOf is a chunk's text without its heading (schema.ChunkText).
+func bodyOf(c evidence.Chunk) string {
+	_, body := schema.SplitChunkText(c.Title, c.Section, c.Text)
+	return body
 }
 
 func sortSentences(s []answerSentence) {

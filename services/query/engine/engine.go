@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"math"
 	"strconv"
-	"strings"
 
 	"golang.org/x/sync/errgroup"
 
@@ -299,7 +298,7 @@ func (e *Engine) fuse(ctx context.Context, p plan, s *searched, gl, sl graphResu
 			path = sl.paths[f.ID]
 		}
 		out = append(out, Chunk{ID: f.ID, DocumentID: r.Attrs[schema.ChunkDocumentID], Title: r.Attrs[schema.ChunkTitle],
-			Subject: r.Attrs[schema.ChunkSubject], Text: r.Text, Score: f.Score, Lists: f.Hits, GraphPath: path})
+			Section: r.Attrs[schema.ChunkSection], Subject: r.Attrs[schema.ChunkSubject], Text: r.Text, Score: f.Score, Lists: f.Hits, GraphPath: path})
 	}
 	return out, nil
 }
@@ -452,10 +451,7 @@ func (e *Engine) communities(ctx context.Context, corpus string, qvec []float32,
 func CommunityOf(r vectorstore.Record, score float64) Community {
 	lvl, _ := strconv.Atoi(r.Attrs[schema.ReportLevel])
 	rating, _ := strconv.ParseFloat(r.Attrs[schema.ReportRating], 64)
-	summary := r.Text
-	if i := strings.Index(summary, "\n\n"); i >= 0 {
-		summary = summary[i+2:]
-	}
+	_, summary := schema.SplitReportText(r.Attrs[schema.ReportTitle], r.Text)
 	return Community{ID: r.ID, Level: lvl, Title: r.Attrs[schema.ReportTitle], Summary: summary, Rating: rating, Score: score}
 }
 

@@ -12,6 +12,10 @@ type Chunk struct {
 	ID         string `json:"id"`
 	DocumentID string `json:"document_id"`
 	Title      string `json:"title,omitempty"`
+	// Section is the chunk's Markdown section path ("Guide > Install"); empty before
+	// the document's first heading. Text begins with the title and the section
+	// (schema.ChunkText).
+	Section string `json:"section,omitempty"`
 	// Subject names the entity the chunk's document is about (the title when it names
 	// one, else the subject its text opens with).
 	Subject string    `json:"subject,omitempty"`

@@ -432,7 +432,8 @@ func (rd *Reader) CommunityTree(ctx context.Context, corpus string, level int) (
 	return out, nil
 }
 
-// Finding is one finding of a community report.
+// Finding is one finding of a community report as the API shows it: the stored
+// report's (schema.Finding), its explanation omitted when empty.
 type Finding struct {
 	Summary     string `json:"summary"`
 	Explanation string `json:"explanation,omitempty"`
@@ -484,7 +485,7 @@ func (rd *Reader) Community(ctx context.Context, corpus, id string) (CommunityRe
 	sort.SliceStable(ents, func(i, j int) bool { return ents[i].PageRank > ents[j].PageRank })
 	r := reports[id]
 	out := CommunityReport{ID: c.ID, Level: c.Level, Parent: c.ParentID, Children: nonNil(c.ChildIDs),
-		Title: r.Title, Rating: r.Rating, Summary: r.Summary, Findings: nonNil(r.Findings), MemberCount: len(c.Members),
+		Title: r.Title, Rating: r.Rating, Summary: r.Summary, Findings: findingsOf(r), MemberCount: len(c.Members),
 		Members: make([]CommunityMember, 0, min(len(ents), MaxCommunityMembers))}
 	for _, en := range head(ents, MaxCommunityMembers) {
 		out.Members = append(out.Members, CommunityMember{Key: en.Key, Name: en.Name, Type: en.Type, PageRank: en.PageRank})
@@ -492,19 +493,11 @@ func (rd *Reader) Community(ctx context.Context, corpus, id string) (CommunityRe
 	return out, nil
 }
 
-// storedReport is what the console shows of a report record: the summarizer's report
-// JSON (attribute schema.ReportJSON), falling back to the record's attributes.
-type storedReport struct {
-	Title    string    `json:"title"`
-	Summary  string    `json:"summary"`
-	Findings []Finding `json:"findings"`
-	Rating   float64   `json:"rating"`
-}
-
-// reports reads the report records of communities by id; communities without a
-// report yet are absent.
-func (rd *Reader) reports(ctx context.Context, corpus string, ids []string) (map[string]storedReport, error) {
-	out := map[string]storedReport{}
+// reports reads the report records of communities by id: the report JSON (attribute
+// schema.ReportJSON), falling back to the record's text and attributes. Communities
+// without a report yet are absent.
+func (rd *Reader) reports(ctx context.Context, corpus string, ids []string) (map[string]schema.Report, error) {
+	out := map[string]schema.Report{}
 	if len(ids) == 0 {
 		return out, nil
 	}
@@ -516,10 +509,10 @@ func (rd *Reader) reports(ctx context.Context, corpus string, ids []string) (map
 		return nil, fmt.Errorf("reading community reports: %w", err)
 	}
 	for _, r := range recs {
-		var sr storedReport
+		var sr schema.Report
 		if js := r.Attrs[schema.ReportJSON]; js == "" || json.Unmarshal([]byte(js), &sr) != nil {
 			c := engine.CommunityOf(r, 0)
-			sr = storedReport{Title: c.Title, Summary: c.Summary, Rating: c.Rating}
+			sr = schema.Report{Title: c.Title, Summary: c.Summary, Rating: c.Rating}
 		}
 		if sr.Title == "" {
 			sr.Title = r.Attrs[schema.ReportTitle]
@@ -530,6 +523,15 @@ func (rd *Reader) reports(ctx context.Context, corpus string, ids []string) (map
 		out[r.ID] = sr
 	}
 	return out, nil
+}
+
+// findingsOf is the findings of a report as the API shows them.
+func findingsOf(r schema.Report) []Finding {
+	out := make([]Finding, len(r.Findings))
+	for i, f := range r.Findings {
+		out[i] = Finding(f)
+	}
+	return out
 }
 
 func nonNil[T any](xs []T) []T {

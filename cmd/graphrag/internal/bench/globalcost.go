@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/graphrag/graphrag/pkg/community"
@@ -253,10 +252,7 @@ func pointCoverage(ctx context.Context, w *wavesStack, q string, level int, part
 	reduce := 0
 	for _, rec := range recs {
 		title := rec.Attrs[schema.ReportTitle]
-		summary := rec.Text
-		if _, after, ok := strings.Cut(summary, "\n\n"); ok {
-			summary = after // the record's text is the title, a blank line and the summary
-		}
+		_, summary := schema.SplitReportText(title, rec.Text)
 		points, score := judgeReport(q, title, summary)
 		if len(points) == 0 {
 			continue

@@ -43,8 +43,9 @@ func Open(t testing.TB) Stores {
 	return Stores{Graph: g, Vectors: v, Embedder: hashembed.New(Dim)}
 }
 
-// Passage is a chunk of a fixture corpus.
-type Passage struct{ ID, Doc, Title, Text string }
+// Passage is a chunk of a fixture corpus. Text is stored as given; Title and
+// Section are its record's attributes.
+type Passage struct{ ID, Doc, Title, Section, Text string }
 
 // WriteChunks embeds passages and writes them to corpus's chunk collection (created with
 // BM25) as the extractor would.
@@ -66,6 +67,9 @@ func (s Stores) WriteChunks(t testing.TB, corpus string, passages []Passage) {
 	recs := make([]vectorstore.Record, len(passages))
 	for i, p := range passages {
 		recs[i] = vectorstore.Record{ID: p.ID, Vector: vecs[i], Text: p.Text, Attrs: map[string]string{schema.ChunkDocumentID: p.Doc, schema.ChunkTitle: p.Title}}
+		if p.Section != "" {
+			recs[i].Attrs[schema.ChunkSection] = p.Section
+		}
 	}
 	if err := s.Vectors.Upsert(ctx, coll, recs); err != nil {
 		t.Fatalf("writing chunks: %v", err)
@@ -88,9 +92,9 @@ const DemoCorpus = "demo"
 // DemoPassages are the three passages of Demo: c1 and c2 about Ada Lovelace (document
 // d1), c3 about Charles Babbage (d2).
 var DemoPassages = []Passage{
-	{"c1", "d1", "Ada Lovelace", "Ada Lovelace\n\nAda Lovelace wrote the first published algorithm, a method for computing Bernoulli numbers on the Analytical Engine."},
-	{"c2", "d1", "Ada Lovelace", "Ada Lovelace\n\nLovelace worked with Charles Babbage and translated a memoir by Luigi Menabrea, adding extensive notes."},
-	{"c3", "d2", "Charles Babbage", "Charles Babbage\n\nCharles Babbage designed the Analytical Engine, a mechanical general-purpose computer with a mill and a store."},
+	{ID: "c1", Doc: "d1", Title: "Ada Lovelace", Text: "Ada Lovelace\n\nAda Lovelace wrote the first published algorithm, a method for computing Bernoulli numbers on the Analytical Engine."},
+	{ID: "c2", Doc: "d1", Title: "Ada Lovelace", Text: "Ada Lovelace\n\nLovelace worked with Charles Babbage and translated a memoir by Luigi Menabrea, adding extensive notes."},
+	{ID: "c3", Doc: "d2", Title: "Charles Babbage", Text: "Charles Babbage\n\nCharles Babbage designed the Analytical Engine, a mechanical general-purpose computer with a mill and a store."},
 }
 
 // Demo returns stores holding a tiny indexed corpus "demo" about the Analytical Engine:

@@ -47,7 +47,7 @@ func (s Stores) WriteReports(t testing.TB, corpus string, reports []Report) {
 		for _, m := range r.Members {
 			cs[i].Members = append(cs[i].Members, normalize.Name(m))
 		}
-		texts[i] = r.Title + "\n\n" + r.Summary
+		texts[i] = schema.Report{Title: r.Title, Summary: r.Summary}.Text()
 	}
 	if err := s.Graph.ReplaceCommunities(ctx, corpus, cs); err != nil {
 		t.Fatalf("writing communities: %v", err)

@@ -23,43 +23,19 @@
 package main
 
 import (
-	"context"
-	"flag"
-	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 
-	"github.com/graphrag/graphrag/pkg/llm/llmtest"
+	"github.com/graphrag/graphrag/pkg/llm/llmtest/internal/countcmd"
 )
 
-func main() {
-	if err := run(os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "chatcount:", err)
-		os.Exit(1)
-	}
-}
+func main() { countcmd.Main("chatcount", run) }
 
 func run(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("chatcount", flag.ContinueOnError)
-	dim := fs.Int("dim", 64, "dimension of the fake embeddings (when the endpoint embeds too)")
-	latency := fs.Duration("latency", 0, "delay of every answer, as a slow endpoint's")
-	concurrency := fs.Int("concurrency", 0, "requests served at once (0: any number)")
-	if err := fs.Parse(args); err != nil {
+	endpoint, err := countcmd.Parse("chatcount", args, nil)
+	if err != nil {
 		return err
 	}
 	c := newCounter()
-	srv := llmtest.NewServer(llmtest.WithDimension(*dim), llmtest.WithLatency(*latency), llmtest.WithMaxConcurrency(*concurrency),
-		llmtest.WithScript(c.serve))
-	defer srv.Close()
-	fmt.Fprintln(stdout, srv.URL())
-	if f, ok := stdout.(*os.File); ok {
-		_ = f.Sync()
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	<-ctx.Done()
-	c.print(stdout)
+	countcmd.Serve(stdout, endpoint, c.serve, c.print)
 	return nil
 }

@@ -51,11 +51,8 @@ func TestKindOf(t *testing.T) {
 func TestExtractionAnswerKeepsThePromptsCaps(t *testing.T) {
 	content, text, full := extraction(extractionUser)
 	var out struct {
-		Entities      []struct{ Name, Description string } `json:"entities"`
-		Relationships []struct {
-			Source, Target string
-			Strength       int
-		} `json:"relationships"`
+		Entities      []entityJSON
+		Relationships []relationshipJSON
 	}
 	if err := json.Unmarshal([]byte(content), &out); err != nil {
 		t.Fatalf("answer %q: %v", content, err)

@@ -8,7 +8,7 @@
 //	go run ./pkg/llm/llmtest/cmd/chatcount > counts.txt &
 //	graphrag eval -dataset ../shared/datasets/musique -llm-base-url $(head -1 counts.txt) \
 //	    -llm-chat-model fake -strategies dense -limit 1 -out /tmp/e.json
-//	kill -INT %1; cat counts.txt
+//	kill %1; cat counts.txt
 //
 // The fake answers as a model would in shape, from the prompt alone: an extraction with
 // what the offline extractor (package offlinextract) finds in the chunk, a gleaning pass

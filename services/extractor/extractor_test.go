@@ -145,6 +145,45 @@ func TestLLMExtraction(t *testing.T) {
 	}
 }
 
+// A gleaning pass is sent only when the first answer leaves room under the per-chunk
+// caps: its prompt carries the first answer, and at both caps it could add no entity.
+func TestGleaningOnlyBelowTheCaps(t *testing.T) {
+	const first = `{"entities":[{"name":"Ada Quillane","type":"person","description":"Chaired the inquiry."},{"name":"Storm Hester Inquiry","type":"event","description":"The 1999 inquiry."}],
+		"relationships":[{"source":"Ada Quillane","target":"Storm Hester Inquiry","type":"chaired","description":"She chaired it.","strength":9}]}`
+	const gleaned = `{"entities":[{"name":"Port Ellery","type":"place","description":"Where the inquiry sat."}],"relationships":[]}`
+	for _, tc := range []struct {
+		name           string
+		maxEnt, maxRel int
+		wantCalls      int64
+		wantGleaned    bool
+	}{
+		{"both caps filled", 2, 1, 1, false},
+		{"entity cap filled, room for relationships", 2, 2, 2, false},
+		{"room for entities", 4, 1, 2, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, func(req openai.ChatCompletionRequest) string {
+				if len(req.Messages) > 2 {
+					return gleaned
+				}
+				return first
+			})
+			f.svc.cfg.Gleanings, f.svc.cfg.MaxEntities, f.svc.cfg.MaxRelationships = 1, tc.maxEnt, tc.maxRel
+			if err := f.svc.handleChunk(t.Context(), "demo", chunkMsg(t, "Dr Ada Quillane chaired the Storm Hester Inquiry at Port Ellery in 1999.")); err != nil {
+				t.Fatal(err)
+			}
+			if got := f.llms.ChatCalls(); got != tc.wantCalls {
+				t.Errorf("%d chat calls, want %d", got, tc.wantCalls)
+			}
+			x := lastExtraction(t, f.bus)
+			got := slices.ContainsFunc(x.Entities, func(e events.ExtractedEntity) bool { return e.Name == "Port Ellery" })
+			if got != tc.wantGleaned {
+				t.Errorf("gleaned entity kept: %v, want %v (entities %+v)", got, tc.wantGleaned, x.Entities)
+			}
+		})
+	}
+}
+
 // Invalid JSON is retried, then the chunk is extracted offline, and the event says so:
 // the chunk still reaches the graph.
 func TestLLMGarbageFallsBackToOffline(t *testing.T) {

@@ -3,6 +3,7 @@ package extractor
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -122,9 +123,21 @@ func (s *Service) extractLLM(ctx context.Context, title string, subject offlinex
 		if pass > 0 && len(out.Entities) == 0 && len(out.Relationships) == 0 {
 			break
 		}
+		if pass == 0 && s.cfg.Gleanings > 0 && atCaps(ents, rels, s.cfg.MaxEntities, s.cfg.MaxRelationships) {
+			break
+		}
 	}
 	ents, rels = capAndClean(ents, rels, s.cfg.MaxEntities, s.cfg.MaxRelationships)
 	return withSubject(ents, subject, text, s.cfg.MaxEntities), rels, nil
+}
+
+// atCaps says whether a first answer already fills both per-chunk caps once cleaned. A
+// gleaning pass then cannot add an entity (the first ones within the cap are kept), only
+// swap a stronger relationship for a weaker one, and it costs more than the first pass:
+// its prompt carries the first answer (docs/benchmarks.md, "Chat model work by kind").
+func atCaps(ents []events.ExtractedEntity, rels []events.ExtractedRelationship, maxEnt, maxRel int) bool {
+	e, r := capAndClean(ents, slices.Clone(rels), maxEnt, maxRel) // capAndClean sorts rels
+	return len(e) >= maxEnt && len(r) >= maxRel
 }
 
 // withSubject makes sure the entity the document is about (its subject) is among a chunk's

@@ -194,7 +194,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&c.MinInformation, "min-information", c.MinInformation, "chunks scoring below this information score are stored but not extracted")
 	fs.IntVar(&c.MaxEntities, "max-entities", c.MaxEntities, "entities kept per chunk")
 	fs.IntVar(&c.MaxRelationships, "max-relationships", c.MaxRelationships, "relationships kept per chunk")
-	fs.IntVar(&c.Gleanings, "gleanings", c.Gleanings, "extra LLM passes asking for missed entities")
+	fs.IntVar(&c.Gleanings, "gleanings", c.Gleanings, "extra LLM passes asking for missed entities (none once the first answer fills both -max-entities and -max-relationships)")
 	c.Chunker.RegisterFlags(fs, "chunker")
 	c.Extract.RegisterFlags(fs, "extract")
 }

@@ -16,62 +16,44 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/graphrag/graphrag/pkg/llm/llmtest"
+	"github.com/graphrag/graphrag/pkg/llm/llmtest/internal/countcmd"
 )
 
-func main() {
-	if err := run(os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "embedcount:", err)
-		os.Exit(1)
-	}
-}
+func main() { countcmd.Main("embedcount", run) }
 
 func run(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("embedcount", flag.ContinueOnError)
-	dataset := fs.String("dataset", "", "directory with corpus.jsonl and questions.jsonl (required)")
-	dim := fs.Int("dim", 64, "dimension of the fake embeddings")
-	latency := fs.Duration("latency", 0, "delay of every answer, as a slow endpoint's")
-	concurrency := fs.Int("concurrency", 0, "requests served at once (0: any number)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *dataset == "" {
-		return fmt.Errorf("-dataset is required")
-	}
-	c, err := newCounter(*dataset)
+	var dataset string
+	endpoint, err := countcmd.Parse("embedcount", args, func(fs *flag.FlagSet) {
+		fs.StringVar(&dataset, "dataset", "", "directory with corpus.jsonl and questions.jsonl (required)")
+	})
 	if err != nil {
 		return err
 	}
-	srv := llmtest.NewServer(llmtest.WithDimension(*dim), llmtest.WithLatency(*latency), llmtest.WithMaxConcurrency(*concurrency),
-		llmtest.WithScript(func(r llmtest.Request) llmtest.Reply {
-			if r.Embed != nil {
-				c.add(r.Embed.Input)
-			}
-			return llmtest.Reply{}
-		}))
-	defer srv.Close()
-	fmt.Fprintln(stdout, srv.URL())
-	if f, ok := stdout.(*os.File); ok {
-		_ = f.Sync()
+	if dataset == "" {
+		return fmt.Errorf("-dataset is required")
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	<-ctx.Done()
-	c.print(stdout)
+	c, err := newCounter(dataset)
+	if err != nil {
+		return err
+	}
+	countcmd.Serve(stdout, endpoint, func(r llmtest.Request) llmtest.Reply {
+		if r.Embed != nil {
+			c.add(r.Embed.Input)
+		}
+		return llmtest.Reply{}
+	}, c.print)
 	return nil
 }
 

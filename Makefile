@@ -74,7 +74,7 @@ check-tidy: tidy ## fail when go mod tidy changes anything
 
 .PHONY: bench
 bench: ## realistic corpora at 10k and 100k chunks (indexing, memory, retrieval), synthetic retrieval, pipeline, map phase, graph algorithms, events and bus; regenerate docs/benchmarks.md above its hand-measured part (about 45 min, not in CI)
-	$(GO) run ./cmd/graphrag bench -out docs/benchmarks.md
+	$(GO) run ./tools/cmd/bench -out docs/benchmarks.md
 
 .PHONY: dataset-workplace
 dataset-workplace: ## generate the workplace development set (tickets, postmortems, e-mails; 100 multi-hop questions) into .data/datasets/workplace

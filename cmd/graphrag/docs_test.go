@@ -145,7 +145,7 @@ var skippedDocCommands = map[string]string{
 	"bin/graphrag eval -dataset ../shared/datasets/musique -llm-base-url $(head -1 chatcounts.txt) -llm-chat-model fake -strategies dense -limit 1 -data-dir /tmp/cc -out /tmp/cc.json": "indexes MuSiQue against the counting chat endpoint above (minutes)",
 	"kill %1; cat chatcounts.txt":                                           "stops the counting chat endpoint above",
 	"bin/graphrag eval -dataset ../shared/datasets/hotpotqa -out eval.json": "indexes the HotpotQA development set, outside the repository (minutes)",
-	"bin/graphrag bench -out docs/benchmarks.md":                            "45 minutes of benchmarks; rewrites docs/benchmarks.md",
+	"go run ./tools/cmd/bench -out docs/benchmarks.md":                      "45 minutes of benchmarks; rewrites docs/benchmarks.md",
 	"bin/graphrag eval -dataset ../shared/datasets/hotpotqa -out eval.json -strategies bm25,dense,hybrid,graph,graph_path":                       "indexes the HotpotQA development set (minutes)",
 	"bin/graphrag eval -dataset ../shared/datasets/hotpotqa -titles opaque -out eval-opaque.json -strategies bm25,dense,hybrid,graph,graph_path": "indexes the HotpotQA development set (minutes)",
 	"scripts/integration/llm/install.sh && scripts/integration/llm/start.sh /tmp/llm > /tmp/llm/env.sh":                                          "installs and starts a model server",

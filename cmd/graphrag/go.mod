@@ -13,9 +13,7 @@ require (
 	github.com/nats-io/nats.go v1.55.0
 	github.com/sashabaranov/go-openai v1.43.0
 	github.com/schollz/progressbar/v3 v3.19.1
-	go.uber.org/goleak v1.3.0
 	golang.org/x/term v0.47.0
-	gonum.org/v1/gonum v0.17.0
 )
 
 require (

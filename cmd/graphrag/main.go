@@ -1,8 +1,9 @@
 // Command graphrag is the operator CLI of the GraphRAG platform: run the whole platform in
-// one process, publish and delete documents, watch indexing, ask questions, serve MCP over stdio,
-// evaluate retrieval and run benchmarks. It holds no business logic: every command calls
-// the packages the services use; eval and bench live in internal/eval and internal/bench,
-// and internal/stack wires the four services on one platform for up, eval and the tests.
+// one process, publish and delete documents, watch indexing, ask questions, serve MCP over stdio
+// and evaluate retrieval on a dataset. It holds no business logic: every command calls the
+// packages the services use; eval lives in package eval (whose report types the benchmarks
+// in tools/bench read), and internal/stack wires the four services on one platform for up,
+// eval and the tests. The benchmarks are not part of the product: tools/cmd/bench.
 package main
 
 import (
@@ -15,8 +16,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/graphrag/graphrag/cmd/graphrag/internal/bench"
-	"github.com/graphrag/graphrag/cmd/graphrag/internal/eval"
+	"github.com/graphrag/graphrag/cmd/graphrag/eval"
 )
 
 type command struct {
@@ -34,7 +34,6 @@ func commands() []command {
 		{"mcp", "serve the MCP tools over stdio on the configured stores", runMCP},
 		{"export", "write a corpus's graph, communities with reports and chunks as JSON Lines, GraphML or GraphRAG's Parquet tables", runExport},
 		{"eval", "index a dataset and score retrieval strategies (recall@k, all-gold@k, MRR, latency)", eval.Run},
-		{"bench", "measure retrieval latency, pipeline throughput, the map phase, graph algorithms and the bus; write docs/benchmarks.md", bench.Run},
 	}
 }
 

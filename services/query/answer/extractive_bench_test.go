@@ -11,11 +11,11 @@ import (
 	"github.com/graphrag/graphrag/services/query/evidence"
 )
 
-// hotpotQA reads the benchmark's HotpotQA sample (cmd/graphrag/internal/bench/testdata):
+// hotpotQA reads the benchmark's HotpotQA sample (tools/bench/testdata):
 // passages as "title\n\nbody" chunk texts, and the questions.
 func hotpotQA(b *testing.B) (passages, questions []string) {
 	b.Helper()
-	dir := filepath.Join("..", "..", "..", "cmd", "graphrag", "internal", "bench", "testdata", "hotpotqa")
+	dir := filepath.Join("..", "..", "..", "tools", "bench", "testdata", "hotpotqa")
 	read := func(name string, each func(line []byte) error) {
 		f, err := os.Open(filepath.Join(dir, name))
 		if err != nil {

@@ -19,7 +19,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/normalize"
 )
 
-// TestBenchQuick runs every section of `graphrag bench -quick` into a temporary file and
+// TestBenchQuick runs every section of `go run ./tools/cmd/bench -quick` into a temporary file and
 // checks that each section is there with its command and a table of figures.
 func TestBenchQuick(t *testing.T) {
 	if testing.Short() {
@@ -53,7 +53,7 @@ func TestBenchQuick(t *testing.T) {
 			if j := strings.Index(body, "\n## "); j >= 0 {
 				body = body[:j]
 			}
-			if !strings.Contains(body, "Command: `go run ./cmd/graphrag bench -only "+s.name+" -quick") {
+			if !strings.Contains(body, "Command: `go run ./tools/cmd/bench -only "+s.name+" -quick") {
 				t.Errorf("section %s: no command line", s.name)
 			}
 			if strings.Count(body, "\n| ") < 3 {

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/graphrag/graphrag/cmd/graphrag/internal/eval"
+	"github.com/graphrag/graphrag/cmd/graphrag/eval"
 )
 
 // The realistic section indexes the realistic corpus (realcorpus.go) through the whole
@@ -70,7 +70,7 @@ func benchRealistic(ctx context.Context, cfg *benchConfig, r *benchReport) error
 	r.command(cfg.command("realistic"))
 	r.linef("The realistic corpus: %s, scaled by copies whose entity names are rewritten so", rc.source)
 	r.line("that no two copies share an entity, keeping the text's entity density and word statistics")
-	r.line("(`graphrag bench -write-corpus`). Each size runs in a child process,")
+	r.line("(`go run ./tools/cmd/bench -write-corpus`). Each size runs in a child process,")
 	r.linef("`graphrag eval -dataset D -limit %d -strategies %s -data-dir D/data`: the four", nq, strings.Join(realisticStrategies, ","))
 	r.line("services on the offline defaults of `graphrag up` (in-process NATS, embedded graph and vector stores,")
 	r.line("offline extraction, hashing embedder of 384 dimensions, extractive reports), indexing every passage")
@@ -277,7 +277,7 @@ func realisticTables(r *benchReport, runs []realisticRun, largest int) {
 	}
 	if !slices.ContainsFunc(runs, func(run realisticRun) bool { return run.chunks >= 1_000_000 }) {
 		r.line("")
-		r.line("1M passages is a separate target (`graphrag bench -only realistic -realistic-sizes 1000000`), not")
+		r.line("1M passages is a separate target (`go run ./tools/cmd/bench -only realistic -realistic-sizes 1000000`), not")
 		r.line("part of `make bench`: see the note on 1M chunks in the hand-measured sections below.")
 	}
 }

@@ -1,4 +1,5 @@
-// Package bench is `graphrag bench`: it measures indexing and retrieval on realistic
+// Package bench is the benchmark tool (tools/cmd/bench, `make bench`), outside the shipped
+// graphrag binary: it measures indexing and retrieval on realistic
 // corpora (a real corpus scaled by copies with entity names rewritten, indexed by a
 // child `graphrag eval` per size), retrieval latency on a synthetic corpus, pipeline
 // throughput by extractor replicas, the map phase of global search, the graph

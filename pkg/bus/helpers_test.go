@@ -2,6 +2,7 @@ package bus_test
 
 import (
 	"context"
+	"net"
 	"sync"
 	"testing"
 	"time"
@@ -59,6 +60,17 @@ func (e *env) newBus(t testing.TB) *bus.Bus {
 		t.Fatalf("bus.New: %v", err)
 	}
 	return b
+}
+
+// freePort picks a free loopback port, for a server restarted on the same one.
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }
 
 func testCtx(t testing.TB) context.Context {

@@ -24,16 +24,7 @@ func TestClusterLosesLeaders(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	connect := func(name string) *bus.Bus {
-		nc, err := bus.Connect(ctx, bus.ConnConfig{URL: c.URL(), Name: name, MaxReconnectWait: 500 * time.Millisecond})
-		if err != nil {
-			t.Fatalf("connecting to %s: %v", c.URL(), err)
-		}
-		t.Cleanup(nc.Close)
-		b, err := bus.New(nc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
+		return connectBus(ctx, t, bus.ConnConfig{URL: c.URL(), Name: name, MaxReconnectWait: 500 * time.Millisecond})
 	}
 	b := connect("holder")
 	for _, s := range []bus.StreamSpec{
@@ -75,21 +66,7 @@ func TestClusterLosesLeaders(t *testing.T) {
 		t.Helper()
 		for range perPhase {
 			n++
-			id := strconv.Itoa(n)
-			// Retried while a leader is being elected: an unconfirmed publish that was
-			// stored is a duplicate of its retry, dropped by its message id.
-			for {
-				pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
-				_, err := b.Publish(pctx, "ev.a", []byte(id), bus.WithMsgID(id))
-				pcancel()
-				if err == nil {
-					break
-				}
-				if ctx.Err() != nil {
-					t.Fatalf("publishing %s: %v", id, err)
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
+			publishRetrying(ctx, t, b, "ev.a", strconv.Itoa(n))
 		}
 	}
 	all := func() bool {

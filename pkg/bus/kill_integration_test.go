@@ -26,19 +26,19 @@ import (
 // 88 of 105 messages handled, as the chaos suite's cluster runs did with 71 documents
 // pending.
 func TestConsumerSurvivesKilledLeader(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "nats-server")
+	const size = 3
+	dir := t.TempDir() // the binary, the servers' stores and logs
+	bin := filepath.Join(dir, "nats-server")
 	build := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "github.com/nats-io/nats-server/v2")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building nats-server: %v\n%s", err, out)
 	}
-	const size = 3
 	routes, urls := make([]string, size), make([]string, size)
 	args := make([][]string, size)
 	for i := range size {
 		routes[i] = "nats://127.0.0.1:" + strconv.Itoa(freePort(t))
 		urls[i] = "nats://127.0.0.1:" + strconv.Itoa(freePort(t))
 	}
-	dir := t.TempDir()
 	for i := range size {
 		name := "nats-" + strconv.Itoa(i+1)
 		args[i] = []string{"-a", "127.0.0.1", "-p", strings.TrimPrefix(urls[i], "nats://127.0.0.1:"), "-js",
@@ -119,19 +119,7 @@ func TestConsumerSurvivesKilledLeader(t *testing.T) {
 		t.Helper()
 		for range count {
 			n++
-			id := strconv.Itoa(n)
-			for {
-				pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
-				_, err := b.Publish(pctx, "ev.a", []byte(id), bus.WithMsgID(id))
-				pcancel()
-				if err == nil {
-					break
-				}
-				if ctx.Err() != nil {
-					t.Fatalf("publishing %s: %v", id, err)
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
+			publishRetrying(ctx, t, b, "ev.a", strconv.Itoa(n))
 		}
 	}
 	// handledAll waits up to 45 s: an election (4–9 s) and the consumer's check.

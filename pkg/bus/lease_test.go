@@ -179,17 +179,8 @@ func TestLeaseOutlivesAFailover(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	connect := func(name string) *bus.Bus {
-		nc, err := bus.Connect(ctx, bus.ConnConfig{URL: srv.ClientURL(), Name: name, ReconnectWait: 20 * time.Millisecond,
+		return connectBus(ctx, t, bus.ConnConfig{URL: srv.ClientURL(), Name: name, ReconnectWait: 20 * time.Millisecond,
 			MaxReconnectWait: 50 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		b, err := bus.New(nc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
 	}
 	b, watcher := connect("holder"), connect("watcher")
 	kv, err := watcher.EnsureKV(ctx, "leases", ttl)

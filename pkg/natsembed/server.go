@@ -174,6 +174,29 @@ func (s *Server) Shutdown() {
 	})
 }
 
+// FreePorts picks n distinct free ports on 127.0.0.1, for servers whose ports must be
+// known before they start (the routes of a cluster name every server's route port).
+// Another process may take one before it is used.
+func FreePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	// Each listener stays open until all are picked, so that no two are the same.
+	var open []net.Listener
+	defer func() {
+		for _, l := range open {
+			_ = l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", net.JoinHostPort(DefaultHost, "0"))
+		if err != nil {
+			return nil, fmt.Errorf("natsembed: picking a port: %w", err)
+		}
+		open = append(open, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
 // routeURLs parses the routes of a cluster, each of which must be on a
 // loopback host, as the server itself is.
 func routeURLs(routes []string, host string) ([]*url.URL, error) {

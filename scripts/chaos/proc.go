@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/graphrag/graphrag/pkg/natsembed"
 )
 
 // proc is a supervised process: started again after every exit it did not ask for
@@ -180,32 +182,11 @@ func cleanEnv() []string {
 
 // freePort picks a free loopback port.
 func freePort() (int, error) {
-	ports, err := freePorts(1)
+	ports, err := natsembed.FreePorts(1)
 	if err != nil {
 		return 0, err
 	}
 	return ports[0], nil
-}
-
-// freePorts picks n distinct free loopback ports.
-func freePorts(n int) ([]int, error) {
-	ports := make([]int, 0, n)
-	// Each listener is held open until all are picked, so that no two are the same.
-	var open []net.Listener
-	defer func() {
-		for _, ln := range open {
-			_ = ln.Close()
-		}
-	}()
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("picking a port: %w", err)
-		}
-		open = append(open, ln)
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 // listening reports whether something accepts connections on addr.

@@ -3,7 +3,6 @@ package bustest
 import (
 	"context"
 	"errors"
-	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -91,7 +90,10 @@ type Cluster struct {
 // JetStream has a meta leader; it is shut down when the test ends.
 func StartCluster(tb testing.TB, n int) *Cluster {
 	tb.Helper()
-	ports := freePorts(tb, 2*n)
+	ports, err := natsembed.FreePorts(2 * n)
+	if err != nil {
+		tb.Fatalf("bustest: %v", err)
+	}
 	routes := make([]string, n)
 	for i := range n {
 		routes[i] = "nats://127.0.0.1:" + strconv.Itoa(ports[n+i])
@@ -196,25 +198,4 @@ func (c *Cluster) waitMetaLeader() {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-// freePorts picks n distinct free loopback ports.
-func freePorts(tb testing.TB, n int) []int {
-	tb.Helper()
-	ports := make([]int, 0, n)
-	var open []net.Listener
-	defer func() {
-		for _, l := range open {
-			_ = l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			tb.Fatalf("bustest: picking a port: %v", err)
-		}
-		open = append(open, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports
 }

@@ -196,6 +196,48 @@ func TestProductionWiring(t *testing.T) {
 	}
 }
 
+// TestProductionStreamReplicas: production provisions every stream and bucket on as many
+// replicas as the NATS chart runs servers, so that losing one server stops nothing (a
+// stream on one replica stops with its server, and is lost with its disk).
+func TestProductionStreamReplicas(t *testing.T) {
+	b, err := os.ReadFile("../helm/nats-values.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	node, err := yaml.Parse(string(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := node.Pipe(yaml.Lookup("config", "cluster", "replicas"))
+	if err != nil || v == nil {
+		t.Fatalf("nats-values.yaml: config.cluster.replicas missing (%v)", err)
+	}
+	servers := yaml.GetValue(v)
+	for _, overlay := range []string{"overlays/production", "overlays/production-hpa", "overlays/production-keda-prometheus"} {
+		objs, err := Render(overlay)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, o := range objs {
+			if o.Kind != "ConfigMap" || !strings.HasPrefix(o.Name, "graphrag-common") {
+				continue
+			}
+			var cm corev1.ConfigMap
+			if err := DecodeStrict(o, &cm); err != nil {
+				t.Fatal(err)
+			}
+			found = true
+			if got := cm.Data["GRAPHRAG_STREAM_REPLICAS"]; got != servers {
+				t.Errorf("%s: GRAPHRAG_STREAM_REPLICAS = %q, want %s (the NATS chart's servers)", overlay, got, servers)
+			}
+		}
+		if !found {
+			t.Errorf("%s: no graphrag-common ConfigMap", overlay)
+		}
+	}
+}
+
 // mutate renders the production overlay, applies f to the object kind/name (decoded as
 // generic JSON) and returns the objects.
 func mutate(t *testing.T, objs []Object, kind, name string, f func(m map[string]any)) []Object {

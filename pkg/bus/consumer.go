@@ -59,6 +59,9 @@ const (
 	// and re-entering Next re-runs that check, so a stall lasts at most
 	// this long.
 	nextPoll = 200 * time.Millisecond
+	// stallCheck is how long a consumer waits for a message before it asks the
+	// server whether its pull request is still there (pullLost).
+	stallCheck = 5 * time.Second
 )
 
 // ConsumerSpec describes a durable pull consumer. Processes calling Consume
@@ -312,6 +315,7 @@ func (c *Consumer) run() {
 	slots := make(chan struct{}, c.spec.Workers)
 	iter := c.currentIter()
 	pause := reopenMin
+	idleSince := time.Now()
 	for {
 		select {
 		case slots <- struct{}{}:
@@ -322,8 +326,21 @@ func (c *Consumer) run() {
 		jm, err := iter.Next(jetstream.NextMaxWait(nextPoll))
 		if errors.Is(err, nats.ErrTimeout) {
 			<-slots
+			if time.Since(idleSince) < stallCheck {
+				continue
+			}
+			idleSince = time.Now()
+			if !c.pullLost() {
+				continue
+			}
+			c.log.Warn("the server holds no pull request of the consumer's (its leader changed?); re-opening it")
+			iter.Stop()
+			if iter = c.reopen(reopenMin); iter == nil {
+				return
+			}
 			continue
 		}
+		idleSince = time.Now()
 		if err != nil {
 			<-slots
 			if c.isStopping() {
@@ -353,6 +370,21 @@ func (c *Consumer) run() {
 			c.process(jm)
 		})
 	}
+}
+
+// pullLost reports whether the server's consumer has no pull request waiting although
+// this one is pulling: when a cluster loses the server leading the consumer, the pull
+// requests waiting there are lost without a word, and nats.go (v1.55) notices missing
+// heartbeats only within one Next call, which nextPoll keeps shorter than two
+// heartbeats, so the iterator would wait forever with messages pending.
+func (c *Consumer) pullLost() bool {
+	ctx, cancel := context.WithTimeout(c.handlerCtx, ackTimeout)
+	defer cancel()
+	cons, err := c.b.js.Consumer(ctx, c.spec.Stream, c.spec.Durable)
+	if err != nil {
+		return false // no leader to ask yet: the next check asks again
+	}
+	return cons.CachedInfo().NumWaiting == 0
 }
 
 func (c *Consumer) currentIter() jetstream.MessagesContext {

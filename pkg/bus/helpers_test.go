@@ -61,6 +61,50 @@ func (e *env) newBus(t testing.TB) *bus.Bus {
 	return b
 }
 
+// freePort picks a free loopback port, for a server restarted on the same one.
+func freePort(t testing.TB) int {
+	t.Helper()
+	ports, err := natsembed.FreePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ports[0]
+}
+
+// connectBus opens a bus on its own connection, closed when the test ends.
+func connectBus(ctx context.Context, t testing.TB, cfg bus.ConnConfig) *bus.Bus {
+	t.Helper()
+	nc, err := bus.Connect(ctx, cfg)
+	if err == nil {
+		t.Cleanup(nc.Close)
+		var b *bus.Bus
+		if b, err = bus.New(nc); err == nil {
+			return b
+		}
+	}
+	t.Fatalf("connecting to %s: %v", cfg.URL, err)
+	return nil
+}
+
+// publishRetrying publishes id (as data and message id) on subject, retrying while a
+// leader is elected or a server restarts: an unconfirmed publish that was stored is a
+// duplicate of its retry, dropped by its message id.
+func publishRetrying(ctx context.Context, t testing.TB, b *bus.Bus, subject, id string) {
+	t.Helper()
+	for {
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, err := b.Publish(pctx, subject, []byte(id), bus.WithMsgID(id))
+		cancel()
+		if err == nil {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("publishing %s: %v", id, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 func testCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)

@@ -17,13 +17,16 @@ var ErrLeaseLost = errors.New("lease lost")
 
 // Lease is an exclusive, expiring claim on one key of a key-value bucket whose
 // entries expire (EnsureKV with a TTL; Bus.AcquireLease): the holder writes the key with
-// compare-and-set and renews it every third of the bucket's TTL; if it stops
+// compare-and-set and renews it every fifteenth of the bucket's TTL; if it stops
 // renewing (a crash, a partition), the server expires the key and another
 // process can take it. The lease counts itself lost once it has failed to
 // renew for half the TTL (noticed within two thirds), before the server can
 // expire the key, so two holders never believe they hold it at once unless a
-// process stalls for a third of the TTL. It is not a fencing token: writes already under way when
-// the lease is lost still land.
+// process stalls for a third of the TTL. Renewing often makes the lease outlive
+// any outage of the bucket shorter than two fifths of the TTL, wherever it falls
+// between renewals: on a cluster, the time the servers take to elect a new leader
+// for the bucket after its leader died. It is not a fencing token: writes already
+// under way when the lease is lost still land.
 type Lease struct {
 	kv     jetstream.KeyValue
 	key    string
@@ -45,7 +48,9 @@ type Lease struct {
 type LeaseOptions struct {
 	// Key is the lease's key in the bucket.
 	Key string
-	// Holder identifies this process in the key's value (logged by contenders).
+	// Holder identifies this process in the key's value (logged by contenders). It
+	// must be unique: a key holding it at a revision the lease did not see written
+	// is taken for one of the lease's own renewals whose answer was lost.
 	Holder string
 	// Poll is how often a contender tries again (default: a fifth of the TTL, at most 1 s).
 	Poll time.Duration
@@ -131,13 +136,14 @@ func isWrongLastSequence(err error) bool {
 		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }
 
-// renew rewrites the key once a third of the TTL has passed since the last
-// renewal, checking every sixth; after failing to renew for half the TTL it
+// renew rewrites the key once a fifteenth of the TTL has passed since the last
+// renewal, checking every thirtieth; after failing to renew for half the TTL it
 // declares the lease lost, at most two thirds of the TTL after the last
-// renewal the server saw, so before the server can expire the key.
+// renewal the server saw (an attempt waits up to a sixth), so before the server
+// can expire the key.
 func (l *Lease) renew(ctx context.Context, last time.Time) {
 	defer close(l.done)
-	tick := time.NewTicker(l.ttl / 6)
+	tick := time.NewTicker(l.ttl / 30)
 	defer tick.Stop()
 	for {
 		select {
@@ -145,7 +151,7 @@ func (l *Lease) renew(ctx context.Context, last time.Time) {
 			return
 		case <-tick.C:
 		}
-		if time.Since(last) < l.ttl/3 {
+		if time.Since(last) < l.ttl/15 {
 			continue
 		}
 		sent := time.Now()
@@ -161,6 +167,10 @@ func (l *Lease) renew(ctx context.Context, last time.Time) {
 			l.rev = next
 			l.mu.Unlock()
 			last = sent
+		case errors.Is(err, jetstream.ErrKeyRevisionMismatch) && l.adoptOwnWrite(ctx):
+			// An earlier renewal whose answer never came (lost in a leader election or
+			// a reconnection) was written after all: the next one goes from there. It
+			// is not counted as a renewal: when it was written is unknown.
 		case errors.Is(err, jetstream.ErrKeyRevisionMismatch), errors.Is(err, jetstream.ErrKeyNotFound):
 			// Expired (and perhaps taken) or overwritten: someone else may hold it now.
 			l.fail(fmt.Errorf("%w: %s: %w", ErrLeaseLost, l.key, err))
@@ -172,6 +182,25 @@ func (l *Lease) renew(ctx context.Context, last time.Time) {
 			l.log.Warn("lease: renewal failed; trying again", "key", l.key, "err", err)
 		}
 	}
+}
+
+// adoptOwnWrite reports whether the key holds this holder at another revision than the
+// one it last saw written, and takes that revision as its own.
+func (l *Lease) adoptOwnWrite(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, l.ttl/6)
+	defer cancel()
+	e, err := l.kv.Get(ctx, l.key)
+	if err != nil || string(e.Value()) != l.holder {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e.Revision() == l.rev {
+		return false
+	}
+	l.log.Info("lease: a renewal whose answer was lost was written; going on from it", "key", l.key, "revision", e.Revision())
+	l.rev = e.Revision()
+	return true
 }
 
 func (l *Lease) fail(err error) {

@@ -3,11 +3,13 @@ package bus_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/graphrag/graphrag/pkg/bus"
 	"github.com/graphrag/graphrag/pkg/bus/bustest"
+	"github.com/graphrag/graphrag/pkg/natsembed"
 )
 
 const leaseTTL = time.Second
@@ -149,5 +151,86 @@ func TestLeaseNeedsAnExpiringBucket(t *testing.T) {
 	}
 	if _, err := e.b.AcquireLease(testCtx(t), "missing", bus.LeaseOptions{Key: "k", Holder: "h"}); !errors.Is(err, bus.ErrNotFound) {
 		t.Fatalf("AcquireLease in a missing bucket = %v, want ErrNotFound", err)
+	}
+}
+
+// A holder keeps its lease through an outage of the bucket as long as a JetStream
+// failover, wherever the outage falls between its renewals: when a cluster loses the
+// server leading the bucket, the others elect a leader only after their Raft election
+// timeout (4–9 s in nats-server), and a holder that gave up meanwhile would stop the
+// grapher for nothing. Each outage here lasts three tenths of the TTL (9 s of the
+// pipeline's 30 s) and begins at another point after a renewal.
+func TestLeaseOutlivesAFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("stops and restarts a server")
+	}
+	const ttl = 4 * time.Second
+	const outage = 3 * ttl / 10
+	dir, port := t.TempDir(), freePort(t)
+	start := func() *natsembed.Server {
+		s, err := natsembed.Start(natsembed.Config{DataDir: dir, Port: port})
+		if err != nil {
+			t.Fatalf("starting the server: %v", err)
+		}
+		return s
+	}
+	srv := start()
+	defer func() { srv.Shutdown() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	connect := func(name string) *bus.Bus {
+		return connectBus(ctx, t, bus.ConnConfig{URL: srv.ClientURL(), Name: name, ReconnectWait: 20 * time.Millisecond,
+			MaxReconnectWait: 50 * time.Millisecond})
+	}
+	b, watcher := connect("holder"), connect("watcher")
+	kv, err := watcher.EnsureKV(ctx, "leases", ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := b.AcquireLease(ctx, "leases", bus.LeaseOptions{Key: "grapher", Holder: "a", Poll: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("AcquireLease: %v", err)
+	}
+	held := func(what string) {
+		t.Helper()
+		select {
+		case <-a.Lost():
+			t.Fatalf("lease lost %s: %v", what, a.Err())
+		default:
+		}
+	}
+	// renewal waits (up to the TTL) until the holder rewrites the key, its revision
+	// moving, and returns when.
+	renewal := func() time.Time {
+		t.Helper()
+		var first uint64
+		for deadline := time.Now().Add(ttl); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			e, err := kv.Entry(ctx, "grapher")
+			switch {
+			case err != nil: // reconnecting after a restart
+			case first == 0:
+				first = e.Revision
+			case e.Revision != first:
+				return time.Now()
+			}
+		}
+		held("with no renewal for the TTL")
+		t.Fatal("the holder did not renew its lease for the TTL")
+		return time.Time{}
+	}
+	for _, at := range []time.Duration{ttl/3 - 100*time.Millisecond, ttl/2 - 100*time.Millisecond, ttl / 10} {
+		renewed := renewal()
+		time.Sleep(time.Until(renewed.Add(at)))
+		srv.Shutdown()
+		time.Sleep(outage)
+		srv = start()
+		t.Logf("bucket unreachable from %v to %v after a renewal", at, time.Since(renewed).Round(time.Millisecond))
+		held(fmt.Sprintf("through an outage of %v from %v after a renewal", outage, at))
+	}
+	// A holder that gave up in the last outage would have noticed by its next renewal.
+	renewal()
+	held("after the outages")
+	if err := a.Release(ctx); err != nil {
+		t.Fatalf("Release: %v", err)
 	}
 }

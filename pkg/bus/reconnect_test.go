@@ -2,7 +2,6 @@ package bus_test
 
 import (
 	"context"
-	"net"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,13 +13,7 @@ import (
 // TestConsumerSurvivesServerRestart: the connection reconnects by itself and
 // the consumer keeps pulling from the restarted server.
 func TestConsumerSurvivesServerRestart(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cfg := natsembed.Config{DataDir: t.TempDir(), Port: port}
+	cfg := natsembed.Config{DataDir: t.TempDir(), Port: freePort(t)}
 	srv, err := natsembed.Start(cfg)
 	if err != nil {
 		t.Fatalf("Start: %v", err)

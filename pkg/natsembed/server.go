@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,6 +44,25 @@ type Config struct {
 	// Logger receives the server log (notices at Info, warnings at Warn,
 	// errors at Error, debug at Debug). Nil discards it.
 	Logger *slog.Logger
+	// Name is the server's name in its cluster (default graphrag-embedded).
+	Name string
+	// Cluster, when set, routes the server into a JetStream cluster of servers
+	// on the same loopback host (tests of a cluster losing a node; graphrag
+	// up's embedded server runs alone).
+	Cluster *Cluster
+}
+
+// Cluster routes servers into one JetStream cluster. Every server of the
+// cluster needs its own Config.Name, DataDir and ports.
+type Cluster struct {
+	// Name is the cluster's name, the same on every server.
+	Name string
+	// Port is this server's route port on Config.Host (required: the other
+	// servers' Routes name it).
+	Port int
+	// Routes are the route URLs (nats://host:port) of every server of the
+	// cluster; the server's own is ignored.
+	Routes []string
 }
 
 // Server is a running embedded NATS server.
@@ -71,15 +91,26 @@ func Start(cfg Config) (*Server, error) {
 	}
 	// The server reports a port it cannot listen on only in its log, so Start would
 	// wait readyTimeout for nothing: try the port first.
-	if port > 0 {
-		l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+	ports := []int{port}
+	if cfg.Cluster != nil {
+		ports = append(ports, cfg.Cluster.Port)
+	}
+	for _, p := range ports {
+		if p <= 0 {
+			continue
+		}
+		l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(p)))
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s:%d: %w", ErrPortInUse, host, port, err)
+			return nil, fmt.Errorf("%w: %s:%d: %w", ErrPortInUse, host, p, err)
 		}
 		_ = l.Close()
 	}
+	name := cfg.Name
+	if name == "" {
+		name = "graphrag-embedded"
+	}
 	opts := &server.Options{
-		ServerName: "graphrag-embedded",
+		ServerName: name,
 		Host:       host,
 		Port:       port,
 		JetStream:  true,
@@ -87,9 +118,21 @@ func Start(cfg Config) (*Server, error) {
 		MaxPayload: cfg.MaxPayload,
 		// The host process owns signal handling; the server must not.
 		NoSigs: true,
-		// No HTTP monitoring, cluster, gateway or leafnode listeners: the
-		// embedded server is reachable on the client port only.
+		// No HTTP monitoring, gateway or leafnode listeners, and no cluster
+		// unless asked for: the embedded server is reachable on the client
+		// port (and its route port) only.
 		HTTPPort: 0,
+	}
+	if c := cfg.Cluster; c != nil {
+		if c.Name == "" || c.Port <= 0 || len(c.Routes) == 0 {
+			return nil, errors.New("natsembed: starting server: a cluster needs a name, a route port and routes")
+		}
+		routes, err := routeURLs(c.Routes, host)
+		if err != nil {
+			return nil, err
+		}
+		opts.Cluster = server.ClusterOpts{Name: c.Name, Host: host, Port: c.Port}
+		opts.Routes = routes
 	}
 	ns, err := server.NewServer(opts)
 	if err != nil {
@@ -129,6 +172,46 @@ func (s *Server) Shutdown() {
 		s.ns.Shutdown()
 		s.ns.WaitForShutdown()
 	})
+}
+
+// FreePorts picks n distinct free ports on 127.0.0.1, for servers whose ports must be
+// known before they start (the routes of a cluster name every server's route port).
+// Another process may take one before it is used.
+func FreePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	// Each listener stays open until all are picked, so that no two are the same.
+	var open []net.Listener
+	defer func() {
+		for _, l := range open {
+			_ = l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", net.JoinHostPort(DefaultHost, "0"))
+		if err != nil {
+			return nil, fmt.Errorf("natsembed: picking a port: %w", err)
+		}
+		open = append(open, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// routeURLs parses the routes of a cluster, each of which must be on a
+// loopback host, as the server itself is.
+func routeURLs(routes []string, host string) ([]*url.URL, error) {
+	out := make([]*url.URL, 0, len(routes))
+	for _, r := range routes {
+		u, err := url.Parse(r)
+		if err != nil {
+			return nil, fmt.Errorf("natsembed: starting server: route %q: %w", r, err)
+		}
+		if !isLoopback(u.Hostname()) {
+			return nil, fmt.Errorf("natsembed: starting server %s with route %q: %w", host, r, ErrNotLoopback)
+		}
+		out = append(out, u)
+	}
+	return out, nil
 }
 
 func isLoopback(host string) bool {

@@ -32,8 +32,11 @@ var Stages = []struct {
 
 // LeaseTTL is how long a lease in schema.LeaseBucket outlives its holder's last
 // renewal: a grapher that dies without releasing it is replaced after at most this
-// long.
-const LeaseTTL = 15 * time.Second
+// long. A holder keeps its lease through an outage of the bucket of up to two fifths
+// of it (pkg/bus Lease), 12 s: longer than a JetStream cluster takes to elect a new
+// leader for the bucket after losing the server that led it (Raft election timeout
+// 4–9 s in nats-server; docs/adr/0055-a-cluster-that-loses-a-node.md).
+const LeaseTTL = 30 * time.Second
 
 // DLQStream holds dead letters of every stage, on graphrag.dlq.<stage>.<corpus>.
 const DLQStream = "GRAPHRAG_DLQ"

@@ -6,11 +6,17 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/graphrag/graphrag/pkg/bus"
+	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/graphstore/boltgraph"
 	"github.com/graphrag/graphrag/pkg/graphstore/neo4jgraph"
+	"github.com/graphrag/graphrag/pkg/natsembed"
+	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore/embedded"
 	"github.com/graphrag/graphrag/pkg/vectorstore/milvusstore"
@@ -29,6 +35,10 @@ type layout interface {
 	dump(ctx context.Context) (dump, error)
 }
 
+// Runs compare communities with the uninterrupted run's, so the graphers detect them
+// cold (-detect-warm=false): a warm-started hierarchy depends on the order in which
+// documents were merged, which kills change (ADR 0042).
+//
 // ackWaits make what a killed process held come back after 3 s instead of a minute
 // (live handlers extend it), as the crash test does.
 var ackWaits = map[string][]string{
@@ -43,71 +53,122 @@ func between(lo, hi time.Duration) func() time.Duration {
 	return func() time.Duration { return lo + rand.N(hi-lo+1) }
 }
 
-// natsProc is a NATS server with JetStream on port, its store in dir.
-func (h *harness) natsProc(dir string, port int) *proc {
+// natsProc is a NATS server with JetStream on port, its store in dir/name.
+func (h *harness) natsProc(dir, name string, port int, extra ...string) *proc {
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	return &proc{name: "nats", bin: filepath.Join(h.opt.bin, "nats-server"),
-		args:    []string{"-a", "127.0.0.1", "-p", strconv.Itoa(port), "-js", "-sd", filepath.Join(dir, "nats")},
-		logPath: filepath.Join(dir, "nats.log"), ready: listening(addr), restartDelay: between(time.Second, 5*time.Second)}
+	return &proc{name: name, bin: filepath.Join(h.opt.bin, "nats-server"),
+		args:    append([]string{"-a", "127.0.0.1", "-p", strconv.Itoa(port), "-js", "-sd", filepath.Join(dir, name)}, extra...),
+		logPath: filepath.Join(dir, name+".log"), ready: listening(addr), restartDelay: between(time.Second, 5*time.Second)}
+}
+
+// clusterProcs are three NATS servers routed into one JetStream cluster on loopback,
+// each with its own store, client, route and monitoring port. A server is ready once its
+// /healthz says it is current with the cluster (JetStream's meta group and every stream
+// and consumer it holds), so none is ready before a meta leader exists.
+func (h *harness) clusterProcs(dir string, size int) ([]*proc, []int, error) {
+	ports, err := natsembed.FreePorts(3 * size)
+	if err != nil {
+		return nil, nil, err
+	}
+	client, route, monitor := ports[:size], ports[size:2*size], ports[2*size:]
+	routes := make([]string, size)
+	for i, p := range route {
+		routes[i] = "nats://127.0.0.1:" + strconv.Itoa(p)
+	}
+	procs := make([]*proc, size)
+	for i := range size {
+		name := "nats-" + strconv.Itoa(i+1)
+		procs[i] = h.natsProc(dir, name, client[i], "-n", name, "--cluster_name", "graphrag",
+			"--cluster", routes[i], "--routes", strings.Join(routes, ","), "-m", strconv.Itoa(monitor[i]))
+		procs[i].ready = healthz("127.0.0.1:" + strconv.Itoa(monitor[i]))
+	}
+	return procs, client, nil
 }
 
 // upLayout is `graphrag up` on its embedded stores: with its embedded NATS server (the
-// suite kills up), or with a NATS server of its own (the suite kills the NATS server).
+// suite kills up), or with NATS servers of its own, one or a cluster of three with every
+// stream and bucket on three replicas (the suite kills NATS servers).
 type upLayout struct {
-	h        *harness
-	dir      string
-	port     int
-	external bool
-	nats, up *proc
+	h     *harness
+	dir   string
+	ports []int // the client ports of the NATS servers (of up's embedded one, or of nats)
+	nats  []*proc
+	up    *proc
+	// killed are the servers the suite has killed so far in this run (cluster).
+	killed []*proc
 }
 
-func (h *harness) newUpLayout(dir string, external bool) (*upLayout, error) {
-	port, err := freePort()
+// newUpLayout makes the layout with servers NATS servers of its own (0: up's embedded
+// one; 3: a cluster).
+func (h *harness) newUpLayout(dir string, servers int) (*upLayout, error) {
+	ports, err := natsembed.FreePorts(2)
 	if err != nil {
 		return nil, err
 	}
-	httpPort, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	l := &upLayout{h: h, dir: dir, port: port, external: external}
-	httpAddr := "127.0.0.1:" + strconv.Itoa(httpPort)
+	l := &upLayout{h: h, dir: dir, ports: ports[:1]}
+	httpAddr := "127.0.0.1:" + strconv.Itoa(ports[1])
 	args := []string{"up", "-data-dir", filepath.Join(dir, "data"), "-http-addr", httpAddr, "-log-level", "warn",
-		"-log-format", "text", "-detect-debounce", "300ms", "-shutdown-timeout", "20s"}
-	if external {
-		l.nats = h.natsProc(dir, port)
+		"-log-format", "text", "-detect-debounce", "300ms", "-detect-warm=false", "-shutdown-timeout", "20s"}
+	switch servers {
+	case 0:
+		args = append(args, "-nats-port", strconv.Itoa(l.ports[0]))
+	case 1:
+		l.nats = []*proc{h.natsProc(dir, "nats", l.ports[0])}
 		args = append(args, "-nats-url", l.natsURL())
-	} else {
-		args = append(args, "-nats-port", strconv.Itoa(port))
+	default:
+		if l.nats, l.ports, err = h.clusterProcs(dir, servers); err != nil {
+			return nil, err
+		}
+		args = append(args, "-nats-url", l.natsURL(), "-stream-replicas", strconv.Itoa(servers))
 	}
 	l.up = &proc{name: "up", bin: filepath.Join(h.opt.bin, "graphrag"), args: append(args, ackWaits["up"]...),
 		logPath: filepath.Join(dir, "up.log"), ready: readyz(httpAddr), restartDelay: between(0, 500*time.Millisecond)}
 	return l, nil
 }
 
-func (l *upLayout) natsURL() string { return "nats://127.0.0.1:" + strconv.Itoa(l.port) }
-
-func (l *upLayout) all() []*proc {
-	if l.external {
-		return []*proc{l.nats, l.up}
+// natsURL lists every server of the layout, as a client of a cluster is configured.
+func (l *upLayout) natsURL() string {
+	urls := make([]string, len(l.ports))
+	for i, p := range l.ports {
+		urls[i] = "nats://127.0.0.1:" + strconv.Itoa(p)
 	}
-	return []*proc{l.up}
+	return strings.Join(urls, ",")
 }
+
+func (l *upLayout) all() []*proc { return append(slices.Clone(l.nats), l.up) }
 
 func (l *upLayout) victims() []*proc {
-	if l.external {
-		return []*proc{l.nats}
+	if len(l.nats) > 0 {
+		return l.nats
 	}
 	return []*proc{l.up}
 }
 
-func (l *upLayout) start(ctx context.Context) error { return startAll(ctx, l.all()) }
+func (l *upLayout) start(ctx context.Context) error {
+	if len(l.nats) < 2 {
+		return startAll(ctx, l.all())
+	}
+	// The servers of a cluster are ready together (a meta leader needs a quorum).
+	for _, p := range l.nats {
+		if err := p.start(); err != nil {
+			return err
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	for _, p := range l.nats {
+		if err := p.waitReady(wctx); err != nil {
+			return err
+		}
+	}
+	return startAll(ctx, []*proc{l.up})
+}
 
 func (l *upLayout) stop() error {
-	// up first: its bus must not lose the server while it drains.
+	// up first: its bus must not lose the servers while it drains.
 	err := l.up.stop(30 * time.Second)
-	if l.external {
-		err = errors.Join(err, l.nats.stop(10*time.Second))
+	for _, p := range l.nats {
+		err = errors.Join(err, p.stop(10*time.Second))
 	}
 	return err
 }
@@ -147,7 +208,7 @@ func (h *harness) newMultiLayout(dir, corpus string) (*multiLayout, error) {
 		return nil, err
 	}
 	l := &multiLayout{h: h, dir: dir, port: port, corpus: corpus}
-	l.nats = h.natsProc(dir, port)
+	l.nats = h.natsProc(dir, "nats", port)
 	stores := []string{"-graph-store", "neo4j", "-neo4j-uri", h.opt.neo4jURI, "-neo4j-user", "neo4j",
 		"-vector-store", "milvus", "-milvus-address", h.opt.milvusAddr}
 	names := []string{"grapher", "summarizer", "query"}
@@ -167,7 +228,7 @@ func (h *harness) newMultiLayout(dir, corpus string) (*multiLayout, error) {
 		args := append([]string{"-nats-url", l.natsURL(), "-data-dir", filepath.Join(dir, name), "-http-addr", httpAddr,
 			"-log-level", "warn", "-log-format", "text", "-shutdown-timeout", "20s"}, stores...)
 		if bin == "grapher" {
-			args = append(args, "-detect-debounce", "300ms")
+			args = append(args, "-detect-debounce", "300ms", "-detect-warm=false")
 		}
 		l.procs = append(l.procs, &proc{name: name, bin: filepath.Join(h.opt.bin, bin), args: append(args, ackWaits[bin]...),
 			logPath: filepath.Join(dir, name+".log"), ready: readyz(httpAddr), restartDelay: between(0, 2*time.Second)})
@@ -235,4 +296,144 @@ func startAll(ctx context.Context, procs []*proc) error {
 		}
 	}
 	return nil
+}
+
+// A cluster layout chooses its victims itself and checks its replicas at the end.
+type clustered interface {
+	// pick returns the next server to kill and why it was chosen, or nil to choose at
+	// random among the victims.
+	pick(ctx context.Context, b *bus.Bus, rng *rand.Rand) (*proc, string)
+	// checkReplicas fails unless everything the pipeline provisioned is replicated on
+	// every server of the cluster, and every replica is current.
+	checkReplicas(ctx context.Context, b *bus.Bus) error
+}
+
+var _ clustered = (*upLayout)(nil)
+
+// pick chooses, on a cluster, first the leader of one of the pipeline's event streams
+// (at random), then any server but the one killed last, once that one is healthy again:
+// the cluster loses one node at a time, which a replication factor of 3 survives.
+func (l *upLayout) pick(ctx context.Context, b *bus.Bus, rng *rand.Rand) (*proc, string) {
+	if len(l.nats) < 2 {
+		return nil, ""
+	}
+	if len(l.killed) == 0 {
+		stream := pipeline.StreamName(events.Kinds[rng.IntN(len(events.Kinds))])
+		if p := l.streamLeader(ctx, b, stream); p != nil {
+			l.killed = append(l.killed, p)
+			return p, "leader of " + stream
+		}
+		l.h.log.Warn("no leader found; killing a server at random", "stream", stream)
+		p := l.nats[rng.IntN(len(l.nats))]
+		l.killed = append(l.killed, p)
+		return p, ""
+	}
+	last := l.killed[len(l.killed)-1]
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	err := last.waitReady(wctx)
+	cancel()
+	if err != nil {
+		l.h.log.Warn("the server killed last is not healthy again; killing another all the same", "server", last.name, "err", err)
+	}
+	others := slices.DeleteFunc(slices.Clone(l.nats), func(p *proc) bool { return p == last })
+	p := others[rng.IntN(len(others))]
+	l.killed = append(l.killed, p)
+	return p, ""
+}
+
+// streamLeader is the server leading stream, asked for up to 15 s (nil: none found).
+func (l *upLayout) streamLeader(ctx context.Context, b *bus.Bus, stream string) *proc {
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		leader := ""
+		if s, err := b.JetStream().Stream(ictx, stream); err == nil {
+			if info, err := s.Info(ictx); err == nil && info.Cluster != nil {
+				leader = info.Cluster.Leader
+			}
+		}
+		cancel()
+		for _, p := range l.nats {
+			if p.name == leader {
+				return p
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return nil
+}
+
+// checkReplicas waits up to a minute for every stream of the pipeline (the streams
+// behind its key-value buckets and object store included) to have one current replica on
+// every server; on anything but a cluster it checks nothing.
+func (l *upLayout) checkReplicas(ctx context.Context, b *bus.Bus) error {
+	if len(l.nats) < 2 {
+		return nil
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		problems, err := l.replicaProblems(ctx, b)
+		if err == nil && len(problems) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			if err != nil {
+				return fmt.Errorf("checking replicas: %w", err)
+			}
+			return fmt.Errorf("replicas: %s", strings.Join(problems, "; "))
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// pipelineStreams are the streams the pipeline provisions: its event streams and dead
+// letters, and the streams behind its key-value buckets and object store.
+var pipelineStreams = func() []string {
+	names := []string{pipeline.DLQStream, "KV_" + schema.StateBucket, "KV_" + schema.LLMCacheBucket,
+		"KV_" + schema.LeaseBucket, "OBJ_" + schema.DocumentBucket}
+	for _, k := range events.Kinds {
+		names = append(names, pipeline.StreamName(k))
+	}
+	return names
+}()
+
+func (l *upLayout) replicaProblems(ctx context.Context, b *bus.Bus) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var problems []string
+	seen := map[string]bool{}
+	list := b.JetStream().ListStreams(ctx)
+	for info := range list.Info() {
+		name := info.Config.Name
+		if !slices.Contains(pipelineStreams, name) {
+			continue
+		}
+		seen[name] = true
+		if info.Config.Replicas != len(l.nats) {
+			problems = append(problems, fmt.Sprintf("%s has %d replicas", name, info.Config.Replicas))
+			continue
+		}
+		if info.Cluster == nil || info.Cluster.Leader == "" {
+			problems = append(problems, name+" has no leader")
+			continue
+		}
+		current := 1 // the leader
+		for _, r := range info.Cluster.Replicas {
+			if r.Current && !r.Offline {
+				current++
+			}
+		}
+		if current != len(l.nats) {
+			problems = append(problems, fmt.Sprintf("%s has %d current replicas of %d", name, current, len(l.nats)))
+		}
+	}
+	if err := list.Err(); err != nil {
+		return nil, err
+	}
+	for _, name := range pipelineStreams {
+		if !seen[name] {
+			problems = append(problems, name+" is missing")
+		}
+	}
+	return problems, nil
 }

@@ -6,6 +6,9 @@
 //   - up: `graphrag up` (embedded NATS and stores) killed 1–3 times per run;
 //   - nats: `graphrag up` on a NATS server of its own; the NATS server is killed and
 //     started again 1–5 s later, 1–2 times per run;
+//   - cluster: `graphrag up` on a 3-node JetStream cluster of its own, every stream and
+//     bucket on 3 replicas; the leader of one of the pipeline's streams is killed, later
+//     another node once the first is healthy again, each started again 1–5 s later;
 //   - multi: a NATS server, 2 extractors, a grapher, a summarizer and a query service as
 //     separate processes on Neo4j and Milvus; any of them killed 1–3 times per run and
 //     started again 0–2 s later (the NATS server 1–5 s).
@@ -13,7 +16,8 @@
 // A run passes when its index holds exactly what the uninterrupted run's holds (entities
 // with mention counts, chunks and PageRank; relationships with weights and mentions;
 // communities; reports; chunks; entity records), every community has a report and no
-// report a missing community, and nothing was dead-lettered. scripts/chaos/run.sh builds
+// report a missing community, and nothing was dead-lettered (on the cluster, too, every
+// stream the pipeline provisioned has 3 current replicas at the end). scripts/chaos/run.sh builds
 // the binaries, starts Neo4j and Milvus for the multi layout, and runs this with
 // `go run` (scripts/ belongs to no module). docs/operations.md records the results.
 package main
@@ -37,20 +41,21 @@ import (
 )
 
 type options struct {
-	bin        string
-	work       string
-	dataset    string
-	docs       int
-	batches    int
-	runsUp     int
-	runsNATS   int
-	runsMulti  int
-	extractors int
-	seed       uint64
-	out        string
-	neo4jURI   string
-	milvusAddr string
-	runTimeout time.Duration
+	bin         string
+	work        string
+	dataset     string
+	docs        int
+	batches     int
+	runsUp      int
+	runsNATS    int
+	runsMulti   int
+	runsCluster int
+	extractors  int
+	seed        uint64
+	out         string
+	neo4jURI    string
+	milvusAddr  string
+	runTimeout  time.Duration
 }
 
 // harness runs the scenarios.
@@ -71,6 +76,7 @@ func main() {
 	flag.IntVar(&o.batches, "batches", 3, "batches the documents are published in (each makes detection replace communities)")
 	flag.IntVar(&o.runsUp, "runs-up", 20, "runs killing graphrag up")
 	flag.IntVar(&o.runsNATS, "runs-nats", 5, "runs killing the NATS server under graphrag up")
+	flag.IntVar(&o.runsCluster, "runs-cluster", 20, "runs killing a stream leader, then another node, of a 3-node NATS cluster under graphrag up (every stream and bucket on 3 replicas)")
 	flag.IntVar(&o.runsMulti, "runs-multi", 20, "runs killing processes of the multi-process layout (needs -neo4j-uri and -milvus-address)")
 	flag.IntVar(&o.extractors, "extractors", 2, "extractor processes in the multi-process layout")
 	flag.Uint64Var(&o.seed, "seed", 0, "random seed (0: from the clock; the report names it)")
@@ -110,7 +116,7 @@ func run(o options) error {
 	h.docs = docs
 	h.log.Info("chaos suite", "seed", o.seed, "work", o.work, "documents", len(docs))
 	var reports []scenarioReport
-	if o.runsUp+o.runsNATS > 0 {
+	if o.runsUp+o.runsNATS+o.runsCluster > 0 {
 		reports = append(reports, h.upScenarios(ctx)...)
 	}
 	if o.runsMulti > 0 {

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/graphrag/graphrag/pkg/natsembed"
 )
 
 // proc is a supervised process: started again after every exit it did not ask for
@@ -180,12 +182,11 @@ func cleanEnv() []string {
 
 // freePort picks a free loopback port.
 func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := natsembed.FreePorts(1)
 	if err != nil {
-		return 0, fmt.Errorf("picking a port: %w", err)
+		return 0, err
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
+	return ports[0], nil
 }
 
 // listening reports whether something accepts connections on addr.
@@ -201,11 +202,19 @@ func listening(addr string) func(context.Context) bool {
 }
 
 // readyz reports whether the process's /readyz answers 200.
-func readyz(addr string) func(context.Context) bool {
+func readyz(addr string) func(context.Context) bool { return httpOK("http://" + addr + "/readyz") }
+
+// healthz reports whether a NATS server's monitoring endpoint says it is healthy: with
+// JetStream, current with its cluster's meta group and with every stream and consumer it
+// holds a replica of.
+func healthz(addr string) func(context.Context) bool { return httpOK("http://" + addr + "/healthz") }
+
+// httpOK reports whether a GET of url answers 200 within 2 s.
+func httpOK(url string) func(context.Context) bool {
 	return func(ctx context.Context) bool {
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/readyz", nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {
 			return false
 		}

@@ -3,7 +3,7 @@
 # and Milvus for the multi-process layout (scripts/integration installs them from Maven
 # Central and PyPI, cached), and runs scripts/chaos/*.go with the arguments given:
 #
-#   scripts/chaos/run.sh [-runs-up 20] [-runs-nats 5] [-runs-multi 20] [-docs 120] [-seed N] [-out FILE]
+#   scripts/chaos/run.sh [-runs-up 20] [-runs-nats 5] [-runs-cluster 20] [-runs-multi 20] [-docs 120] [-seed N] [-out FILE]
 #
 # -runs-multi 0 skips the multi-process layout and starts no store server. Everything
 # started is stopped on exit; the work directory (logs, data of every run) is kept

@@ -63,28 +63,41 @@ type runSpec struct {
 	base     dump          // nil for the uninterrupted run
 }
 
-// upScenarios runs the uninterrupted `graphrag up` run, then the runs killing up and
-// the runs killing its NATS server, both compared with it.
+// upScenarios runs the uninterrupted `graphrag up` run, then the runs killing up, the
+// runs killing its NATS server and the runs killing nodes of its NATS cluster, all
+// compared with it.
 func (h *harness) upScenarios(ctx context.Context) []scenarioReport {
-	embedded := func(dir string) (layout, error) { return h.newUpLayout(dir, false) }
-	external := func(dir string) (layout, error) { return h.newUpLayout(dir, true) }
-	base := h.runOnce(ctx, runSpec{scenario: "up", corpus: h.corpus, layout: embedded})
+	servers := func(n int) func(dir string) (layout, error) {
+		return func(dir string) (layout, error) { return h.newUpLayout(dir, n) }
+	}
+	base := h.runOnce(ctx, runSpec{scenario: "up", corpus: h.corpus, layout: servers(0)})
 	up := scenarioReport{name: "up: kill -9 of graphrag up", baseline: base}
 	nats := scenarioReport{name: "nats: kill -9 of the NATS server under graphrag up", baseline: base}
+	cluster := scenarioReport{name: "cluster: kill -9 of a stream leader, then of another node, of a 3-node JetStream cluster (R3) under graphrag up", baseline: base}
 	if !base.passed() {
 		return []scenarioReport{up}
 	}
-	w := newWindow(base.took)
-	for i := 1; i <= h.opt.runsUp && ctx.Err() == nil; i++ {
-		up.runs = append(up.runs, h.runKilling(ctx, w, runSpec{scenario: "up", index: i, corpus: h.corpus, layout: embedded,
-			kills: 1 + h.rng.IntN(3), base: base.dump}))
+	scenario := func(rep *scenarioReport, name string, runs, layoutServers int, kills func() int) {
+		w := newWindow(base.took)
+		for i := 1; i <= runs && ctx.Err() == nil; i++ {
+			rep.runs = append(rep.runs, h.runKilling(ctx, w, runSpec{scenario: name, index: i, corpus: h.corpus,
+				layout: servers(layoutServers), kills: kills(), base: base.dump}))
+		}
 	}
-	w = newWindow(base.took)
-	for i := 1; i <= h.opt.runsNATS && ctx.Err() == nil; i++ {
-		nats.runs = append(nats.runs, h.runKilling(ctx, w, runSpec{scenario: "nats", index: i, corpus: h.corpus, layout: external,
-			kills: 1 + h.rng.IntN(2), base: base.dump}))
+	var reports []scenarioReport
+	if h.opt.runsUp > 0 {
+		scenario(&up, "up", h.opt.runsUp, 0, func() int { return 1 + h.rng.IntN(3) })
+		reports = append(reports, up)
 	}
-	return []scenarioReport{up, nats}
+	if h.opt.runsNATS > 0 {
+		scenario(&nats, "nats", h.opt.runsNATS, 1, func() int { return 1 + h.rng.IntN(2) })
+		reports = append(reports, nats)
+	}
+	if h.opt.runsCluster > 0 {
+		scenario(&cluster, "cluster", h.opt.runsCluster, 3, func() int { return 2 })
+		reports = append(reports, cluster)
+	}
+	return reports
 }
 
 // window is how long runs of a scenario take to complete: the median of the last runs
@@ -230,6 +243,9 @@ func (h *harness) drive(ctx context.Context, l layout, s runSpec, res *runResult
 	for _, stage := range st.Stages {
 		res.deadLettered += stage.DeadLettered
 	}
+	if c, ok := l.(clustered); ok && err == nil {
+		err = c.checkReplicas(ctx, b)
+	}
 	return err
 }
 
@@ -253,10 +269,20 @@ func (h *harness) killAtRandom(ctx context.Context, l layout, b *bus.Bus, s runS
 				return true
 			}
 		}
-		victims := l.victims()
-		v := victims[h.rng.IntN(len(victims))]
+		var v *proc
+		why := ""
+		if c, ok := l.(clustered); ok {
+			v, why = c.pick(ctx, b, h.rng)
+		}
+		if v == nil {
+			victims := l.victims()
+			v = victims[h.rng.IntN(len(victims))]
+		}
 		if v.kill() { // else it is down already, waiting for its restart
-			res.kills = append(res.kills, fmt.Sprintf("%s@%.1fs", v.name, time.Since(start).Seconds()))
+			if why != "" {
+				why = " (" + why + ")"
+			}
+			res.kills = append(res.kills, fmt.Sprintf("%s%s@%.1fs", v.name, why, time.Since(start).Seconds()))
 		}
 	}
 	return false

@@ -9,10 +9,11 @@ import (
 	"github.com/graphrag/graphrag/pkg/errkind"
 )
 
-var (
-	errMissing = errkind.New(errkind.NotFound, "store: not found")
-	errCursor  = errkind.Public(errkind.Invalid, "invalid argument")
-)
+// errMissing is a sentinel as a store declares one.
+var errMissing = errkind.New(errkind.NotFound, "store: not found")
+
+// errCursor is one written for the client of a request.
+var errCursor = errkind.Public(errkind.Invalid, "invalid argument")
 
 func TestKindOf(t *testing.T) {
 	tests := []struct {

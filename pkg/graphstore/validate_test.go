@@ -7,6 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/graphrag/graphrag/pkg/graphstore"
 )
 
@@ -86,6 +92,57 @@ func TestValidatingNamesTheSmallestBadKey(t *testing.T) {
 		err := graphstore.Validating(&counting{}).SetPageRank(t.Context(), "k", scores)
 		if err == nil || !strings.Contains(err.Error(), `"c"`) {
 			t.Fatalf("error %v, want one naming \"c\"", err)
+		}
+	}
+}
+
+// Every call is one span named after the method, with the corpus; a failed one has
+// the status Error described by the error's kind.
+func TestValidatingSpans(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	prev := otel.GetTracerProvider()
+	otel.SetTracerProvider(tp)
+	t.Cleanup(func() { otel.SetTracerProvider(prev) })
+
+	s := graphstore.Validating(&counting{})
+	ctx := t.Context()
+	if _, err := s.Stats(ctx, "k"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Communities(ctx, "k", -2); !errors.Is(err, graphstore.ErrInvalid) {
+		t.Fatalf("Communities(-2) = %v", err)
+	}
+	if err := s.SetPageRank(ctx, "", nil); !errors.Is(err, graphstore.ErrInvalid) {
+		t.Fatalf("SetPageRank(corpus \"\") = %v", err)
+	}
+	spans := rec.Ended()
+	type got struct {
+		name, corpus string
+		code         codes.Code
+		desc         string
+	}
+	want := []got{
+		{"graphstore.Stats", "k", codes.Unset, ""},
+		{"graphstore.Communities", "k", codes.Error, "invalid"},
+		{"graphstore.SetPageRank", "", codes.Error, "invalid"},
+	}
+	if len(spans) != len(want) {
+		t.Fatalf("%d spans, want %d", len(spans), len(want))
+	}
+	for i, sp := range spans {
+		corpus := ""
+		for _, a := range sp.Attributes() {
+			if a.Key == "graphrag.corpus" {
+				corpus = a.Value.AsString()
+			}
+		}
+		g := got{sp.Name(), corpus, sp.Status().Code, sp.Status().Description}
+		if g != want[i] {
+			t.Errorf("span %d = %+v, want %+v", i, g, want[i])
+		}
+		if sp.SpanKind() != trace.SpanKindClient {
+			t.Errorf("span %s is of kind %v, want client", sp.Name(), sp.SpanKind())
 		}
 	}
 }

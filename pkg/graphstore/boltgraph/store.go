@@ -39,8 +39,8 @@ func WithFileMode(m os.FileMode) Option {
 	return optionFunc(func(c *config) { c.mode = m })
 }
 
-// Store is the bbolt-backed graphstore.Store. Its methods check their arguments in
-// graphstore.Validating, which holds the driver, store.
+// Store is the bbolt-backed graphstore.Store. Its methods check their arguments, and
+// are traced, in graphstore.Validating, which holds the driver, store.
 type Store struct {
 	graphstore.Store
 	s *store

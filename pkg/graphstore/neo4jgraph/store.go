@@ -55,7 +55,8 @@ func WithMaxRetryTime(d time.Duration) Option {
 }
 
 // Store is the Neo4j graphstore.Store. It is safe for concurrent use. Its methods
-// check their arguments in graphstore.Validating, which holds the driver, store.
+// check their arguments, and are traced, in graphstore.Validating, which holds the
+// driver, store.
 type Store struct {
 	graphstore.Store
 	s *store

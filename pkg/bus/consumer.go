@@ -17,6 +17,8 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/graphrag/graphrag/pkg/errkind"
 )
 
 // Headers the bus adds to a dead-lettered message, next to the original
@@ -499,9 +501,7 @@ func (c *Consumer) process(jm jetstream.Msg) {
 	span.RecordError(herr)
 	span.SetStatus(codes.Error, "handler failed")
 	switch {
-	case IsPermanent(herr):
-		c.deadLetter(sctx, jm, m, herr)
-	case m.Deliveries >= uint64(c.spec.MaxDeliver) && !errors.Is(herr, ErrUnavailable):
+	case giveUp(herr, m.Deliveries, c.spec.MaxDeliver):
 		c.deadLetter(sctx, jm, m, herr)
 	default:
 		delay := c.spec.backoff(m.Deliveries)
@@ -510,6 +510,18 @@ func (c *Consumer) process(jm jetstream.Msg) {
 			c.log.WarnContext(ctx, "nak failed; message is redelivered after AckWait", "seq", m.StreamSeq, "err", err)
 		}
 	}
+}
+
+// giveUp reports whether a message whose handler failed with herr on its
+// deliveries-th delivery goes to the dead-letter subject rather than back for a
+// retry: at once for a Permanent error, after maxDeliver deliveries otherwise,
+// and never for an Unavailable one (an outage of any length loses nothing).
+// Kinds are looked for anywhere in herr's chain.
+func giveUp(herr error, deliveries uint64, maxDeliver int) bool {
+	if errkind.Is(herr, errkind.Permanent) {
+		return true
+	}
+	return deliveries >= uint64(maxDeliver) && !errkind.Is(herr, errkind.Unavailable)
 }
 
 // invoke calls the handler, turning a panic into an error.

@@ -1,29 +1,30 @@
 package bus
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/graphrag/graphrag/pkg/errkind"
 )
 
 var (
 	// ErrPermanent marks a handler error that retrying cannot fix (a
 	// malformed message, say): the message goes to the dead-letter subject
 	// at once.
-	ErrPermanent = errors.New("permanent failure")
+	ErrPermanent = errkind.New(errkind.Permanent, "permanent failure")
 
 	// ErrNotFound is returned when a stream, consumer, bucket, object or key
 	// does not exist.
-	ErrNotFound = errors.New("not found")
+	ErrNotFound = errkind.New(errkind.NotFound, "not found")
 
 	// ErrInvalidSpec is returned for a StreamSpec, ConsumerSpec, lease or
 	// key prefix that cannot work (missing name, no dead-letter subject,
 	// ...).
-	ErrInvalidSpec = errors.New("invalid spec")
+	ErrInvalidSpec = errkind.New(errkind.Invalid, "invalid spec")
 
 	// ErrConflict is returned by a compare-and-set on a key-value bucket
 	// (KV.Create, KV.Update, KV.DeleteRevision) when the key is not in the
 	// state the caller read: another writer came first. Re-read and retry.
-	ErrConflict = errors.New("conflict")
+	ErrConflict = errkind.New(errkind.Conflict, "conflict")
 )
 
 // PermanentError wraps a handler error that must not be retried.
@@ -44,6 +45,9 @@ func (e *PermanentError) Unwrap() error { return e.Err }
 // Is makes errors.Is(err, ErrPermanent) true for any *PermanentError.
 func (e *PermanentError) Is(target error) bool { return target == ErrPermanent }
 
+// ErrorKind is errkind.Permanent.
+func (e *PermanentError) ErrorKind() errkind.Kind { return errkind.Permanent }
+
 // Permanent marks err as permanent; Permanent(nil) is nil.
 func Permanent(err error) error {
 	if err == nil {
@@ -57,8 +61,6 @@ func Permanentf(format string, args ...any) error {
 	return Permanent(fmt.Errorf(format, args...))
 }
 
-// IsPermanent reports whether err (or anything it wraps) is permanent.
-func IsPermanent(err error) bool {
-	var pe *PermanentError
-	return errors.Is(err, ErrPermanent) || errors.As(err, &pe)
-}
+// IsPermanent reports whether err (or anything it wraps) is of the kind
+// errkind.Permanent: ErrPermanent, a *PermanentError, or any other error of that kind.
+func IsPermanent(err error) bool { return errkind.Is(err, errkind.Permanent) }

@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/graphrag/graphrag/pkg/errkind"
 )
 
 func TestBackoffSchedule(t *testing.T) {
@@ -79,6 +81,7 @@ func TestPermanent(t *testing.T) {
 		{"sentinel", fmt.Errorf("ctx: %w", ErrPermanent), true},
 		{"permanentf", Permanentf("field %s", "x"), true},
 		{"struct", &PermanentError{}, true},
+		{"kind", fmt.Errorf("ctx: %w", errkind.Wrap(errkind.Permanent, base)), true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -92,6 +95,39 @@ func TestPermanent(t *testing.T) {
 	}
 	if !errors.Is(Permanent(base), base) {
 		t.Fatal("Permanent hides the cause")
+	}
+}
+
+// The retry or dead-letter choice reads error kinds, whoever made the error: the
+// bus's own markers and any error of the kind errkind.Permanent or Unavailable.
+func TestGiveUpByKind(t *testing.T) {
+	base := errors.New("boom")
+	const maxDeliver = 3
+	tests := []struct {
+		name       string
+		err        error
+		deliveries uint64
+		want       bool
+	}{
+		{"plain, first delivery", base, 1, false},
+		{"plain, last delivery", base, maxDeliver, true},
+		{"Permanent, first delivery", Permanent(base), 1, true},
+		{"kind Permanent, first delivery", errkind.Wrap(errkind.Permanent, base), 1, true},
+		{"kind Permanent, wrapped", fmt.Errorf("merging: %w", errkind.Wrap(errkind.Permanent, base)), 1, true},
+		{"Unavailable, last delivery", Unavailable(base), maxDeliver, false},
+		{"Unavailable, far past the last", fmt.Errorf("x: %w", Unavailable(base)), 100, false},
+		{"kind Unavailable, last delivery", errkind.Wrap(errkind.Unavailable, base), maxDeliver, false},
+		{"kind Unavailable, first delivery", errkind.Wrap(errkind.Unavailable, base), 1, false},
+		{"Permanent beats Unavailable", Unavailable(Permanent(base)), 1, true},
+		{"other kinds count as usual", fmt.Errorf("x: %w", ErrNotFound), 1, false},
+		{"other kinds, last delivery", errkind.Wrap(errkind.Invalid, base), maxDeliver, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := giveUp(tt.err, tt.deliveries, maxDeliver); got != tt.want {
+				t.Fatalf("giveUp(%v, %d) = %v, want %v", tt.err, tt.deliveries, got, tt.want)
+			}
+		})
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/graphrag/graphrag/pkg/bus"
+	"github.com/graphrag/graphrag/pkg/errkind"
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/pipeline"
@@ -17,7 +18,7 @@ import (
 )
 
 // ErrNotFound is returned for a document or corpus the platform does not hold.
-var ErrNotFound = errors.New("not found")
+var ErrNotFound = errkind.Public(errkind.NotFound, "not found")
 
 // GraphReader is what the catalog reads from a graph store (a graphstore.Store).
 type GraphReader interface {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/graphrag/graphrag/pkg/bus"
+	"github.com/graphrag/graphrag/pkg/errkind"
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/schema"
@@ -47,7 +48,7 @@ type Page struct {
 }
 
 // ErrInvalid is matched by errors about the caller's arguments (a bad cursor or limit).
-var ErrInvalid = errors.New("invalid argument")
+var ErrInvalid = errkind.Public(errkind.Invalid, "invalid argument")
 
 // MaxPage bounds the documents of one page.
 const MaxPage = 1000

@@ -3,7 +3,6 @@ package chunking
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/graphrag/graphrag/pkg/errkind"
 	"github.com/graphrag/graphrag/pkg/textseg"
 	"github.com/tiktoken-go/tokenizer"
 )
@@ -26,14 +26,14 @@ const (
 // Errors Split returns; callers branch on them with errors.Is.
 var (
 	// ErrEmpty: the text is empty or white space only.
-	ErrEmpty = errors.New("chunking: empty text")
+	ErrEmpty = errkind.New(errkind.Invalid, "chunking: empty text")
 	// ErrInvalidUTF8: the text is not valid UTF-8 (Split returns an
 	// *InvalidUTF8Error, which matches it with errors.Is).
-	ErrInvalidUTF8 = errors.New("chunking: invalid UTF-8")
+	ErrInvalidUTF8 = errkind.New(errkind.Invalid, "chunking: invalid UTF-8")
 	// ErrNoDocumentID: the document id is empty, so chunk ids would not be unique.
-	ErrNoDocumentID = errors.New("chunking: empty document id")
+	ErrNoDocumentID = errkind.New(errkind.Invalid, "chunking: empty document id")
 	// ErrInvalidOption: an option is out of range.
-	ErrInvalidOption = errors.New("chunking: invalid option")
+	ErrInvalidOption = errkind.New(errkind.Invalid, "chunking: invalid option")
 )
 
 // InvalidUTF8Error reports where a text stops being valid UTF-8.
@@ -47,6 +47,9 @@ func (e *InvalidUTF8Error) Error() string {
 
 // Is makes errors.Is(err, ErrInvalidUTF8) true.
 func (e *InvalidUTF8Error) Is(target error) bool { return target == ErrInvalidUTF8 }
+
+// ErrorKind is ErrInvalidUTF8's kind, errkind.Invalid.
+func (e *InvalidUTF8Error) ErrorKind() errkind.Kind { return errkind.Invalid }
 
 func invalidOffset(s string) int {
 	for i, r := range s {

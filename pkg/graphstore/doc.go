@@ -8,6 +8,10 @@
 // store (Neo4j Graph Data Science). The interface is deliberately expressible as parameterized Cypher: no
 // method takes free text that a driver would have to splice into a query.
 //
+// Each driver's Open returns it behind Validating (and its Algorithms behind
+// ValidatingAlgorithms): the checks of arguments that do not depend on the backend
+// (corpus names, levels, scores, text) are made there once, and every call is a span.
+//
 // # Merge semantics
 //
 // The graph is derived from per-chunk contributions. Merge is keyed by

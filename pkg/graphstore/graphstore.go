@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"slices"
+
+	"github.com/graphrag/graphrag/pkg/errkind"
 )
 
 const (
@@ -20,13 +22,13 @@ const (
 // Sentinel errors. Drivers wrap them, so test with errors.Is.
 var (
 	// ErrNotFound is returned when an entity, community or corpus does not exist.
-	ErrNotFound = errors.New("graphstore: not found")
+	ErrNotFound = errkind.New(errkind.NotFound, "graphstore: not found")
 	// ErrClosed is returned by every method called after Close.
 	ErrClosed = errors.New("graphstore: store closed")
 	// ErrInvalid is returned for input that breaks the contract (empty or over-long
 	// chunk id or key, text that is not UTF-8, negative strength, inconsistent
 	// community hierarchy, ...).
-	ErrInvalid = errors.New("graphstore: invalid input")
+	ErrInvalid = errkind.New(errkind.Invalid, "graphstore: invalid input")
 )
 
 // EntityMention is one mention of an entity in a chunk. Key is the normalized name

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/graphrag/graphrag/pkg/errkind"
 )
 
 // ErrInvalidOption reports an option value out of its valid range.
-var ErrInvalidOption = errors.New("leiden: invalid option")
+var ErrInvalidOption = errkind.New(errkind.Invalid, "leiden: invalid option")
 
 // Quality selects the quality function that is optimised.
 type Quality int

@@ -3,6 +3,8 @@ package llm
 import (
 	"errors"
 	"fmt"
+
+	"github.com/graphrag/graphrag/pkg/errkind"
 )
 
 // Sentinel errors. A failed call returns a *CallError that matches exactly one
@@ -18,18 +20,18 @@ var (
 	// ErrUnavailable: the endpoint could not be reached (refused, reset, EOF).
 	ErrUnavailable = errors.New("llm: endpoint unavailable")
 	// ErrBadRequest: 400, 422 or another 4xx the caller must fix; never retried.
-	ErrBadRequest = errors.New("llm: bad request")
+	ErrBadRequest = errkind.New(errkind.Invalid, "llm: bad request")
 	// ErrUnauthorized: 401 or 403; never retried.
 	ErrUnauthorized = errors.New("llm: unauthorized")
 	// ErrNotFound: 404, usually an unknown model; never retried.
-	ErrNotFound = errors.New("llm: not found")
+	ErrNotFound = errkind.New(errkind.NotFound, "llm: not found")
 	// ErrBadResponse: a 2xx answer that could not be used (garbage body, no
 	// choices, wrong number of embeddings).
 	ErrBadResponse = errors.New("llm: malformed response")
 	// ErrInvalidJSON: ChatJSON got no output that parses into the target type.
 	ErrInvalidJSON = errors.New("llm: invalid JSON output")
 	// ErrInvalidConfig: New was given an unusable Config.
-	ErrInvalidConfig = errors.New("llm: invalid config")
+	ErrInvalidConfig = errkind.New(errkind.Invalid, "llm: invalid config")
 	// ErrOutage: the call failed because its endpoint is down (it failed with a class
 	// an outage causes and the endpoint did not answer a probe either); it matches its
 	// class sentinel too. Callers under WaitOutOutages see it only when their waiting

@@ -1,19 +1,19 @@
 package pagerank
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
+	"github.com/graphrag/graphrag/pkg/errkind"
 	"github.com/graphrag/graphrag/pkg/wgraph"
 )
 
 var (
 	// ErrInvalidOption reports an option value out of its valid range.
-	ErrInvalidOption = errors.New("pagerank: invalid option")
+	ErrInvalidOption = errkind.New(errkind.Invalid, "pagerank: invalid option")
 	// ErrInvalidSeeds reports a seed vector naming unknown nodes, holding
 	// negative or non-finite weights, or summing to zero.
-	ErrInvalidSeeds = errors.New("pagerank: invalid seeds")
+	ErrInvalidSeeds = errkind.New(errkind.Invalid, "pagerank: invalid seeds")
 )
 
 // Defaults of the options.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/graphrag/graphrag/pkg/errkind"
 	"github.com/graphrag/graphrag/pkg/telemetry"
 )
 
@@ -21,7 +22,7 @@ const (
 )
 
 // ErrInvalidFlags is wrapped by CommonFlags.Validate.
-var ErrInvalidFlags = errors.New("service: invalid flags")
+var ErrInvalidFlags = errkind.New(errkind.Invalid, "service: invalid flags")
 
 // CommonFlags are the flags every service shares. Register them on the
 // service's FlagSet, then ParseFlags; embed the struct in the service's own

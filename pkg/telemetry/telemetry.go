@@ -25,10 +25,12 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/graphrag/graphrag/pkg/errkind"
 )
 
 // ErrInvalidConfig is returned by Setup for a Config it cannot use.
-var ErrInvalidConfig = errors.New("telemetry: invalid config")
+var ErrInvalidConfig = errkind.New(errkind.Invalid, "telemetry: invalid config")
 
 // DefaultMetricInterval is how often metrics are pushed over OTLP.
 const DefaultMetricInterval = 30 * time.Second

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/graphrag/graphrag/pkg/errkind"
 )
 
 // Record is one stored item: a primary key, a dense vector, an optional text
@@ -109,15 +111,15 @@ type Store interface {
 // errors to them at the boundary.
 var (
 	// ErrNotFound: the collection does not exist.
-	ErrNotFound = errors.New("vectorstore: collection not found")
+	ErrNotFound = errkind.New(errkind.NotFound, "vectorstore: collection not found")
 	// ErrDimensionMismatch: a vector or a spec disagrees with the collection's dimension.
-	ErrDimensionMismatch = errors.New("vectorstore: dimension mismatch")
+	ErrDimensionMismatch = errkind.New(errkind.Invalid, "vectorstore: dimension mismatch")
 	// ErrUnsupported: the collection or driver does not support the operation.
 	ErrUnsupported = errors.New("vectorstore: unsupported")
 	// ErrClosed: the store was closed.
 	ErrClosed = errors.New("vectorstore: store closed")
 	// ErrInvalidArgument: a name, id, vector or k is malformed.
-	ErrInvalidArgument = errors.New("vectorstore: invalid argument")
+	ErrInvalidArgument = errkind.New(errkind.Invalid, "vectorstore: invalid argument")
 )
 
 // MaxNameLen is the longest accepted collection name (Milvus' limit).

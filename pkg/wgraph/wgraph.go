@@ -1,10 +1,11 @@
 package wgraph
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/graphrag/graphrag/pkg/errkind"
 )
 
 // MaxNodes is the largest node count a Graph can hold: neighbours are stored
@@ -13,13 +14,13 @@ const MaxNodes = math.MaxInt32
 
 var (
 	// ErrNodeOutOfRange reports an edge or membership entry naming a node outside 0..N-1.
-	ErrNodeOutOfRange = errors.New("wgraph: node out of range")
+	ErrNodeOutOfRange = errkind.New(errkind.Invalid, "wgraph: node out of range")
 	// ErrInvalidWeight reports a negative, NaN or infinite edge weight.
-	ErrInvalidWeight = errors.New("wgraph: invalid edge weight")
+	ErrInvalidWeight = errkind.New(errkind.Invalid, "wgraph: invalid edge weight")
 	// ErrTooManyNodes reports a node count above MaxNodes or below zero.
-	ErrTooManyNodes = errors.New("wgraph: invalid node count")
+	ErrTooManyNodes = errkind.New(errkind.Invalid, "wgraph: invalid node count")
 	// ErrBadMembership reports a membership slice of the wrong length or with negative ids.
-	ErrBadMembership = errors.New("wgraph: invalid membership")
+	ErrBadMembership = errkind.New(errkind.Invalid, "wgraph: invalid membership")
 )
 
 // Edge is an undirected weighted edge between U and V.

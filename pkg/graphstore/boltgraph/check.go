@@ -22,7 +22,9 @@ var ErrInconsistent = errors.New("boltgraph: derived state inconsistent")
 // records must be exactly what the stored chunk contributions imply, and every
 // community member list must be sorted. It reads the whole file (an fsck, for
 // tests, operators and crash recovery drills), so it is slow on big graphs.
-func (s *Store) Check(ctx context.Context) error {
+func (st *Store) Check(ctx context.Context) error { return st.s.check(ctx) }
+
+func (s *store) check(ctx context.Context) error {
 	corpora, err := s.Corpora(ctx)
 	if err != nil {
 		return err

@@ -101,7 +101,7 @@ func TestCheckDetectsDamage(t *testing.T) {
 			if err := s.Check(ctx); err != nil {
 				t.Fatalf("Check before damage: %v", err)
 			}
-			if err := s.db.Update(func(tx *bolt.Tx) error {
+			if err := s.s.db.Update(func(tx *bolt.Tx) error {
 				c, err := openCorpus(tx, "k", false)
 				if err != nil {
 					return err

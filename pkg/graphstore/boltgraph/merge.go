@@ -5,10 +5,8 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -235,10 +233,7 @@ func loadContribution(c *corpusTx, chunkID string) (*graphstore.Contribution, er
 
 // Merge replaces the contributions of the batch's chunks in one fsync'ed
 // transaction.
-func (s *Store) Merge(ctx context.Context, corpus string, batch []graphstore.ChunkExtraction) error {
-	if err := checkCorpus(corpus); err != nil {
-		return err
-	}
+func (s *store) Merge(ctx context.Context, corpus string, batch []graphstore.ChunkExtraction) error {
 	cts := make([]graphstore.Contribution, len(batch))
 	for i, ce := range batch {
 		var err error
@@ -293,10 +288,7 @@ func (s *Store) Merge(ctx context.Context, corpus string, batch []graphstore.Chu
 }
 
 // RemoveChunks subtracts the contributions of the given chunks.
-func (s *Store) RemoveChunks(ctx context.Context, corpus string, chunkIDs []string) error {
-	if err := checkCorpus(corpus); err != nil {
-		return err
-	}
+func (s *store) RemoveChunks(ctx context.Context, corpus string, chunkIDs []string) error {
 	return s.update(ctx, "removing chunks from "+corpus, func(tx *bolt.Tx) error {
 		c, err := openCorpus(tx, corpus, false)
 		if c == nil || err != nil {
@@ -326,10 +318,7 @@ func (s *Store) RemoveChunks(ctx context.Context, corpus string, chunkIDs []stri
 }
 
 // updateEnts rewrites the existing entities among keys with fn.
-func (s *Store) updateEnts(ctx context.Context, doing, corpus string, keys func(yield func(string) bool), fn func(string, *entRec)) error {
-	if err := checkCorpus(corpus); err != nil {
-		return err
-	}
+func (s *store) updateEnts(ctx context.Context, doing, corpus string, keys func(yield func(string) bool), fn func(string, *entRec)) error {
 	return s.update(ctx, doing+" in "+corpus, func(tx *bolt.Tx) error {
 		c, err := openCorpus(tx, corpus, false)
 		if c == nil || err != nil {
@@ -364,12 +353,7 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 
 // SetDescriptions stores summaries; each stays current until the entity's set of
 // mention descriptions changes.
-func (s *Store) SetDescriptions(ctx context.Context, corpus string, descs map[string]string) error {
-	for k, d := range descs {
-		if !utf8.ValidString(d) {
-			return fmt.Errorf("setting description of %q: not UTF-8: %w", k, graphstore.ErrInvalid)
-		}
-	}
+func (s *store) SetDescriptions(ctx context.Context, corpus string, descs map[string]string) error {
 	return s.updateEnts(ctx, "setting descriptions", corpus, mapKeys(descs), func(k string, r *entRec) {
 		r.Summary = descs[k]
 		r.SummaryFP = 0
@@ -380,22 +364,14 @@ func (s *Store) SetDescriptions(ctx context.Context, corpus string, descs map[st
 }
 
 // SetPageRank stores PageRank scores.
-func (s *Store) SetPageRank(ctx context.Context, corpus string, scores map[string]float64) error {
-	for k, v := range scores {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("setting pagerank of %q to %v: %w", k, v, graphstore.ErrInvalid)
-		}
-	}
+func (s *store) SetPageRank(ctx context.Context, corpus string, scores map[string]float64) error {
 	return s.updateEnts(ctx, "setting pagerank", corpus, mapKeys(scores), func(k string, r *entRec) {
 		r.PageRank = scores[k]
 	})
 }
 
 // ReplaceCommunities replaces the community hierarchy of a corpus.
-func (s *Store) ReplaceCommunities(ctx context.Context, corpus string, cs []graphstore.Community) error {
-	if err := checkCorpus(corpus); err != nil {
-		return err
-	}
+func (s *store) ReplaceCommunities(ctx context.Context, corpus string, cs []graphstore.Community) error {
 	norm, err := graphstore.NormalizeCommunities(cs)
 	if err != nil {
 		return fmt.Errorf("replacing communities of %s: %w", corpus, err)

@@ -156,7 +156,7 @@ func TestWriteV1Fixture(t *testing.T) {
 	}
 	defer f.Close()
 	// A compacted copy keeps the fixture small.
-	if err := s.db.View(func(tx *bolt.Tx) error { _, err := tx.WriteTo(f); return err }); err != nil {
+	if err := s.s.db.View(func(tx *bolt.Tx) error { _, err := tx.WriteTo(f); return err }); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -216,7 +216,7 @@ func openFixtureV1(t *testing.T) string {
 func formatOf(t *testing.T, s *Store) string {
 	t.Helper()
 	var v string
-	if err := s.db.View(func(tx *bolt.Tx) error {
+	if err := s.s.db.View(func(tx *bolt.Tx) error {
 		v = string(tx.Bucket(bucketInfo).Get(keyFormat))
 		return nil
 	}); err != nil {

@@ -18,10 +18,7 @@ import (
 
 // read runs fn on the corpus buckets; fn is not called when the corpus does not
 // exist.
-func (s *Store) read(ctx context.Context, doing, corpus string, fn func(*corpusTx) error) error {
-	if err := checkCorpus(corpus); err != nil {
-		return err
-	}
+func (s *store) read(ctx context.Context, doing, corpus string, fn func(*corpusTx) error) error {
 	return s.view(ctx, doing+" in "+corpus, func(tx *bolt.Tx) error {
 		c, err := openCorpus(tx, corpus, false)
 		if c == nil || err != nil {
@@ -32,7 +29,7 @@ func (s *Store) read(ctx context.Context, doing, corpus string, fn func(*corpusT
 }
 
 // Entity returns one entity or graphstore.ErrNotFound.
-func (s *Store) Entity(ctx context.Context, corpus, key string) (graphstore.Entity, error) {
+func (s *store) Entity(ctx context.Context, corpus, key string) (graphstore.Entity, error) {
 	var e graphstore.Entity
 	found := false
 	err := s.read(ctx, "reading entity", corpus, func(c *corpusTx) error {
@@ -51,7 +48,7 @@ func (s *Store) Entity(ctx context.Context, corpus, key string) (graphstore.Enti
 }
 
 // Entities returns the existing entities among keys in the order given, each once.
-func (s *Store) Entities(ctx context.Context, corpus string, keys []string, opts ...graphstore.ReadOption) ([]graphstore.Entity, error) {
+func (s *store) Entities(ctx context.Context, corpus string, keys []string, opts ...graphstore.ReadOption) ([]graphstore.Entity, error) {
 	lists := listsFor(opts)
 	var out []graphstore.Entity
 	err := s.read(ctx, "reading entities", corpus, func(c *corpusTx) error {
@@ -153,7 +150,7 @@ func relationsAround(ctx context.Context, c *corpusTx, keys []string, among, bri
 }
 
 // RelationshipsOf returns the relationships touching any key, heaviest first.
-func (s *Store) RelationshipsOf(ctx context.Context, corpus string, keys []string, limit int) ([]graphstore.Relationship, error) {
+func (s *store) RelationshipsOf(ctx context.Context, corpus string, keys []string, limit int) ([]graphstore.Relationship, error) {
 	var out []graphstore.Relationship
 	err := s.read(ctx, "reading relationships", corpus, func(c *corpusTx) error {
 		var err error
@@ -167,7 +164,7 @@ func (s *Store) RelationshipsOf(ctx context.Context, corpus string, keys []strin
 }
 
 // RelationshipsAmong returns the relationships with both ends in keys.
-func (s *Store) RelationshipsAmong(ctx context.Context, corpus string, keys []string, opts ...graphstore.ReadOption) ([]graphstore.Relationship, error) {
+func (s *store) RelationshipsAmong(ctx context.Context, corpus string, keys []string, opts ...graphstore.ReadOption) ([]graphstore.Relationship, error) {
 	brief := graphstore.IsBrief(opts)
 	var out []graphstore.Relationship
 	err := s.read(ctx, "reading relationships among keys", corpus, func(c *corpusTx) error {
@@ -179,7 +176,7 @@ func (s *Store) RelationshipsAmong(ctx context.Context, corpus string, keys []st
 }
 
 // Neighborhood walks breadth first from start; see graphstore.Store.
-func (s *Store) Neighborhood(ctx context.Context, corpus string, start []string, depth, limit int) ([]graphstore.Neighbor, error) {
+func (s *store) Neighborhood(ctx context.Context, corpus string, start []string, depth, limit int) ([]graphstore.Neighbor, error) {
 	if depth <= 0 {
 		return nil, s.Ping(ctx)
 	}
@@ -268,7 +265,7 @@ func (s *Store) Neighborhood(ctx context.Context, corpus string, start []string,
 }
 
 // Snapshot returns every key and every undirected weighted edge.
-func (s *Store) Snapshot(ctx context.Context, corpus string) (graphstore.Snapshot, error) {
+func (s *store) Snapshot(ctx context.Context, corpus string) (graphstore.Snapshot, error) {
 	var snap graphstore.Snapshot
 	err := s.read(ctx, "taking snapshot", corpus, func(c *corpusTx) error {
 		idx := map[string]int{}
@@ -315,10 +312,7 @@ func (s *Store) Snapshot(ctx context.Context, corpus string) (graphstore.Snapsho
 }
 
 // Communities returns the communities of one level, or all for level -1.
-func (s *Store) Communities(ctx context.Context, corpus string, level int) ([]graphstore.Community, error) {
-	if level < -1 {
-		return nil, fmt.Errorf("listing communities at level %d: %w", level, graphstore.ErrInvalid)
-	}
+func (s *store) Communities(ctx context.Context, corpus string, level int) ([]graphstore.Community, error) {
 	var out []graphstore.Community
 	err := s.read(ctx, "listing communities", corpus, func(c *corpusTx) error {
 		return c.comms.ForEach(func(_, v []byte) error {
@@ -339,7 +333,7 @@ func (s *Store) Communities(ctx context.Context, corpus string, level int) ([]gr
 }
 
 // Community returns one community or graphstore.ErrNotFound.
-func (s *Store) Community(ctx context.Context, corpus, id string) (graphstore.Community, error) {
+func (s *store) Community(ctx context.Context, corpus, id string) (graphstore.Community, error) {
 	var cm graphstore.Community
 	found := false
 	err := s.read(ctx, "reading community", corpus, func(c *corpusTx) error {
@@ -357,7 +351,7 @@ func (s *Store) Community(ctx context.Context, corpus, id string) (graphstore.Co
 }
 
 // Stats counts what a corpus holds.
-func (s *Store) Stats(ctx context.Context, corpus string) (graphstore.Stats, error) {
+func (s *store) Stats(ctx context.Context, corpus string) (graphstore.Stats, error) {
 	var st graphstore.Stats
 	err := s.read(ctx, "counting", corpus, func(c *corpusTx) error {
 		st.Entities = c.ents.Stats().KeyN
@@ -377,7 +371,7 @@ func (s *Store) Stats(ctx context.Context, corpus string) (graphstore.Stats, err
 }
 
 // ChunkEntities returns the entity keys each stored chunk contributed.
-func (s *Store) ChunkEntities(ctx context.Context, corpus string, chunkIDs []string) (map[string][]string, error) {
+func (s *store) ChunkEntities(ctx context.Context, corpus string, chunkIDs []string) (map[string][]string, error) {
 	out := make(map[string][]string, len(chunkIDs))
 	err := s.read(ctx, "reading chunk entities", corpus, func(c *corpusTx) error {
 		for _, id := range chunkIDs {

@@ -14,7 +14,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/graphstore"
 )
 
-var _ graphstore.Store = (*Store)(nil)
+var _ graphstore.Store = (*store)(nil)
 
 type config struct {
 	lockTimeout time.Duration
@@ -39,8 +39,18 @@ func WithFileMode(m os.FileMode) Option {
 	return optionFunc(func(c *config) { c.mode = m })
 }
 
-// Store is the bbolt-backed graphstore.Store.
+// Store is the bbolt-backed graphstore.Store. Its methods check their arguments, and
+// are traced, in graphstore.Validating, which holds the driver, store.
 type Store struct {
+	graphstore.Store
+	s *store
+}
+
+// Path returns the file the store lives in.
+func (st *Store) Path() string { return st.s.path }
+
+// store is the driver: bbolt transactions over the layout in doc.go.
+type store struct {
 	db   *bolt.DB
 	path string
 
@@ -106,14 +116,12 @@ func Open(path string, opts ...Option) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("initializing graph store %s: %w", path, err)
 	}
-	return &Store{db: db, path: path}, nil
+	s := &store{db: db, path: path}
+	return &Store{Store: graphstore.Validating(s), s: s}, nil
 }
 
-// Path returns the file the store lives in.
-func (s *Store) Path() string { return s.path }
-
 // Close closes the file; calling it again returns nil.
-func (s *Store) Close() error {
+func (s *store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -136,7 +144,7 @@ func (s *Store) Close() error {
 // file of 100k realistic chunks with a cold page cache (3 s warm), which every restart
 // of a process after a clean stop paid. With the freelist written, Open reads it from
 // its pages. A crash still leaves no freelist, and the next Open rebuilds it as before.
-func (s *Store) writeFreelist() error {
+func (s *store) writeFreelist() error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		// Read by this commit, under the writer lock; the store takes no more writes.
 		// A commit without changes still writes the freelist and the meta page.
@@ -146,19 +154,19 @@ func (s *Store) writeFreelist() error {
 }
 
 // Ping reports whether the store is open.
-func (s *Store) Ping(ctx context.Context) error {
+func (s *store) Ping(ctx context.Context) error {
 	return s.view(ctx, "pinging", func(*bolt.Tx) error { return nil })
 }
 
-func (s *Store) view(ctx context.Context, doing string, fn func(*bolt.Tx) error) error {
+func (s *store) view(ctx context.Context, doing string, fn func(*bolt.Tx) error) error {
 	return s.tx(ctx, doing, false, fn)
 }
 
-func (s *Store) update(ctx context.Context, doing string, fn func(*bolt.Tx) error) error {
+func (s *store) update(ctx context.Context, doing string, fn func(*bolt.Tx) error) error {
 	return s.tx(ctx, doing, true, fn)
 }
 
-func (s *Store) tx(ctx context.Context, doing string, write bool, fn func(*bolt.Tx) error) error {
+func (s *store) tx(ctx context.Context, doing string, write bool, fn func(*bolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%s: %w", doing, err)
 	}
@@ -182,10 +190,8 @@ func (s *Store) tx(ctx context.Context, doing string, write bool, fn func(*bolt.
 	return nil
 }
 
-func checkCorpus(corpus string) error { return graphstore.CheckKey("corpus name", corpus) }
-
 // Corpora lists the corpora written to and not dropped, sorted.
-func (s *Store) Corpora(ctx context.Context) ([]string, error) {
+func (s *store) Corpora(ctx context.Context) ([]string, error) {
 	var out []string
 	err := s.view(ctx, "listing corpora", func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketCorpora).ForEachBucket(func(k []byte) error {
@@ -197,10 +203,7 @@ func (s *Store) Corpora(ctx context.Context) ([]string, error) {
 }
 
 // DropCorpus deletes a corpus and everything in it.
-func (s *Store) DropCorpus(ctx context.Context, corpus string) error {
-	if err := checkCorpus(corpus); err != nil {
-		return err
-	}
+func (s *store) DropCorpus(ctx context.Context, corpus string) error {
 	return s.update(ctx, "dropping corpus "+corpus, func(tx *bolt.Tx) error {
 		err := tx.Bucket(bucketCorpora).DeleteBucket([]byte(corpus))
 		if errors.Is(err, berrors.ErrBucketNotFound) {

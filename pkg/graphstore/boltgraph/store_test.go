@@ -121,7 +121,7 @@ func TestOpenOptions(t *testing.T) {
 	})
 	t.Run("other layout version", func(t *testing.T) {
 		s := openTemp(t)
-		if err := s.db.Update(func(tx *bolt.Tx) error {
+		if err := s.s.db.Update(func(tx *bolt.Tx) error {
 			return tx.Bucket(bucketInfo).Put(keyFormat, []byte("99"))
 		}); err != nil {
 			t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/graphrag/graphrag/pkg/graphstore"
 )
@@ -284,6 +285,50 @@ func testInvalidInput(t *testing.T, s graphstore.Store) {
 	eq(t, "long key chunks", entity(t, s, "k", long).ChunkIDs, []string{long})
 	if _, err := s.Communities(ctx, "k", -2); !errors.Is(err, graphstore.ErrInvalid) {
 		t.Errorf("Communities(-2) error = %v, want ErrInvalid", err)
+	}
+	testInvalidCorpus(t, s)
+}
+
+// testInvalidCorpus: every method that takes a corpus refuses a name that is empty,
+// too long or not UTF-8, before reading or writing anything.
+func testInvalidCorpus(t *testing.T, s graphstore.Store) {
+	ctx := t.Context()
+	calls := []struct {
+		method string
+		call   func(corpus string) error
+	}{
+		{"Merge", func(c string) error { return s.Merge(ctx, c, sampleBatch()) }},
+		{"RemoveChunks", func(c string) error { return s.RemoveChunks(ctx, c, []string{"c1"}) }},
+		{"Entity", func(c string) error { _, err := s.Entity(ctx, c, "a"); return err }},
+		{"Entities", func(c string) error { _, err := s.Entities(ctx, c, []string{"a"}); return err }},
+		{"SetDescriptions", func(c string) error { return s.SetDescriptions(ctx, c, map[string]string{"a": "x"}) }},
+		{"RelationshipsOf", func(c string) error { _, err := s.RelationshipsOf(ctx, c, []string{"a"}, 0); return err }},
+		{"RelationshipsAmong", func(c string) error { _, err := s.RelationshipsAmong(ctx, c, []string{"a"}); return err }},
+		{"ChunkEntities", func(c string) error { _, err := s.ChunkEntities(ctx, c, []string{"c1"}); return err }},
+		{"Neighborhood", func(c string) error { _, err := s.Neighborhood(ctx, c, []string{"a"}, 1, 0); return err }},
+		{"Snapshot", func(c string) error { _, err := s.Snapshot(ctx, c); return err }},
+		{"SetPageRank", func(c string) error { return s.SetPageRank(ctx, c, map[string]float64{"a": 1}) }},
+		{"ReplaceCommunities", func(c string) error {
+			return s.ReplaceCommunities(ctx, c, []graphstore.Community{{ID: "x", Members: []string{"a"}}})
+		}},
+		{"Communities", func(c string) error { _, err := s.Communities(ctx, c, -1); return err }},
+		{"Community", func(c string) error { _, err := s.Community(ctx, c, "x"); return err }},
+		{"Stats", func(c string) error { _, err := s.Stats(ctx, c); return err }},
+		{"DropCorpus", func(c string) error { return s.DropCorpus(ctx, c) }},
+	}
+	for _, name := range []string{"", strings.Repeat("k", graphstore.MaxKeyLen+1), "k\xff"} {
+		for _, c := range calls {
+			if err := c.call(name); !errors.Is(err, graphstore.ErrInvalid) {
+				t.Errorf("%s(corpus %.12q) = %v, want ErrInvalid", c.method, name, err)
+			}
+		}
+	}
+	corpora, err := s.Corpora(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(corpora, "") || slices.ContainsFunc(corpora, func(c string) bool { return !utf8.ValidString(c) }) {
+		t.Errorf("corpora after invalid writes: %q", corpora)
 	}
 }
 

@@ -25,12 +25,15 @@ var ErrNoGDS = errors.New("neo4jgraph: Graph Data Science is not installed")
 // GDS runs Leiden and PageRank inside Neo4j with the Graph Data Science library.
 // It is a separate type from Store because graphstore.Store and
 // graphstore.Algorithms both name a method Communities.
-type GDS struct{ s *Store }
+type GDS struct{ s *store }
 
 var _ graphstore.Algorithms = (*GDS)(nil)
 
-// Algorithms returns the GDS-backed graphstore.Algorithms of the store.
-func (s *Store) Algorithms() *GDS { return &GDS{s: s} }
+// Algorithms returns the GDS-backed graphstore.Algorithms of the store, behind
+// graphstore.ValidatingAlgorithms.
+func (st *Store) Algorithms() graphstore.Algorithms {
+	return graphstore.ValidatingAlgorithms(&GDS{s: st.s})
+}
 
 // Defaults for zero AlgorithmOptions fields, those of packages leiden and
 // pagerank, so that both paths behave alike.
@@ -143,9 +146,6 @@ func algorithmConfig(o graphstore.AlgorithmOptions) (algoConfig, error) {
 // read back from the catalog, so memberships and scores index exactly the graph
 // the algorithms saw even while merges go on.
 func (g *GDS) Communities(ctx context.Context, corpus string, o graphstore.AlgorithmOptions) (graphstore.AlgorithmResult, error) {
-	if err := checkCorpus(corpus); err != nil {
-		return graphstore.AlgorithmResult{}, err
-	}
 	cfg, err := algorithmConfig(o)
 	if err != nil {
 		return graphstore.AlgorithmResult{}, fmt.Errorf("running GDS on %s: %w", corpus, err)

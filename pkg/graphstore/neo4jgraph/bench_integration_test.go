@@ -169,7 +169,7 @@ func BenchmarkProvenanceFloor(b *testing.B) {
 	ctx := context.Background()
 	s := openEmpty(b, "GRAPHRAG_TEST_NEO4J_URI")
 	var ents []string
-	err := s.write(ctx, "creating entities", func(tx neo4j.ManagedTransaction) error {
+	err := s.s.write(ctx, "creating entities", func(tx neo4j.ManagedTransaction) error {
 		recs, err := run(ctx, tx, `UNWIND range(0, 19999) AS i CREATE (e:Entity {corpus: 'floor', key: toString(i)})
 RETURN elementId(e)`, nil)
 		ents = ents[:0]
@@ -211,8 +211,8 @@ CREATE (c)-[:MENTIONS]->(e)`
 			rows[i] = map[string]any{"id": w.id, "contrib": w.contrib, "ents": eids}
 		}
 		b.StartTimer()
-		if err := s.write(ctx, "writing the floor", func(tx neo4j.ManagedTransaction) error {
-			_, err := runBatched(ctx, s, tx, cyFloor, nil, rows)
+		if err := s.s.write(ctx, "writing the floor", func(tx neo4j.ManagedTransaction) error {
+			_, err := runBatched(ctx, s.s, tx, cyFloor, nil, rows)
 			return err
 		}); err != nil {
 			b.Fatal(err)

@@ -89,7 +89,7 @@ func TestEvidenceBucketsMatchBoltgraph(t *testing.T) {
 func maxBucket(t *testing.T, s *Store, corpus string) int64 {
 	t.Helper()
 	var n int64
-	err := s.read(t.Context(), "counting buckets", func(tx neo4j.ManagedTransaction) error {
+	err := s.s.read(t.Context(), "counting buckets", func(tx neo4j.ManagedTransaction) error {
 		recs, err := run(t.Context(), tx, `MATCH (:Entity {corpus: $corpus})-[x:RELATED]->()
 UNWIND keys(x) AS k WITH k WHERE k STARTS WITH 'chunks' AND k <> 'chunks'
 RETURN coalesce(max(toInteger(substring(k, 6))), 0)`, map[string]any{"corpus": corpus})

@@ -54,7 +54,7 @@ func openEmpty(tb testing.TB, env string) *Store {
 }
 
 func wipe(ctx context.Context, s *Store) error {
-	return s.write(ctx, "wiping", func(tx neo4j.ManagedTransaction) error {
+	return s.s.write(ctx, "wiping", func(tx neo4j.ManagedTransaction) error {
 		_, err := run(ctx, tx, `MATCH (n) WHERE n:Entity OR n:Chunk OR n:Community OR n:Membership OR n:Corpus
 DETACH DELETE n`, nil)
 		return err
@@ -197,7 +197,7 @@ func counts(levels [][]int) []int {
 // assertNoProjections checks that every GDS run dropped its projection.
 func assertNoProjections(t *testing.T, s *Store) {
 	t.Helper()
-	err := s.read(t.Context(), "listing projections", func(tx neo4j.ManagedTransaction) error {
+	err := s.s.read(t.Context(), "listing projections", func(tx neo4j.ManagedTransaction) error {
 		recs, err := run(t.Context(), tx, `CALL gds.graph.list() YIELD graphName RETURN graphName`, nil)
 		if err == nil && len(recs) > 0 {
 			t.Errorf("%d GDS projections left in the catalog", len(recs))

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
-	"unicode/utf8"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -131,10 +129,7 @@ DELETE x`
 )
 
 // Merge replaces the contributions of the batch's chunks in one transaction.
-func (s *Store) Merge(ctx context.Context, corpus string, batch []graphstore.ChunkExtraction) error {
-	if err := checkCorpus(corpus); err != nil {
-		return err
-	}
+func (s *store) Merge(ctx context.Context, corpus string, batch []graphstore.ChunkExtraction) error {
 	writes, err := prepareMerge(batch)
 	if err != nil {
 		return fmt.Errorf("merging into %s: %w", corpus, err)
@@ -148,10 +143,7 @@ func (s *Store) Merge(ctx context.Context, corpus string, batch []graphstore.Chu
 }
 
 // RemoveChunks removes the contributions of the given chunks.
-func (s *Store) RemoveChunks(ctx context.Context, corpus string, chunkIDs []string) error {
-	if err := checkCorpus(corpus); err != nil {
-		return err
-	}
+func (s *store) RemoveChunks(ctx context.Context, corpus string, chunkIDs []string) error {
 	writes := prepareRemove(chunkIDs)
 	return s.write(ctx, "removing chunks from "+corpus, func(tx neo4j.ManagedTransaction) error {
 		return s.apply(ctx, tx, corpus, writes, true)
@@ -160,7 +152,7 @@ func (s *Store) RemoveChunks(ctx context.Context, corpus string, chunkIDs []stri
 
 // mergeTx is one run of apply: the element ids of what it locked and read.
 type mergeTx struct {
-	s      *Store
+	s      *store
 	tx     neo4j.ManagedTransaction
 	base   map[string]any
 	chunks map[string]string // chunk id -> element id
@@ -170,7 +162,7 @@ type mergeTx struct {
 
 // apply replaces (or, when remove, deletes) the provenance of writes and
 // updates every aggregate it touches; see the package documentation.
-func (s *Store) apply(ctx context.Context, tx neo4j.ManagedTransaction, corpus string, writes []chunkWrite, remove bool) error {
+func (s *store) apply(ctx context.Context, tx neo4j.ManagedTransaction, corpus string, writes []chunkWrite, remove bool) error {
 	m := &mergeTx{s: s, tx: tx, base: map[string]any{"corpus": corpus}}
 	old, err := m.lockChunks(ctx, writes, remove)
 	if err != nil {
@@ -489,15 +481,9 @@ SET e.pagerank = r.score`
 
 // SetDescriptions stores summaries; each stays current until the entity's set of
 // mention descriptions changes.
-func (s *Store) SetDescriptions(ctx context.Context, corpus string, descs map[string]string) error {
-	if err := checkCorpus(corpus); err != nil {
-		return err
-	}
+func (s *store) SetDescriptions(ctx context.Context, corpus string, descs map[string]string) error {
 	rows := make([]map[string]any, 0, len(descs))
 	for _, k := range slices.Sorted(maps.Keys(descs)) {
-		if !utf8.ValidString(descs[k]) {
-			return fmt.Errorf("setting description of %q: not UTF-8: %w", k, graphstore.ErrInvalid)
-		}
 		rows = append(rows, map[string]any{"key": k, "summary": descs[k]})
 	}
 	return s.write(ctx, "setting descriptions in "+corpus, func(tx neo4j.ManagedTransaction) error {
@@ -507,15 +493,9 @@ func (s *Store) SetDescriptions(ctx context.Context, corpus string, descs map[st
 }
 
 // SetPageRank stores PageRank scores.
-func (s *Store) SetPageRank(ctx context.Context, corpus string, scores map[string]float64) error {
-	if err := checkCorpus(corpus); err != nil {
-		return err
-	}
+func (s *store) SetPageRank(ctx context.Context, corpus string, scores map[string]float64) error {
 	rows := make([]map[string]any, 0, len(scores))
 	for _, k := range slices.Sorted(maps.Keys(scores)) {
-		if v := scores[k]; math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("setting pagerank of %q to %v: %w", k, v, graphstore.ErrInvalid)
-		}
 		rows = append(rows, map[string]any{"key": k, "score": scores[k]})
 	}
 	return s.write(ctx, "setting pagerank in "+corpus, func(tx neo4j.ManagedTransaction) error {
@@ -539,10 +519,7 @@ CREATE (:Membership {corpus: $corpus, key: r.key, communities: r.communities})`
 )
 
 // ReplaceCommunities replaces the community hierarchy of a corpus.
-func (s *Store) ReplaceCommunities(ctx context.Context, corpus string, cs []graphstore.Community) error {
-	if err := checkCorpus(corpus); err != nil {
-		return err
-	}
+func (s *store) ReplaceCommunities(ctx context.Context, corpus string, cs []graphstore.Community) error {
 	norm, err := graphstore.NormalizeCommunities(cs)
 	if err != nil {
 		return fmt.Errorf("replacing communities of %s: %w", corpus, err)

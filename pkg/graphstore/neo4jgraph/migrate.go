@@ -33,7 +33,7 @@ RETURN count(*) AS pairs`
 var migratePairsPerTx = 2000
 
 // migrateEvidence converts EVIDENCE relationships into evidence lists.
-func (s *Store) migrateEvidence(ctx context.Context) error {
+func (s *store) migrateEvidence(ctx context.Context) error {
 	var found bool
 	if err := s.read(ctx, "looking for EVIDENCE relationships", func(tx neo4j.ManagedTransaction) error {
 		recs, err := run(ctx, tx, cyHasEvidence, nil)

@@ -41,7 +41,7 @@ func TestMigrateEvidence(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := allRelationships(t, s, "old")
-	if err := s.write(ctx, "rewinding", func(tx neo4j.ManagedTransaction) error {
+	if err := s.s.write(ctx, "rewinding", func(tx neo4j.ManagedTransaction) error {
 		_, err := run(ctx, tx, cyToEvidence, map[string]any{"corpus": "old"})
 		return err
 	}); err != nil {
@@ -63,7 +63,7 @@ func TestMigrateEvidence(t *testing.T) {
 	if got := allRelationships(t, m, "old"); !reflect.DeepEqual(got, want) {
 		t.Errorf("after migration:\n got %v\nwant %v", got, want)
 	}
-	err = m.read(ctx, "counting EVIDENCE", func(tx neo4j.ManagedTransaction) error {
+	err = m.s.read(ctx, "counting EVIDENCE", func(tx neo4j.ManagedTransaction) error {
 		recs, err := run(ctx, tx, cyHasEvidence, nil)
 		if len(recs) > 0 {
 			t.Error("EVIDENCE relationships left after the migration")

@@ -90,7 +90,7 @@ var dropCorpus = []string{
 
 // entities reads the existing entities among keys (distinct), by key, with cy:
 // cyEntities or cyNeighborEntities.
-func (s *Store) entities(ctx context.Context, tx neo4j.ManagedTransaction, cy, corpus string, keys []string) (map[string]graphstore.Entity, error) {
+func (s *store) entities(ctx context.Context, tx neo4j.ManagedTransaction, cy, corpus string, keys []string) (map[string]graphstore.Entity, error) {
 	recs, err := runBatched(ctx, s, tx, cy, map[string]any{"corpus": corpus}, keys)
 	if err != nil {
 		return nil, err
@@ -118,10 +118,7 @@ func distinct(keys []string) []string {
 }
 
 // Entity returns one entity or graphstore.ErrNotFound.
-func (s *Store) Entity(ctx context.Context, corpus, key string) (graphstore.Entity, error) {
-	if err := checkCorpus(corpus); err != nil {
-		return graphstore.Entity{}, err
-	}
+func (s *store) Entity(ctx context.Context, corpus, key string) (graphstore.Entity, error) {
 	var e graphstore.Entity
 	found := false
 	err := s.read(ctx, "reading entity in "+corpus, func(tx neo4j.ManagedTransaction) error {
@@ -138,10 +135,7 @@ func (s *Store) Entity(ctx context.Context, corpus, key string) (graphstore.Enti
 // Entities returns the existing entities among keys in the order given, each once.
 // It fills in every field whatever opts say: the lists come back in the same
 // query, not from more lookups (graphstore.Brief).
-func (s *Store) Entities(ctx context.Context, corpus string, keys []string, _ ...graphstore.ReadOption) ([]graphstore.Entity, error) {
-	if err := checkCorpus(corpus); err != nil {
-		return nil, err
-	}
+func (s *store) Entities(ctx context.Context, corpus string, keys []string, _ ...graphstore.ReadOption) ([]graphstore.Entity, error) {
 	keys = distinct(keys)
 	var out []graphstore.Entity
 	err := s.read(ctx, "reading entities in "+corpus, func(tx neo4j.ManagedTransaction) error {
@@ -179,10 +173,7 @@ func relationshipView(src, dst string, v map[string]any, chunkIDs []string) grap
 	}
 }
 
-func (s *Store) relationships(ctx context.Context, doing, corpus, cypher string, params map[string]any, keys []string) ([]graphstore.Relationship, error) {
-	if err := checkCorpus(corpus); err != nil {
-		return nil, err
-	}
+func (s *store) relationships(ctx context.Context, doing, corpus, cypher string, params map[string]any, keys []string) ([]graphstore.Relationship, error) {
 	keys = distinct(keys)
 	var out []graphstore.Relationship
 	err := s.read(ctx, doing+" in "+corpus, func(tx neo4j.ManagedTransaction) error {
@@ -209,7 +200,7 @@ func (s *Store) relationships(ctx context.Context, doing, corpus, cypher string,
 }
 
 // RelationshipsOf returns the relationships touching any key, heaviest first.
-func (s *Store) RelationshipsOf(ctx context.Context, corpus string, keys []string, limit int) ([]graphstore.Relationship, error) {
+func (s *store) RelationshipsOf(ctx context.Context, corpus string, keys []string, limit int) ([]graphstore.Relationship, error) {
 	out, err := s.relationships(ctx, "reading relationships", corpus, cyRelationshipsOf, map[string]any{}, keys)
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
@@ -219,17 +210,14 @@ func (s *Store) RelationshipsOf(ctx context.Context, corpus string, keys []strin
 
 // RelationshipsAmong returns the relationships with both ends in keys, every
 // field filled in whatever opts say (see Entities).
-func (s *Store) RelationshipsAmong(ctx context.Context, corpus string, keys []string, _ ...graphstore.ReadOption) ([]graphstore.Relationship, error) {
+func (s *store) RelationshipsAmong(ctx context.Context, corpus string, keys []string, _ ...graphstore.ReadOption) ([]graphstore.Relationship, error) {
 	return s.relationships(ctx, "reading relationships among keys", corpus, cyRelationshipsAmong,
 		map[string]any{"keys": orEmpty(keys)}, keys)
 }
 
 // Neighborhood walks breadth first from start; see graphstore.Store. The walk
 // runs one query per hop in a single read transaction.
-func (s *Store) Neighborhood(ctx context.Context, corpus string, start []string, depth, limit int) ([]graphstore.Neighbor, error) {
-	if err := checkCorpus(corpus); err != nil {
-		return nil, err
-	}
+func (s *store) Neighborhood(ctx context.Context, corpus string, start []string, depth, limit int) ([]graphstore.Neighbor, error) {
 	if depth <= 0 {
 		return nil, s.Ping(ctx)
 	}
@@ -354,10 +342,7 @@ func (w *walk) path(key string, dist int) []string {
 }
 
 // Snapshot returns every key and every undirected weighted edge.
-func (s *Store) Snapshot(ctx context.Context, corpus string) (graphstore.Snapshot, error) {
-	if err := checkCorpus(corpus); err != nil {
-		return graphstore.Snapshot{}, err
-	}
+func (s *store) Snapshot(ctx context.Context, corpus string) (graphstore.Snapshot, error) {
 	var snap graphstore.Snapshot
 	err := s.read(ctx, "taking snapshot of "+corpus, func(tx neo4j.ManagedTransaction) error {
 		base := map[string]any{"corpus": corpus}
@@ -460,13 +445,7 @@ func communityView(v map[string]any) graphstore.Community {
 }
 
 // Communities returns the communities of one level, or all for level -1.
-func (s *Store) Communities(ctx context.Context, corpus string, level int) ([]graphstore.Community, error) {
-	if err := checkCorpus(corpus); err != nil {
-		return nil, err
-	}
-	if level < -1 {
-		return nil, fmt.Errorf("listing communities at level %d: %w", level, graphstore.ErrInvalid)
-	}
+func (s *store) Communities(ctx context.Context, corpus string, level int) ([]graphstore.Community, error) {
 	var out []graphstore.Community
 	err := s.read(ctx, "listing communities of "+corpus, func(tx neo4j.ManagedTransaction) error {
 		recs, err := run(ctx, tx, cyCommunities, map[string]any{"corpus": corpus, "level": level})
@@ -487,10 +466,7 @@ func (s *Store) Communities(ctx context.Context, corpus string, level int) ([]gr
 }
 
 // Community returns one community or graphstore.ErrNotFound.
-func (s *Store) Community(ctx context.Context, corpus, id string) (graphstore.Community, error) {
-	if err := checkCorpus(corpus); err != nil {
-		return graphstore.Community{}, err
-	}
+func (s *store) Community(ctx context.Context, corpus, id string) (graphstore.Community, error) {
 	var c graphstore.Community
 	found := false
 	err := s.read(ctx, "reading community in "+corpus, func(tx neo4j.ManagedTransaction) error {
@@ -509,10 +485,7 @@ func (s *Store) Community(ctx context.Context, corpus, id string) (graphstore.Co
 }
 
 // Stats counts what a corpus holds.
-func (s *Store) Stats(ctx context.Context, corpus string) (graphstore.Stats, error) {
-	if err := checkCorpus(corpus); err != nil {
-		return graphstore.Stats{}, err
-	}
+func (s *store) Stats(ctx context.Context, corpus string) (graphstore.Stats, error) {
 	var st graphstore.Stats
 	err := s.read(ctx, "counting "+corpus, func(tx neo4j.ManagedTransaction) error {
 		recs, err := run(ctx, tx, cyStats, map[string]any{"corpus": corpus})
@@ -533,7 +506,7 @@ func (s *Store) Stats(ctx context.Context, corpus string) (graphstore.Stats, err
 }
 
 // Corpora lists the corpora written to and not dropped, sorted.
-func (s *Store) Corpora(ctx context.Context) ([]string, error) {
+func (s *store) Corpora(ctx context.Context) ([]string, error) {
 	var out []string
 	err := s.read(ctx, "listing corpora", func(tx neo4j.ManagedTransaction) error {
 		recs, err := run(ctx, tx, cyCorpora, nil)
@@ -551,10 +524,7 @@ func (s *Store) Corpora(ctx context.Context) ([]string, error) {
 }
 
 // DropCorpus deletes a corpus and everything in it, in one transaction.
-func (s *Store) DropCorpus(ctx context.Context, corpus string) error {
-	if err := checkCorpus(corpus); err != nil {
-		return err
-	}
+func (s *store) DropCorpus(ctx context.Context, corpus string) error {
 	return s.write(ctx, "dropping corpus "+corpus, func(tx neo4j.ManagedTransaction) error {
 		for _, q := range dropCorpus {
 			if _, err := run(ctx, tx, q, map[string]any{"corpus": corpus}); err != nil {
@@ -571,10 +541,7 @@ MATCH (c:Chunk {corpus: $corpus, id: id})
 RETURN id, [(c)-[:MENTIONS]->(e:Entity) | e.key] AS keys`
 
 // ChunkEntities returns the entity keys each stored chunk mentions, sorted.
-func (s *Store) ChunkEntities(ctx context.Context, corpus string, chunkIDs []string) (map[string][]string, error) {
-	if err := checkCorpus(corpus); err != nil {
-		return nil, err
-	}
+func (s *store) ChunkEntities(ctx context.Context, corpus string, chunkIDs []string) (map[string][]string, error) {
 	out := make(map[string][]string, len(chunkIDs))
 	err := s.read(ctx, "reading chunk entities in "+corpus, func(tx neo4j.ManagedTransaction) error {
 		recs, err := runBatched(ctx, s, tx, cyChunkEntities, map[string]any{"corpus": corpus}, distinct(chunkIDs))

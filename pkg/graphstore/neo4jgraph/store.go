@@ -15,7 +15,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/graphstore"
 )
 
-var _ graphstore.Store = (*Store)(nil)
+var _ graphstore.Store = (*store)(nil)
 
 type config struct {
 	auth         neo4j.AuthToken
@@ -54,8 +54,16 @@ func WithMaxRetryTime(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.maxRetryTime = d })
 }
 
-// Store is the Neo4j graphstore.Store. It is safe for concurrent use.
+// Store is the Neo4j graphstore.Store. It is safe for concurrent use. Its methods
+// check their arguments, and are traced, in graphstore.Validating, which holds the
+// driver, store.
 type Store struct {
+	graphstore.Store
+	s *store
+}
+
+// store is the driver: Cypher transactions over the schema below.
+type store struct {
 	driver neo4j.DriverWithContext
 	cfg    config
 
@@ -100,15 +108,15 @@ func Open(ctx context.Context, uri string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening neo4j graph store %s: %w", uri, err)
 	}
-	s := &Store{driver: drv, cfg: cfg}
+	s := &store{driver: drv, cfg: cfg}
 	if err := s.setup(ctx); err != nil {
 		_ = drv.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("opening neo4j graph store %s: %w", uri, err)
 	}
-	return s, nil
+	return &Store{Store: graphstore.Validating(s), s: s}, nil
 }
 
-func (s *Store) setup(ctx context.Context) error {
+func (s *store) setup(ctx context.Context) error {
 	if err := s.driver.VerifyConnectivity(ctx); err != nil {
 		return fmt.Errorf("connecting: %w", err)
 	}
@@ -131,7 +139,7 @@ func (s *Store) setup(ctx context.Context) error {
 }
 
 // Close closes the driver; calling it again returns nil.
-func (s *Store) Close() error {
+func (s *store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -145,24 +153,24 @@ func (s *Store) Close() error {
 }
 
 // Ping checks that the server answers.
-func (s *Store) Ping(ctx context.Context) error {
+func (s *store) Ping(ctx context.Context) error {
 	return s.read(ctx, "pinging", func(tx neo4j.ManagedTransaction) error {
 		_, err := run(ctx, tx, "RETURN 1", nil)
 		return err
 	})
 }
 
-func (s *Store) read(ctx context.Context, doing string, fn func(neo4j.ManagedTransaction) error) error {
+func (s *store) read(ctx context.Context, doing string, fn func(neo4j.ManagedTransaction) error) error {
 	return s.tx(ctx, doing, neo4j.AccessModeRead, fn)
 }
 
-func (s *Store) write(ctx context.Context, doing string, fn func(neo4j.ManagedTransaction) error) error {
+func (s *store) write(ctx context.Context, doing string, fn func(neo4j.ManagedTransaction) error) error {
 	return s.tx(ctx, doing, neo4j.AccessModeWrite, fn)
 }
 
 // tx runs fn in a managed transaction, which the driver retries on transient
 // errors; fn must therefore keep no state across calls.
-func (s *Store) tx(ctx context.Context, doing string, mode neo4j.AccessMode, fn func(neo4j.ManagedTransaction) error) error {
+func (s *store) tx(ctx context.Context, doing string, mode neo4j.AccessMode, fn func(neo4j.ManagedTransaction) error) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%s: %w", doing, err)
 	}
@@ -248,7 +256,7 @@ func runProfiled(ctx context.Context, tx neo4j.ManagedTransaction, cypher string
 
 // runBatched runs cypher once per slice of at most s.cfg.batchRows rows, passed
 // as $rows, with the other params unchanged.
-func runBatched[T any](ctx context.Context, s *Store, tx neo4j.ManagedTransaction, cypher string, params map[string]any, rows []T) ([]*neo4j.Record, error) {
+func runBatched[T any](ctx context.Context, s *store, tx neo4j.ManagedTransaction, cypher string, params map[string]any, rows []T) ([]*neo4j.Record, error) {
 	var out []*neo4j.Record
 	for len(rows) > 0 {
 		n := min(len(rows), s.cfg.batchRows)
@@ -264,5 +272,3 @@ func runBatched[T any](ctx context.Context, s *Store, tx neo4j.ManagedTransactio
 	}
 	return out, nil
 }
-
-func checkCorpus(corpus string) error { return graphstore.CheckKey("corpus name", corpus) }

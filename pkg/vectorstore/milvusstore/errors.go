@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/graphrag/graphrag/pkg/errkind"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
 
@@ -41,6 +42,14 @@ func (e *ServerError) Is(target error) bool {
 		return e.notFound()
 	}
 	return false
+}
+
+// ErrorKind is errkind.NotFound when the error means vectorstore.ErrNotFound.
+func (e *ServerError) ErrorKind() errkind.Kind {
+	if e.notFound() {
+		return errkind.NotFound
+	}
+	return errkind.Unknown
 }
 
 func (e *ServerError) notFound() bool {

@@ -13,8 +13,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/graphrag/graphrag/pkg/catalog"
-	"github.com/graphrag/graphrag/pkg/events"
+	"github.com/graphrag/graphrag/pkg/errkind"
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/service"
 	"github.com/graphrag/graphrag/services/query/access"
@@ -26,18 +25,25 @@ import (
 // the model endpoint) is named by kind, with the trace id that leads to the logged details,
 // never with the backend's text: no Go type, no internal collection name, no upstream
 // message reaches a client.
+//
+// The caller's mistakes are the errors of a Public kind (errkind.Public: the catalog's,
+// an invalid event's) and the engine's sentinels. A store's or the bus's error has a kind
+// too, but one meant for the code that called the store: reaching the API untranslated,
+// it is a failure of the service (500), like any error without a kind.
 func failure(ctx context.Context, err error) (int, string) {
 	var mbe *http.MaxBytesError
 	switch {
-	case errors.Is(err, engine.ErrBadRequest), errors.Is(err, catalog.ErrInvalid), errors.Is(err, events.ErrInvalid):
+	case clientKind(err, errkind.Invalid):
 		return http.StatusBadRequest, err.Error()
 	case errors.Is(err, access.ErrForbidden):
 		return http.StatusForbidden, err.Error()
-	case errors.Is(err, engine.ErrUnknownCorpus), errors.Is(err, engine.ErrNotFound), errors.Is(err, catalog.ErrNotFound):
+	case clientKind(err, errkind.NotFound):
 		return http.StatusNotFound, err.Error()
+	case clientKind(err, errkind.Conflict):
+		return http.StatusConflict, err.Error()
 	case errors.Is(err, errUnsupportedMedia):
 		return http.StatusUnsupportedMediaType, err.Error()
-	case errors.Is(err, errUnavailable):
+	case clientKind(err, errkind.Unavailable):
 		return http.StatusServiceUnavailable, err.Error()
 	case errors.As(err, &mbe):
 		return http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is too large (limit %d bytes)", mbe.Limit)
@@ -51,6 +57,26 @@ func failure(ctx context.Context, err error) (int, string) {
 		return http.StatusGatewayTimeout, "the request took longer than the API's time limit"
 	}
 	return http.StatusInternalServerError, "internal error: the request could not be answered" + traceRef(ctx)
+}
+
+// engineKinds are the kinds of the engine's sentinels, which predate the kinds and
+// carry none.
+var engineKinds = map[errkind.Kind][]error{
+	errkind.Invalid:  {engine.ErrBadRequest},
+	errkind.NotFound: {engine.ErrUnknownCorpus, engine.ErrNotFound},
+}
+
+// clientKind reports whether err is the caller's mistake of the kind k.
+func clientKind(err error, k errkind.Kind) bool {
+	if errkind.IsPublic(err, k) {
+		return true
+	}
+	for _, e := range engineKinds[k] {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 func isUpstream(err error) bool {

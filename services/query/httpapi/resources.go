@@ -2,13 +2,13 @@ package httpapi
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/graphrag/graphrag/pkg/catalog"
+	"github.com/graphrag/graphrag/pkg/errkind"
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/services/query/access"
 	"github.com/graphrag/graphrag/services/query/engine"
@@ -64,13 +64,12 @@ func WithDeleter(d Deleter) Option { return optionFunc(func(a *API) { a.deleter 
 // WithExporter serves exports through x.
 func WithExporter(x Exporter) Option { return optionFunc(func(a *API) { a.exporter = x }) }
 
-// errUnavailable marks a route whose backend this service was built without (503).
-var errUnavailable = errors.New("unavailable")
-
+// unavailable is a route whose backend this service was built without (503).
 type unavailable struct{ what string }
 
-func (u *unavailable) Error() string        { return u.what + " is not available on this query service" }
-func (u *unavailable) Is(target error) bool { return target == errUnavailable }
+func (u *unavailable) Error() string           { return u.what + " is not available on this query service" }
+func (u *unavailable) ErrorKind() errkind.Kind { return errkind.Unavailable }
+func (u *unavailable) PublicKind() bool        { return true }
 
 // addResourceRoutes registers the corpus and document routes.
 func (a *API) addResourceRoutes() {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 )
 
@@ -72,10 +73,8 @@ func WithinOpen[T cmp.Ordered](p *Problems, name string, got, low, high T) {
 
 // OneOf records a problem when got is none of want.
 func OneOf(p *Problems, name, got string, want ...string) {
-	for _, w := range want {
-		if got == w {
-			return
-		}
+	if slices.Contains(want, got) {
+		return
 	}
 	p.Add(name, "must be %s, got %q", strings.Join(want, " or "), got)
 }

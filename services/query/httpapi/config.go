@@ -84,7 +84,7 @@ func (f *Flags) RegisterFlags(fs *flag.FlagSet) {
 // Load reads the token file and returns the effective Config, zero fields with their
 // defaults, or the reasons it is invalid.
 func (f *Flags) Load() (Config, error) {
-	cfg := f.Config.withDefaults()
+	cfg := f.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return cfg, err
 	}

@@ -27,7 +27,7 @@ func TestConfigValidate(t *testing.T) {
 		{"grapher", def.Grapher.Validate},
 		{"summarizer", def.Summarizer.Validate},
 		{"engine", def.Query.Engine.Validate},
-		{"httpapi", def.Query.API.Config.Validate},
+		{"httpapi", def.Query.API.Validate},
 		{"query", def.Query.Validate},
 		{"stack", DefaultConfig().Validate},
 		{"stage", func() error { return pipeline.DefaultStageConfig().Validate("x") }},

@@ -20,8 +20,11 @@ done
   echo "(flags win over the environment). Secrets (\`-llm-api-key\`, \`-neo4j-password\`,"
   echo "\`-api-tokens\`) are printed as \`****\` in the start-up log. Defaults below are the"
   echo "documented defaults; \`-1\` marks an automatic value explained in the flag's text."
-  echo "Every binary accepts the same backend flags; a service binary opens only the stores it"
-  echo "uses and has no embedded NATS server (docs/adr/0016-binaries-link-their-drivers.md)."
+  echo "A binary accepts the flags of the backends it uses and no other: the extractor has no"
+  echo "graph store flags, the service binaries no embedded NATS server flags"
+  echo "(docs/adr/0052-configuration-is-validated-not-repaired.md). Every value is checked at"
+  echo "start: an invalid one stops the process with an error naming its flag, and is never"
+  echo "replaced by a default."
   for b in extractor grapher summarizer query graphrag; do
     echo
     if [[ $b == graphrag ]]; then

@@ -249,6 +249,9 @@ func TestCLIMistakesFailWithTheirCause(t *testing.T) {
 			[]string{"no sample corpus in " + filepath.Join(elsewhere, "nope")}},
 		{"eval without its dataset", []string{"eval", "-dataset", filepath.Join(elsewhere, "hotpotqa"), "-out", filepath.Join(elsewhere, "eval.json")},
 			[]string{"-dataset " + filepath.Join(elsewhere, "hotpotqa"), "no such file or directory"}},
+		{"up with invalid values", []string{"up", "-data-dir", filepath.Join(elsewhere, "f"), "-nats-port", "-1", "-http-addr", "127.0.0.1:0",
+			"-entity-min-similarity", "1.5", "-pagerank-damping", "1", "-chunk-tokens", "-5"},
+			[]string{"-entity-min-similarity: must be -1 (automatic) or in (0, 1], got 1.5", "-pagerank-damping: must be in (0, 1), got 1", "-chunk-tokens: must be at least 1, got -5"}},
 		{"publish a path that does not exist", []string{"publish", "-nats-url", "nats://127.0.0.1:1", "-corpus", "notes", filepath.Join(elsewhere, "notes")},
 			[]string{"nothing published", "no such file or directory"}},
 	} {

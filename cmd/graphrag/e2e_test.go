@@ -27,7 +27,7 @@ func testPlatform(t *testing.T, dir string, extra ...string) *platform.Platform 
 	var b platform.BackendFlags
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
 	c.Register(fs)
-	b.Register(fs)
+	b.Register(fs, stack.Needs())
 	if err := fs.Parse(append([]string{"-data-dir", dir, "-nats-port", "-1"}, extra...)); err != nil {
 		t.Fatal(err)
 	}

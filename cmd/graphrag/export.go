@@ -33,8 +33,9 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.SetOutput(stderr)
 	var common service.CommonFlags
 	var backends platform.BackendFlags
+	needs := platform.Needs{Graph: graphdrivers.All(), Vectors: vectordrivers.All(), Existing: true}
 	common.Register(fs)
-	backends.Register(fs)
+	backends.Register(fs, needs)
 	setUsage(fs, stderr, "usage: graphrag export -corpus NAME -out DIR [-format jsonl|graphml|parquet] [-api URL]\n"+
 		"Writes a corpus's graph, communities and passages into DIR: through a running query API with -api,\n"+
 		"else from the stores of a data dir no other process holds.")
@@ -68,7 +69,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stdout, "exported %s as %s into %s: %s\n", *corpus, f, *out, strings.Join(files, ", "))
 		return nil
 	}
-	p, err := platform.Open(ctx, common, backends, platform.Needs{Graph: graphdrivers.All(), Vectors: vectordrivers.All(), Existing: true}, "export", common.Logger(stderr))
+	p, err := platform.Open(ctx, common, backends, needs, "export", common.Logger(stderr))
 	if errors.Is(err, filelock.ErrInUse) {
 		return fmt.Errorf("%w; export from the running platform with -api (e.g. -api http://127.0.0.1:8080)", err)
 	}

@@ -23,7 +23,7 @@ func TestMCPStdioTools(t *testing.T) {
 	var backends platform.BackendFlags
 	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
 	common.Register(fs)
-	backends.Register(fs)
+	backends.Register(fs, stack.Needs())
 	if err := fs.Parse([]string{"-data-dir", t.TempDir(), "-nats-port", "-1"}); err != nil {
 		t.Fatal(err)
 	}

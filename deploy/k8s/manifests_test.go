@@ -25,15 +25,27 @@ import (
 	"github.com/graphrag/graphrag/services/summarizer"
 )
 
+// The backends of the service binaries as their mains declare them: drivers by name
+// only (Register reads no more), so this module links no store client.
+var (
+	graphDrivers  = []platform.GraphDriver{{Name: platform.Embedded}, {Name: platform.Neo4j}}
+	vectorDrivers = []platform.VectorDriver{{Name: platform.Embedded}, {Name: platform.Milvus}}
+	stageNeeds    = platform.Needs{Bus: true, Model: true, Graph: graphDrivers, Vectors: vectorDrivers}
+	// graphrag up also starts a NATS server when -nats-url is empty.
+	upNeeds = platform.Needs{Bus: true, Model: true, Graph: graphDrivers, Vectors: vectorDrivers, NATSServer: func(platform.NATSServerConfig) (string, func(), error) {
+		return "", nil, nil
+	}}
+)
+
 // flagSet registers what a service process registers (common, backend and its own flags)
 // and returns the set with pointers to the common and backend values.
-func flagSet(register ...func(fs *flag.FlagSet)) (*flag.FlagSet, *service.CommonFlags, *platform.BackendFlags) {
+func flagSet(needs platform.Needs, register ...func(fs *flag.FlagSet)) (*flag.FlagSet, *service.CommonFlags, *platform.BackendFlags) {
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var c service.CommonFlags
 	var b platform.BackendFlags
 	c.Register(fs)
-	b.Register(fs)
+	b.Register(fs, needs)
 	for _, r := range register {
 		r(fs)
 	}
@@ -45,25 +57,25 @@ func serviceFlagSets() map[string]func() (*flag.FlagSet, *service.CommonFlags, *
 	return map[string]func() (*flag.FlagSet, *service.CommonFlags, *platform.BackendFlags){
 		"ghcr.io/graphrag/extractor": func() (*flag.FlagSet, *service.CommonFlags, *platform.BackendFlags) {
 			c := extractor.DefaultConfig()
-			return flagSet(c.RegisterFlags)
+			return flagSet(platform.Needs{Bus: true, Model: true, Vectors: vectorDrivers}, c.RegisterFlags)
 		},
 		"ghcr.io/graphrag/grapher": func() (*flag.FlagSet, *service.CommonFlags, *platform.BackendFlags) {
 			c := grapher.DefaultConfig()
-			return flagSet(c.RegisterFlags)
+			return flagSet(stageNeeds, c.RegisterFlags)
 		},
 		"ghcr.io/graphrag/summarizer": func() (*flag.FlagSet, *service.CommonFlags, *platform.BackendFlags) {
 			c := summarizer.DefaultConfig()
-			return flagSet(c.RegisterFlags)
+			return flagSet(stageNeeds, c.RegisterFlags)
 		},
 		"ghcr.io/graphrag/query": func() (*flag.FlagSet, *service.CommonFlags, *platform.BackendFlags) {
 			c := query.DefaultConfig() // the engine's and the HTTP API's flags
-			return flagSet(c.RegisterFlags)
+			return flagSet(stageNeeds, c.RegisterFlags)
 		},
 		// `graphrag up` registers the four services' flags (and -demo, -examples, -corpus,
 		// which the manifests do not use).
 		"ghcr.io/graphrag/graphrag": func() (*flag.FlagSet, *service.CommonFlags, *platform.BackendFlags) {
 			ex, gr, su, qu := extractor.DefaultConfig(), grapher.DefaultConfig(), summarizer.DefaultConfig(), query.DefaultConfig()
-			return flagSet(ex.RegisterFlags, gr.RegisterFlags, su.RegisterFlags, qu.RegisterFlags)
+			return flagSet(upNeeds, ex.RegisterFlags, gr.RegisterFlags, su.RegisterFlags, qu.RegisterFlags)
 		},
 	}
 }
@@ -183,15 +195,36 @@ func TestProductionWiring(t *testing.T) {
 			t.Errorf("%s sets replicas although KEDA owns the count", name)
 		}
 	}
-	for _, o := range objs {
-		if o.Kind != "ConfigMap" || !strings.HasPrefix(o.Name, "graphrag-common") {
-			continue
-		}
-		s := string(o.JSON)
-		for _, want := range []string{"nats.nats.svc.cluster.local:4222", "GRAPHRAG_OTLP_ENDPOINT", "GRAPHRAG_GRAPH_STORE\":\"neo4j", "GRAPHRAG_VECTOR_STORE\":\"milvus"} {
-			if !strings.Contains(s, want) {
-				t.Errorf("common ConfigMap lacks %s: %s", want, s)
+	// Every service reads the common ConfigMap; the graph store is in one of its own,
+	// which only the services with a graph store load (the extractor has no such flag).
+	wants := map[string][]string{
+		"graphrag-common": {"nats.nats.svc.cluster.local:4222", "GRAPHRAG_OTLP_ENDPOINT", "GRAPHRAG_VECTOR_STORE\":\"milvus"},
+		"graphrag-graph":  {"GRAPHRAG_GRAPH_STORE\":\"neo4j", "GRAPHRAG_NEO4J_URI"},
+	}
+	for prefix, want := range wants {
+		found := false
+		for _, o := range objs {
+			if o.Kind != "ConfigMap" || !strings.HasPrefix(o.Name, prefix+"-") {
+				continue
 			}
+			found = true
+			for _, w := range want {
+				if !strings.Contains(string(o.JSON), w) {
+					t.Errorf("ConfigMap %s lacks %s: %s", o.Name, w, o.JSON)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no ConfigMap %s", prefix)
+		}
+	}
+	for _, name := range []string{"graphrag-grapher", "graphrag-summarizer", "graphrag-query"} {
+		d, ok := find(objs, "Deployment", name)
+		if !ok {
+			t.Fatalf("no Deployment %s", name)
+		}
+		if !strings.Contains(string(d.JSON), `"name":"graphrag-graph-`) {
+			t.Errorf("%s does not load the graphrag-graph ConfigMap", name)
 		}
 	}
 }

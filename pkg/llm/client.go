@@ -46,7 +46,7 @@ type Client struct {
 
 // New checks cfg, applies defaults and builds a Client.
 func New(cfg Config, opts ...Option) (*Client, error) {
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()

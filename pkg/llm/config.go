@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -57,11 +58,13 @@ const (
 	defaultMaxRetryAfter = 2 * time.Minute
 )
 
+// withDefaults gives the zero fields their documented default, and the negative
+// retry counts their meaning (none).
 func (c Config) withDefaults() Config {
-	if c.Timeout <= 0 {
+	if c.Timeout == 0 {
 		c.Timeout = defaultTimeout
 	}
-	if c.MaxConcurrency <= 0 {
+	if c.MaxConcurrency == 0 {
 		c.MaxConcurrency = defaultMaxConcurrency
 	}
 	switch {
@@ -76,23 +79,37 @@ func (c Config) withDefaults() Config {
 	case c.JSONRetries < 0:
 		c.JSONRetries = 0
 	}
-	if c.EmbedBatchSize <= 0 {
+	if c.EmbedBatchSize == 0 {
 		c.EmbedBatchSize = defaultEmbedBatch
 	}
 	return c
 }
 
-func (c Config) validate() error {
+// Validate reports every invalid field (wrapping ErrInvalidConfig): a missing BaseURL or
+// model, or a negative limit, timeout or batch size, which New would not run with.
+func (c Config) Validate() error {
+	var errs []error
 	if c.BaseURL == "" {
-		return fmt.Errorf("%w: BaseURL is required", ErrInvalidConfig)
+		errs = append(errs, fmt.Errorf("%w: BaseURL is required", ErrInvalidConfig))
 	}
 	if c.ChatModel == "" && c.EmbedModel == "" {
-		return fmt.Errorf("%w: at least one of ChatModel and EmbedModel is required", ErrInvalidConfig)
+		errs = append(errs, fmt.Errorf("%w: at least one of ChatModel and EmbedModel is required", ErrInvalidConfig))
 	}
-	if c.RequestsPerMinute < 0 || c.TokensPerMinute < 0 {
-		return fmt.Errorf("%w: rate limits must not be negative", ErrInvalidConfig)
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"RequestsPerMinute", int64(c.RequestsPerMinute)}, {"TokensPerMinute", int64(c.TokensPerMinute)},
+		{"MaxConcurrency", int64(c.MaxConcurrency)}, {"EmbedBatchSize", int64(c.EmbedBatchSize)},
+	} {
+		if f.v < 0 {
+			errs = append(errs, fmt.Errorf("%w: %s must not be negative, got %d", ErrInvalidConfig, f.name, f.v))
+		}
 	}
-	return nil
+	if c.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("%w: Timeout must not be negative, got %s", ErrInvalidConfig, c.Timeout))
+	}
+	return errors.Join(errs...)
 }
 
 // String prints the effective config with the API key masked, so it can be

@@ -12,6 +12,7 @@ import (
 
 	"github.com/graphrag/graphrag/pkg/bus"
 	"github.com/graphrag/graphrag/pkg/events"
+	"github.com/graphrag/graphrag/pkg/service"
 )
 
 // Handler processes one message of one corpus. Return bus.Permanent(err) for a message
@@ -236,4 +237,24 @@ func (c *StageConfig) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	fs.IntVar(&c.MaxAckPending, prefix+"-max-ack-pending", c.MaxAckPending, "unacknowledged messages allowed across replicas (back-pressure)")
 	fs.IntVar(&c.MaxDeliver, prefix+"-max-deliver", c.MaxDeliver, "deliveries before a message is dead-lettered")
 	fs.DurationVar(&c.AckWait, prefix+"-ack-wait", c.AckWait, "redelivery timeout of an unacknowledged message (extended while handled)")
+}
+
+// Or is c, or def when c is unset (zero Workers): a service's Config literal that leaves
+// a stage out gets the stage's defaults.
+func (c StageConfig) Or(def StageConfig) StageConfig {
+	if c.Workers == 0 {
+		return def
+	}
+	return c
+}
+
+// Validate reports every invalid value, named by its flag as RegisterFlags names it
+// with prefix. No field has a zero that means a default (see Or).
+func (c StageConfig) Validate(prefix string) error {
+	var p service.Problems
+	service.AtLeast(&p, "-"+prefix+"-workers", c.Workers, 1)
+	service.AtLeast(&p, "-"+prefix+"-max-ack-pending", c.MaxAckPending, 1)
+	service.AtLeast(&p, "-"+prefix+"-max-deliver", c.MaxDeliver, 1)
+	service.Positive(&p, "-"+prefix+"-ack-wait", c.AckWait)
+	return p.Err()
 }

@@ -7,5 +7,8 @@
 // It imports no store driver and no NATS server. A main passes, in Needs, the drivers its
 // service uses (packages graphdrivers and vectordrivers) and, for `graphrag up` only, an
 // embedded NATS server (package natsserver), so that each binary links only those
-// (docs/adr/0016-binaries-link-their-drivers.md). Every binary registers the same flags.
+// (docs/adr/0016-binaries-link-their-drivers.md). The same Needs decide which backend
+// flags a binary registers: only those of the backends it uses. Main validates every
+// flag before anything opens, and logs the effective configuration once
+// (docs/adr/0052-configuration-is-validated-not-repaired.md).
 package platform

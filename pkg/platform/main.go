@@ -27,7 +27,9 @@ type Spec struct {
 	Needs Needs
 	// Flags registers the service's own flags (values captured by the caller).
 	Flags func(fs *flag.FlagSet)
-	// Config is the service's config struct, logged once after parsing.
+	// Config is the service's config struct. When it has a Validate method (every
+	// service's Config does), Main calls it after parsing and Tune, with the common and
+	// backend flags' own, and fails before anything starts.
 	Config any
 	// Build creates the service's components once the backends are open. mux already
 	// serves /healthz, /readyz and /metrics; a service may add routes.
@@ -46,7 +48,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer, spec Spec) error
 	fs := flag.NewFlagSet(spec.Name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	common.Register(fs)
-	backend.Register(fs)
+	backend.Register(fs, spec.Needs)
 	if spec.Flags != nil {
 		spec.Flags(fs)
 	}
@@ -59,7 +61,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer, spec Spec) error
 	if spec.Tune != nil {
 		spec.Tune(&common, &backend)
 	}
-	if err := common.Validate(); err != nil {
+	if err := validate(&common, &backend, spec.Config); err != nil {
 		return err
 	}
 	if common.CPUProfile != "" {
@@ -78,11 +80,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer, spec Spec) error
 		return fmt.Errorf("setting up telemetry: %w", err)
 	}
 	defer func() { _ = tel.Shutdown(context.WithoutCancel(ctx)) }()
-	service.LogConfig(log, struct { //nolint:contextcheck // one log line at start: nothing in ctx to carry
-		Common  service.CommonFlags
-		Backend BackendFlags
-		Service any
-	}{common, backend, spec.Config})
+	service.LogFlags(log, fs) //nolint:contextcheck // one log line at start: nothing in ctx to carry
 
 	p, err := Open(ctx, common, backend, spec.Needs, "graphrag-"+spec.Name, log)
 	if err != nil {
@@ -106,4 +104,14 @@ func Main(ctx context.Context, args []string, stderr io.Writer, spec Spec) error
 	// The HTTP server starts first (liveness answers during start-up) and stops last.
 	all := append([]service.Component{service.HTTPServerWithLimits(common.HTTPAddr, mux, common.HTTPLimits())}, comps...)
 	return service.Run(ctx, log, common.ShutdownTimeout, all...)
+}
+
+// validate reports every invalid flag of a process at once: the common ones, the
+// backends' and, when it has a Validate method, the service's config's.
+func validate(common *service.CommonFlags, backend *BackendFlags, cfg any) error {
+	errs := []error{common.Validate(), backend.Validate()}
+	if v, ok := cfg.(interface{ Validate() error }); ok {
+		errs = append(errs, v.Validate())
+	}
+	return errors.Join(errs...)
 }

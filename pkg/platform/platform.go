@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -67,19 +68,76 @@ type BackendFlags struct {
 // DefaultNATSPort is the client port of the embedded NATS server.
 const DefaultNATSPort = 4222
 
-// Register adds the backend flags to fs with their documented defaults.
-func (b *BackendFlags) Register(fs *flag.FlagSet) {
-	fs.StringVar(&b.GraphStore, "graph-store", Embedded, "graph store: embedded (bbolt in the data dir) or neo4j")
+// DefaultBackendFlags are the documented defaults of the backend flags, those their
+// registration gives: the embedded stores, no model endpoint (the offline embedder at
+// 384 dimensions), one stream replica.
+func DefaultBackendFlags() BackendFlags {
+	var b BackendFlags
+	b.register(flag.NewFlagSet("defaults", flag.ContinueOnError), Needs{Bus: true, Model: true,
+		Graph: []GraphDriver{{Name: Neo4j}}, Vectors: []VectorDriver{{Name: Milvus}}, NATSServer: noNATSServer})
+	return b
+}
+
+func noNATSServer(NATSServerConfig) (string, func(), error) {
+	return "", nil, errors.New("no NATS server")
+}
+
+// Register sets b to DefaultBackendFlags and adds to fs the flags of the backends needs
+// uses, and only those: -graph-store with a graph driver, the -neo4j-* flags with the
+// Neo4j driver, -vector-store with a vector driver, the -milvus-* flags with the Milvus
+// driver, the -llm-* flags and -embed-dim with Model, -stream-replicas with the bus or
+// a model (its response cache is a bucket), -nats-port and -nats-max-payload with an
+// embedded NATS server. A binary then rejects a flag it would not read.
+func (b *BackendFlags) Register(fs *flag.FlagSet, needs Needs) {
+	*b = DefaultBackendFlags()
+	b.register(fs, needs)
+}
+
+func (b *BackendFlags) register(fs *flag.FlagSet, needs Needs) {
+	has := func(name string) bool {
+		return slices.ContainsFunc(needs.Graph, func(d GraphDriver) bool { return d.Name == name }) ||
+			slices.ContainsFunc(needs.Vectors, func(d VectorDriver) bool { return d.Name == name })
+	}
+	if len(needs.Graph) > 0 {
+		fs.StringVar(&b.GraphStore, "graph-store", Embedded, "graph store: embedded (bbolt in the data dir) or neo4j")
+	}
+	if has(Neo4j) {
+		b.registerNeo4j(fs)
+	}
+	if len(needs.Vectors) > 0 {
+		fs.StringVar(&b.VectorStore, "vector-store", Embedded, "vector store: embedded (bbolt + HNSW + bleve in the data dir) or milvus")
+	}
+	if has(Milvus) {
+		b.registerMilvus(fs)
+	}
+	if needs.Model {
+		b.registerModel(fs)
+	}
+	if needs.NATSServer != nil {
+		fs.IntVar(&b.NATSMaxPayload, "nats-max-payload", 8<<20, "max message size of the embedded NATS server (graphrag)")
+		fs.IntVar(&b.NATSPort, "nats-port", DefaultNATSPort, "client port of the embedded NATS server on 127.0.0.1 (graphrag; -1 = random); unused with -nats-url")
+	}
+	if needs.Bus || needs.Model {
+		fs.IntVar(&b.StreamReplicas, "stream-replicas", 1, "replicas of every stream and bucket the pipeline provisions (3 on a 3-node JetStream cluster)")
+	}
+}
+
+func (b *BackendFlags) registerNeo4j(fs *flag.FlagSet) {
 	fs.StringVar(&b.Neo4jURI, "neo4j-uri", "bolt://127.0.0.1:7687", "Neo4j Bolt URI (with -graph-store neo4j)")
 	fs.StringVar(&b.Neo4jUser, "neo4j-user", "neo4j", "Neo4j user")
 	fs.Var(&b.Neo4jPassword, "neo4j-password", "Neo4j password (empty = no authentication)")
 	fs.StringVar(&b.Neo4jDatabase, "neo4j-database", "", "Neo4j database (empty = the server default)")
-	fs.StringVar(&b.VectorStore, "vector-store", Embedded, "vector store: embedded (bbolt + HNSW + bleve in the data dir) or milvus")
+}
+
+func (b *BackendFlags) registerMilvus(fs *flag.FlagSet) {
 	fs.StringVar(&b.MilvusAddress, "milvus-address", "127.0.0.1:19530", "Milvus gRPC address (with -vector-store milvus)")
 	fs.StringVar(&b.MilvusDB, "milvus-database", "", "Milvus database (empty = default)")
 	fs.StringVar(&b.MilvusUser, "milvus-user", "", "Milvus user (empty = no authentication; with -milvus-password)")
 	fs.Var(&b.MilvusPass, "milvus-password", "password of -milvus-user")
 	fs.Var(&b.MilvusToken, "milvus-token", "Milvus API key or user:password token (instead of -milvus-user)")
+}
+
+func (b *BackendFlags) registerModel(fs *flag.FlagSet) {
 	fs.StringVar(&b.EmbedBaseURL, "llm-embed-base-url", "", "separate OpenAI-compatible endpoint for embeddings (empty = -llm-base-url); without -llm-base-url, an embedding model with offline extraction, reports and answers")
 	fs.StringVar(&b.LLMBaseURL, "llm-base-url", "", "OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1; empty = offline extraction, extractive reports and answers")
 	fs.Var(&b.LLMAPIKey, "llm-api-key", "API key of the endpoint")
@@ -90,39 +148,36 @@ func (b *BackendFlags) Register(fs *flag.FlagSet) {
 	fs.IntVar(&b.LLMTPM, "llm-tpm", 0, "tokens per minute limit (0 = none)")
 	fs.DurationVar(&b.LLMTimeout, "llm-timeout", 120*time.Second, "timeout of one call")
 	fs.IntVar(&b.EmbedDim, "embed-dim", 384, "dimension of the offline embedder")
-	fs.IntVar(&b.NATSMaxPayload, "nats-max-payload", 8<<20, "max message size of the embedded NATS server (graphrag)")
-	fs.IntVar(&b.StreamReplicas, "stream-replicas", 1, "replicas of every stream and bucket the pipeline provisions (3 on a 3-node JetStream cluster)")
-	fs.IntVar(&b.NATSPort, "nats-port", DefaultNATSPort, "client port of the embedded NATS server on 127.0.0.1 (graphrag; -1 = random); unused with -nats-url")
 }
 
-// Validate checks the flags.
+// Validate reports every invalid value, named by its flag.
 func (b *BackendFlags) Validate() error {
-	var errs []error
-	if b.GraphStore != Embedded && b.GraphStore != Neo4j {
-		errs = append(errs, fmt.Errorf("-graph-store %q: want %q or %q", b.GraphStore, Embedded, Neo4j))
-	}
-	if b.VectorStore != Embedded && b.VectorStore != Milvus {
-		errs = append(errs, fmt.Errorf("-vector-store %q: want %q or %q", b.VectorStore, Embedded, Milvus))
-	}
+	var p service.Problems
+	service.OneOf(&p, "-graph-store", b.GraphStore, Embedded, Neo4j)
+	service.OneOf(&p, "-vector-store", b.VectorStore, Embedded, Milvus)
 	if b.LLMBaseURL != "" && b.ChatModel == "" {
-		errs = append(errs, errors.New("-llm-chat-model is required with -llm-base-url"))
+		p.Add("-llm-chat-model", "required with -llm-base-url")
 	}
 	if b.EmbedModel != "" && b.LLMBaseURL == "" && b.EmbedBaseURL == "" {
-		errs = append(errs, errors.New("-llm-embed-model needs -llm-base-url or -llm-embed-base-url"))
+		p.Add("-llm-embed-model", "needs -llm-base-url or -llm-embed-base-url")
 	}
 	if b.EmbedBaseURL != "" && b.EmbedModel == "" {
-		errs = append(errs, errors.New("-llm-embed-base-url needs -llm-embed-model"))
+		p.Add("-llm-embed-base-url", "needs -llm-embed-model")
 	}
 	if b.MilvusUser != "" && b.MilvusToken.Value() != "" {
-		errs = append(errs, errors.New("-milvus-user and -milvus-token are exclusive"))
+		p.Add("-milvus-user", "and -milvus-token are exclusive")
 	}
-	if b.StreamReplicas < 1 || b.StreamReplicas > 5 {
-		errs = append(errs, fmt.Errorf("-stream-replicas %d is outside 1..5", b.StreamReplicas))
+	service.AtLeast(&p, "-llm-concurrency", b.LLMConcurrency, 1)
+	service.AtLeast(&p, "-llm-rpm", b.LLMRPM, 0)
+	service.AtLeast(&p, "-llm-tpm", b.LLMTPM, 0)
+	service.Positive(&p, "-llm-timeout", b.LLMTimeout)
+	service.Within(&p, "-embed-dim", b.EmbedDim, 16, 4096)
+	service.Within(&p, "-nats-max-payload", b.NATSMaxPayload, 1, math.MaxInt32)
+	if b.NATSPort != -1 {
+		service.Within(&p, "-nats-port", b.NATSPort, 1, 65535)
 	}
-	if b.EmbedDim < 16 || b.EmbedDim > 4096 {
-		errs = append(errs, fmt.Errorf("-embed-dim %d is outside 16..4096", b.EmbedDim))
-	}
-	return errors.Join(errs...)
+	service.Within(&p, "-stream-replicas", b.StreamReplicas, 1, 5)
+	return p.Err()
 }
 
 // Needs says which backends a process uses and which drivers its binary is built with.
@@ -139,6 +194,10 @@ type Needs struct {
 	// NATSServer starts a NATS server in the process when -nats-url is empty; nil makes
 	// -nats-url required. Only `graphrag up` (and the CLI commands like it) has one.
 	NATSServer NATSServer
+	// Model is true for a process that calls a model or embeds texts: it registers the
+	// -llm-* flags and -embed-dim, and gets LLM and Embedder. Without it Embedder is the
+	// offline embedder.
+	Model bool
 	// Existing is true for a process that reads the stores another one wrote (graphrag
 	// export): the data dir must exist, and none is created for the embedded stores.
 	Existing bool

@@ -28,7 +28,7 @@ func flags(t *testing.T, args ...string) (service.CommonFlags, platform.BackendF
 	var b platform.BackendFlags
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
 	c.Register(fs)
-	b.Register(fs)
+	b.Register(fs, platform.Needs{Bus: true, Model: true, Graph: graphdrivers.All(), Vectors: vectordrivers.All(), NATSServer: natsserver.Start})
 	if err := fs.Parse(append([]string{"-data-dir", t.TempDir(), "-nats-port", "-1"}, args...)); err != nil {
 		t.Fatal(err)
 	}

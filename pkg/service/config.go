@@ -110,6 +110,20 @@ func LogConfig(logger *slog.Logger, cfg any) {
 		slog.Attr{Key: "config", Value: slog.GroupValue(attrs...)})
 }
 
+// LogFlags logs the effective configuration of a process once, at info level: every
+// flag fs defines, given or not, as an attribute of a "config" group named after the
+// flag, with its value as the flag prints it (a Secret as Mask). It logs exactly what
+// the binary accepts, nothing it does not read.
+func LogFlags(logger *slog.Logger, fs *flag.FlagSet) {
+	if logger == nil {
+		return
+	}
+	var attrs []slog.Attr
+	fs.VisitAll(func(f *flag.Flag) { attrs = append(attrs, slog.String(f.Name, f.Value.String())) })
+	logger.LogAttrs(context.Background(), slog.LevelInfo, "effective configuration",
+		slog.Attr{Key: "config", Value: slog.GroupValue(attrs...)})
+}
+
 var (
 	logValuerType = reflect.TypeFor[slog.LogValuer]()
 	secretType    = reflect.TypeFor[Secret]()

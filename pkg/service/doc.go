@@ -1,22 +1,31 @@
-// Package service is the runtime every GraphRAG service main shares: config
-// from flags and environment (ParseFlags, CommonFlags, Secret, LogConfig),
-// health and readiness probes (Health), an HTTP mux with /healthz, /readyz and
-// /metrics (NewMux), and a lifecycle runner (Run) that starts Components in
-// order and, on a signal, context cancellation or the first component failure,
-// stops them in reverse order within a shutdown deadline.
+// Package service is the runtime every GraphRAG service process shares: config from
+// flags and environment (ParseFlags, CommonFlags, Secret), validation that names the
+// flag of each invalid value (Problems, ConfigError), the effective configuration
+// logged once (LogFlags), health and readiness probes (Health), an HTTP mux with
+// /healthz, /readyz and /metrics (NewMux), and a lifecycle runner (Run) that starts
+// Components in order and, on a signal, context cancellation or the first component
+// failure, stops them in reverse order within a shutdown deadline.
 //
-// A main stays thin:
+// No main calls these one by one: pkg/platform's Main does, in this order: register the
+// common flags, the flags of the backends the process needs and the service's own;
+// ParseFlags; Validate them all, failing before anything starts; LogFlags; open the
+// backends; NewMux; Run the HTTP server and the service's components. A main stays
+// thin (services/extractor/cmd/extractor):
 //
-//	fs := flag.NewFlagSet("grapher", flag.ContinueOnError)
-//	var common service.CommonFlags
-//	common.Register(fs)
-//	if err := service.ParseFlags(fs, os.Args[1:], "GRAPHER"); err != nil { ... }
-//	logger := common.Logger(os.Stderr)
-//	service.LogConfig(logger, common)
-//	health := service.NewHealth()
-//	mux := service.NewMux(health, tel)
-//	return service.Run(ctx, logger, common.ShutdownTimeout,
-//		consumer, service.HTTPServer(common.HTTPAddr, mux))
+//	func run(ctx context.Context, args []string) error {
+//		cfg := extractor.DefaultConfig()
+//		return platform.Main(ctx, args, os.Stderr, platform.Spec{
+//			Name:   "extractor",
+//			Needs:  platform.Needs{Bus: true, Model: true, Vectors: vectordrivers.All()},
+//			Flags:  func(fs *flag.FlagSet) { cfg.RegisterFlags(fs) },
+//			Config: &cfg, // its Validate runs after parsing
+//			Build: func(_ context.Context, p *platform.Platform, _ *http.ServeMux, log *slog.Logger) ([]service.Component, error) {
+//				s, err := extractor.New(cfg, extractor.Deps{Bus: p.Bus, Vectors: p.Vectors, Embedder: p.Embedder, LLM: p.LLM, Logger: log})
+//				return []service.Component{s}, err
+//			},
+//		})
+//	}
 //
-// Nothing here calls os.Exit or log.Fatal: errors are returned to main.
+// Nothing here calls os.Exit or log.Fatal: errors are returned to main, which prints
+// them and exits 1.
 package service

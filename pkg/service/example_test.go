@@ -10,8 +10,10 @@ import (
 	"github.com/graphrag/graphrag/pkg/service"
 )
 
-// A service main: flags and environment into one config struct, the common
-// HTTP endpoints, and components run until a signal or, here, cancellation.
+// The pieces of a service process as pkg/platform's Main puts them together: flags and
+// environment into one config struct, validated before anything starts and logged
+// once, the common HTTP endpoints, and components run until a signal or, here,
+// cancellation.
 func ExampleRun() {
 	var cfg struct {
 		service.CommonFlags
@@ -26,8 +28,12 @@ func ExampleRun() {
 		fmt.Println(err)
 		return
 	}
+	if err := cfg.Validate(); err != nil {
+		fmt.Println(err)
+		return
+	}
 	logger := cfg.Logger(io.Discard) // os.Stderr in a real main
-	service.LogConfig(logger, cfg)
+	service.LogFlags(logger, fs)
 
 	health := service.NewHealth()
 	health.AddReadiness("store", func(context.Context) error { return nil })

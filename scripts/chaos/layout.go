@@ -209,8 +209,8 @@ func (h *harness) newMultiLayout(dir, corpus string) (*multiLayout, error) {
 	}
 	l := &multiLayout{h: h, dir: dir, port: port, corpus: corpus}
 	l.nats = h.natsProc(dir, "nats", port)
-	stores := []string{"-graph-store", "neo4j", "-neo4j-uri", h.opt.neo4jURI, "-neo4j-user", "neo4j",
-		"-vector-store", "milvus", "-milvus-address", h.opt.milvusAddr}
+	vectors := []string{"-vector-store", "milvus", "-milvus-address", h.opt.milvusAddr}
+	graph := []string{"-graph-store", "neo4j", "-neo4j-uri", h.opt.neo4jURI, "-neo4j-user", "neo4j"}
 	names := []string{"grapher", "summarizer", "query"}
 	for i := range h.opt.extractors {
 		names = append(names, "extractor-"+strconv.Itoa(i+1))
@@ -226,7 +226,10 @@ func (h *harness) newMultiLayout(dir, corpus string) (*multiLayout, error) {
 		}
 		httpAddr := "127.0.0.1:" + strconv.Itoa(httpPort)
 		args := append([]string{"-nats-url", l.natsURL(), "-data-dir", filepath.Join(dir, name), "-http-addr", httpAddr,
-			"-log-level", "warn", "-log-format", "text", "-shutdown-timeout", "20s"}, stores...)
+			"-log-level", "warn", "-log-format", "text", "-shutdown-timeout", "20s"}, vectors...)
+		if bin != "extractor" { // the extractor has no graph store, and no flag for one
+			args = append(args, graph...)
+		}
 		if bin == "grapher" {
 			args = append(args, "-detect-debounce", "300ms", "-detect-warm=false")
 		}

@@ -17,21 +17,26 @@ import (
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/schema"
+	"github.com/graphrag/graphrag/pkg/service"
 )
 
 const meterName = "github.com/graphrag/graphrag/services/extractor"
 
-// Config tunes the extractor. Zero fields take the defaults of DefaultConfig.
+// Config tunes the extractor. New gives ChunkTokens, MaxEntities and MaxRelationships
+// their DefaultConfig value when zero, and Chunker and Extract theirs when their Workers
+// is zero; every other zero is a value. Validate rejects what New would not run with.
 type Config struct {
-	// ChunkTokens and ChunkOverlap size chunks in BPE tokens (cl100k).
+	// ChunkTokens and ChunkOverlap size chunks in BPE tokens (cl100k); the overlap is
+	// less than the size (0: none).
 	ChunkTokens  int
 	ChunkOverlap int
-	// MinInformation is the information score under which a chunk is not extracted.
+	// MinInformation, in [0, 1], is the information score under which a chunk is not
+	// extracted (0: every chunk is).
 	MinInformation float64
 	// MaxEntities and MaxRelationships cap what one chunk contributes.
 	MaxEntities      int
 	MaxRelationships int
-	// Gleanings is the number of extra LLM passes asking for missed entities.
+	// Gleanings is the number of extra LLM passes asking for missed entities (0: none).
 	Gleanings int
 	// Chunker and Extract tune the two consumers.
 	Chunker pipeline.StageConfig
@@ -52,6 +57,31 @@ func DefaultConfig() Config {
 		Chunker:          ch,
 		Extract:          ex,
 	}
+}
+
+// withDefaults gives the fields whose zero stands for their default (see Config) their
+// DefaultConfig value.
+func (c Config) withDefaults() Config {
+	def := DefaultConfig()
+	service.FillZeros(&c, def, "ChunkTokens", "MaxEntities", "MaxRelationships")
+	c.Chunker, c.Extract = c.Chunker.Or(def.Chunker), c.Extract.Or(def.Extract)
+	return c
+}
+
+// Validate names the flag of every invalid chunking, extraction or consumer value.
+func (c Config) Validate() error {
+	var p service.Problems
+	service.AtLeast(&p, "-chunk-tokens", c.ChunkTokens, 1)
+	if c.ChunkOverlap < 0 || c.ChunkOverlap >= c.ChunkTokens {
+		p.Add("-chunk-overlap", "must be in [0, %d) (below -chunk-tokens), got %d", c.ChunkTokens, c.ChunkOverlap)
+	}
+	service.Within(&p, "-min-information", c.MinInformation, 0, 1)
+	service.AtLeast(&p, "-max-entities", c.MaxEntities, 1)
+	service.AtLeast(&p, "-max-relationships", c.MaxRelationships, 1)
+	service.AtLeast(&p, "-gleanings", c.Gleanings, 0)
+	p.Join(c.Chunker.Validate("chunker"))
+	p.Join(c.Extract.Validate("extract"))
+	return p.Err()
 }
 
 // Deps are the backends the extractor uses.
@@ -90,24 +120,9 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if deps.Bus == nil || deps.Vectors == nil || deps.Embedder == nil {
 		return nil, errors.New("extractor: bus, vector store and embedder are required")
 	}
-	def := DefaultConfig()
-	if cfg.ChunkTokens <= 0 {
-		cfg.ChunkTokens = def.ChunkTokens
-	}
-	if cfg.ChunkOverlap < 0 || cfg.ChunkOverlap >= cfg.ChunkTokens {
-		return nil, fmt.Errorf("extractor: chunk overlap %d must be in [0, %d)", cfg.ChunkOverlap, cfg.ChunkTokens)
-	}
-	if cfg.MaxEntities <= 0 {
-		cfg.MaxEntities = def.MaxEntities
-	}
-	if cfg.MaxRelationships <= 0 {
-		cfg.MaxRelationships = def.MaxRelationships
-	}
-	if cfg.Chunker.Workers == 0 {
-		cfg.Chunker = def.Chunker
-	}
-	if cfg.Extract.Workers == 0 {
-		cfg.Extract = def.Extract
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("extractor: %w", err)
 	}
 	log := deps.Logger
 	if log == nil {

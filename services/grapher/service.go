@@ -19,10 +19,15 @@ import (
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/schema"
+	"github.com/graphrag/graphrag/pkg/service"
 	"github.com/graphrag/graphrag/pkg/taxonomy"
 )
 
-// Config tunes the grapher.
+// Config tunes the grapher. New gives Debounce, MaxChanges, Resolution, MaxLevels,
+// MinCommunitySize, Damping, SummarizeAfter, EntityEmbed, BatchSize and BatchWait their
+// DefaultConfig value when zero, Taxonomy its own when its PerCorpus is zero and Stage
+// its own when its Workers is zero; every other zero is a value. Validate rejects what
+// New would not run with.
 type Config struct {
 	// Debounce is how long a corpus must be quiet before communities are detected.
 	Debounce time.Duration
@@ -40,10 +45,10 @@ type Config struct {
 	// MinCommunitySize: smaller communities are kept in the hierarchy of their members
 	// but get no community record or report.
 	MinCommunitySize int
-	// Damping is PageRank's damping factor.
+	// Damping is PageRank's damping factor, in (0, 1).
 	Damping float64
-	// MaxCommunityChange is the share of its members a community may change (and of
-	// its size since its report) and keep its id and report; 0 gives every changed
+	// MaxCommunityChange, in [0, 1], is the share of its members a community may change
+	// (and of its size since its report) and keep its id and report; 0 gives every changed
 	// membership a new id (see community.Stabilize).
 	MaxCommunityChange float64
 	// WarmStart starts each detection from the stored hierarchy (ADR 0032), on by
@@ -99,6 +104,41 @@ func DefaultConfig() Config {
 		Stage:              st,
 		Lease:              true,
 	}
+}
+
+// withDefaults gives the fields whose zero stands for their default (see Config) their
+// DefaultConfig value.
+func (c Config) withDefaults() Config {
+	def := DefaultConfig()
+	service.FillZeros(&c, def, "Debounce", "MaxChanges", "Resolution", "MaxLevels", "MinCommunitySize",
+		"Damping", "SummarizeAfter", "EntityEmbed", "BatchSize", "BatchWait")
+	if c.Taxonomy.PerCorpus == 0 {
+		c.Taxonomy = def.Taxonomy
+	}
+	c.Stage = c.Stage.Or(def.Stage)
+	return c
+}
+
+// Validate names the flag of every invalid detection, merge, taxonomy or consumer
+// value.
+func (c Config) Validate() error {
+	var p service.Problems
+	service.Positive(&p, "-detect-debounce", c.Debounce)
+	service.AtLeast(&p, "-detect-max-changes", c.MaxChanges, 1)
+	service.AtLeast(&p, "-detect-growth", c.DetectGrowth, 0)
+	service.Positive(&p, "-leiden-resolution", c.Resolution)
+	service.AtLeast(&p, "-leiden-max-levels", c.MaxLevels, 1)
+	service.AtLeast(&p, "-min-community-size", c.MinCommunitySize, 1)
+	service.WithinOpen(&p, "-pagerank-damping", c.Damping, 0, 1)
+	service.Within(&p, "-community-max-change", c.MaxCommunityChange, 0, 1)
+	service.AtLeast(&p, "-summarize-descriptions-after", c.SummarizeAfter, 1)
+	service.OneOf(&p, "-entity-embed", c.EntityEmbed, EntityEmbedDescription, EntityEmbedName)
+	service.AtLeast(&p, "-merge-batch", c.BatchSize, 1)
+	service.OneOf(&p, "-taxonomy-strategy", c.Taxonomy.Strategy, taxonomy.Stratified, taxonomy.Global)
+	service.AtLeast(&p, "-taxonomy-types-per-corpus", c.Taxonomy.PerCorpus, 1)
+	service.Within(&p, "-taxonomy-min-percent", c.Taxonomy.MinPercent, 0, 100)
+	p.Join(c.Stage.Validate("grapher"))
+	return p.Err()
 }
 
 // Deps are the backends of the grapher.
@@ -162,46 +202,9 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if deps.Bus == nil || deps.Graph == nil || deps.Vectors == nil || deps.Embedder == nil {
 		return nil, errors.New("grapher: bus, graph store, vector store and embedder are required")
 	}
-	def := DefaultConfig()
-	if cfg.Debounce <= 0 {
-		cfg.Debounce = def.Debounce
-	}
-	if cfg.MaxChanges <= 0 {
-		cfg.MaxChanges = def.MaxChanges
-	}
-	if cfg.Resolution <= 0 {
-		cfg.Resolution = def.Resolution
-	}
-	if cfg.MaxLevels <= 0 {
-		cfg.MaxLevels = def.MaxLevels
-	}
-	if cfg.MinCommunitySize <= 0 {
-		cfg.MinCommunitySize = def.MinCommunitySize
-	}
-	if cfg.Damping <= 0 || cfg.Damping >= 1 {
-		cfg.Damping = def.Damping
-	}
-	if cfg.SummarizeAfter <= 0 {
-		cfg.SummarizeAfter = def.SummarizeAfter
-	}
-	switch cfg.EntityEmbed {
-	case "":
-		cfg.EntityEmbed = def.EntityEmbed
-	case EntityEmbedName, EntityEmbedDescription:
-	default:
-		return nil, fmt.Errorf("grapher: -entity-embed %q: want %s or %s", cfg.EntityEmbed, EntityEmbedName, EntityEmbedDescription)
-	}
-	if cfg.BatchSize <= 0 {
-		cfg.BatchSize = def.BatchSize
-	}
-	if cfg.BatchWait <= 0 {
-		cfg.BatchWait = def.BatchWait
-	}
-	if cfg.Taxonomy.PerCorpus == 0 {
-		cfg.Taxonomy = def.Taxonomy
-	}
-	if cfg.Stage.Workers == 0 {
-		cfg.Stage = def.Stage
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("grapher: %w", err)
 	}
 	log := deps.Logger
 	if log == nil {

@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -30,6 +31,11 @@ type Config struct {
 // DefaultConfig is the engine's and the API's default configuration.
 func DefaultConfig() Config {
 	return Config{Engine: engine.DefaultConfig(), API: httpapi.DefaultFlags()}
+}
+
+// Validate reports every invalid value of the engine and the API, named by its flag.
+func (c Config) Validate() error {
+	return errors.Join(c.Engine.Validate(), c.API.Validate())
 }
 
 // RegisterFlags adds the engine's and the API's flags.

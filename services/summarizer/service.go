@@ -16,10 +16,13 @@ import (
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/schema"
+	"github.com/graphrag/graphrag/pkg/service"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
 
-// Config tunes the summarizer.
+// Config tunes the summarizer. New gives ContextTokens and ReportEmbed their
+// DefaultConfig value when zero, and Stage its own when its Workers is zero. Validate
+// rejects what New would not run with.
 type Config struct {
 	// ContextTokens bounds the community context given to the model.
 	ContextTokens int
@@ -50,6 +53,24 @@ func DefaultConfig() Config {
 	st := pipeline.DefaultStageConfig()
 	st.Workers = DefaultWorkers
 	return Config{ContextTokens: 8000, ReportEmbed: ReportEmbedFull, Stage: st}
+}
+
+// withDefaults gives the fields whose zero stands for their default (see Config) their
+// DefaultConfig value.
+func (c Config) withDefaults() Config {
+	def := DefaultConfig()
+	service.FillZeros(&c, def, "ContextTokens", "ReportEmbed")
+	c.Stage = c.Stage.Or(def.Stage)
+	return c
+}
+
+// Validate names the flag of every invalid report or consumer value.
+func (c Config) Validate() error {
+	var p service.Problems
+	service.AtLeast(&p, "-report-context-tokens", c.ContextTokens, 1)
+	service.OneOf(&p, "-report-embed", c.ReportEmbed, ReportEmbedFull, ReportEmbedSummary)
+	p.Join(c.Stage.Validate("summarizer"))
+	return p.Err()
 }
 
 // Deps are the backends of the summarizer.
@@ -130,18 +151,9 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if deps.Bus == nil || deps.Graph == nil || deps.Vectors == nil || deps.Embedder == nil {
 		return nil, errors.New("summarizer: bus, graph store, vector store and embedder are required")
 	}
-	if cfg.ContextTokens <= 0 {
-		cfg.ContextTokens = DefaultConfig().ContextTokens
-	}
-	if cfg.Stage.Workers == 0 {
-		cfg.Stage = DefaultConfig().Stage
-	}
-	switch cfg.ReportEmbed {
-	case "":
-		cfg.ReportEmbed = DefaultConfig().ReportEmbed
-	case ReportEmbedFull, ReportEmbedSummary:
-	default:
-		return nil, fmt.Errorf("summarizer: -report-embed %q: want %s or %s", cfg.ReportEmbed, ReportEmbedFull, ReportEmbedSummary)
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("summarizer: %w", err)
 	}
 	log := deps.Logger
 	if log == nil {

@@ -176,7 +176,7 @@ func measureGlobalCost(ctx context.Context, w *wavesStack, url string, row globa
 		qc := engine.DefaultConfig()
 		qc.MapTopK = row.topK
 		if row.unbound {
-			qc.GlobalTokenBudget = -1
+			qc.GlobalTokenBudget = engine.NoTokenBudget
 		}
 		eng, err := engine.New(qc, engine.Deps{Graph: w.graph, Vectors: w.vectors, Embedder: w.embedder, OfflineEmbedder: true, LLM: client, Logger: quiet})
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/graphrag/graphrag/pkg/llm"
+	"github.com/graphrag/graphrag/pkg/service"
 )
 
 // Graph rankings for the graph result list.
@@ -28,42 +29,50 @@ type Weights struct {
 }
 
 // Config tunes retrieval and answering. Defaults are documented in docs/configuration.md.
+// New gives a zero field its DefaultConfig value (a zero Weights: all four), except
+// MapTopK, PassageSeeds and SubjectPassages, whose 0 is a value, and ReverseHops;
+// EntityMinSim 0 is Auto. Validate rejects what New would not run with.
 type Config struct {
 	TopK         int     // chunks returned
 	Pool         int     // candidates taken from each list before fusion
 	Depth        int     // graph traversal hops
 	MaxNeighbors int     // entities reached by traversal
 	RRFK         float64 // RRF constant
-	Weights      Weights // per-list RRF weights
+	Weights      Weights // per-list RRF weights, each ≥ 0 (Dense may be Auto)
 	GraphRanking string  // RankPPR or RankPath
 	EntityTopK   int     // entities linked by embedding similarity
-	EntityMinSim float64 // minimum cosine similarity for an embedding link
-	// EntityMargin keeps only embedding links within this much of the best one: models
-	// spread similarities differently (E5's unrelated pairs score 0.7), so an absolute
-	// minimum alone does not carry from one model to the next.
+	// EntityMinSim is the minimum cosine similarity for an embedding link, in (0, 1], or
+	// Auto; NoEmbeddingLinks (1) links by name only.
+	EntityMinSim float64
+	// EntityMargin, in (0, 1], keeps only embedding links within this much of the best
+	// one: models spread similarities differently (E5's unrelated pairs score 0.7), so an
+	// absolute minimum alone does not carry from one model to the next.
 	EntityMargin   float64
 	CommunityTopK  int // community reports in local context
 	MapTopK        int // communities mapped in global search (0 = all at the level, pruned)
 	MapConcurrency int // parallel map calls
 	MapMaxTokens   int
 	// GlobalTokenBudget bounds the prompt tokens one global question sends to the model
-	// (its map calls and its reduce call); negative: no bound.
+	// (its map calls and its reduce call); NoTokenBudget: no bound.
 	GlobalTokenBudget int
 	ReduceTokens      int
 	AnswerTokens      int
-	Damping           float64 // personalized PageRank damping
+	Damping           float64 // personalized PageRank damping, in (0, 1)
 	// PassageSeeds is how many of the best dense/lexical passages seed the graph walk
-	// through their document entity, with weight PassageSeedWeight / rank.
+	// through their document entity, with weight PassageSeedWeight / rank (0: none).
 	PassageSeeds      int
 	PassageSeedWeight float64
 	// SubjectPassages is how many of the best dense/lexical passages contribute the
-	// entities they mention to the subject list.
+	// entities they mention to the subject list (0: none).
 	SubjectPassages int
 	// ReverseHops adds to the subject list, after the forward hops, the passage that
 	// mentions a first-hop passage's subject and best matches what the first hop left
 	// unexplained in the question.
 	ReverseHops bool
 }
+
+// NoTokenBudget as GlobalTokenBudget leaves global questions unbounded.
+const NoTokenBudget = -1
 
 // Auto marks a parameter whose default depends on the embedder. With a semantic embedding
 // model the dense list weighs 1 and entities link at cosine ≥ 0.3 (the seeds' values).
@@ -126,37 +135,17 @@ type Deps struct {
 	Logger          *slog.Logger
 }
 
+// withDefaults gives the zero fields that stand for a default (see Config) their
+// DefaultConfig value, and resolves Auto for the embedder.
 func (c Config) withDefaults(offline bool) Config {
-	d := DefaultConfig()
-	if c.TopK <= 0 {
-		c.TopK = d.TopK
-	}
-	if c.Pool <= 0 {
-		c.Pool = d.Pool
-	}
-	if c.Depth <= 0 {
-		c.Depth = d.Depth
-	}
-	if c.MaxNeighbors <= 0 {
-		c.MaxNeighbors = d.MaxNeighbors
-	}
-	if c.RRFK <= 0 {
-		c.RRFK = d.RRFK
-	}
-	if c.Weights == (Weights{}) {
-		c.Weights = d.Weights
-	}
+	service.FillZeros(&c, DefaultConfig(), "TopK", "Pool", "Depth", "MaxNeighbors", "RRFK", "Weights",
+		"GraphRanking", "EntityTopK", "EntityMargin", "CommunityTopK", "MapConcurrency", "MapMaxTokens",
+		"ReduceTokens", "GlobalTokenBudget", "AnswerTokens", "PassageSeedWeight", "Damping")
 	if c.Weights.Dense == Auto {
 		c.Weights.Dense = 1
 		if offline {
 			c.Weights.Dense = 0
 		}
-	}
-	if c.GraphRanking == "" {
-		c.GraphRanking = d.GraphRanking
-	}
-	if c.EntityTopK <= 0 {
-		c.EntityTopK = d.EntityTopK
 	}
 	if c.EntityMinSim == 0 || c.EntityMinSim == Auto {
 		c.EntityMinSim = 0.3
@@ -164,43 +153,49 @@ func (c Config) withDefaults(offline bool) Config {
 			c.EntityMinSim = NoEmbeddingLinks
 		}
 	}
-	if c.EntityMargin <= 0 {
-		c.EntityMargin = d.EntityMargin
-	}
-	if c.CommunityTopK <= 0 {
-		c.CommunityTopK = d.CommunityTopK
-	}
-	if c.MapTopK < 0 {
-		c.MapTopK = d.MapTopK
-	}
-	if c.MapConcurrency <= 0 {
-		c.MapConcurrency = d.MapConcurrency
-	}
-	if c.MapMaxTokens <= 0 {
-		c.MapMaxTokens = d.MapMaxTokens
-	}
-	if c.ReduceTokens <= 0 {
-		c.ReduceTokens = d.ReduceTokens
-	}
-	if c.GlobalTokenBudget == 0 {
-		c.GlobalTokenBudget = d.GlobalTokenBudget
-	}
-	if c.AnswerTokens <= 0 {
-		c.AnswerTokens = d.AnswerTokens
-	}
-	if c.PassageSeeds < 0 {
-		c.PassageSeeds = 0
-	}
-	if c.SubjectPassages < 0 {
-		c.SubjectPassages = 0
-	}
-	if c.PassageSeedWeight <= 0 {
-		c.PassageSeedWeight = d.PassageSeedWeight
-	}
-	if c.Damping <= 0 || c.Damping >= 1 {
-		c.Damping = d.Damping
-	}
 	return c
+}
+
+// Validate names the flag of every invalid retrieval or answering value (a field
+// without a flag by its Go name).
+func (c Config) Validate() error {
+	var p service.Problems
+	service.AtLeast(&p, "-top-k", c.TopK, 1)
+	service.AtLeast(&p, "-pool", c.Pool, 1)
+	service.AtLeast(&p, "-traverse-depth", c.Depth, 1)
+	service.AtLeast(&p, "-max-neighbors", c.MaxNeighbors, 1)
+	service.Positive(&p, "-rrf-k", c.RRFK)
+	if c.Weights.Dense != Auto {
+		service.AtLeast(&p, "-weight-dense", c.Weights.Dense, 0)
+	}
+	service.AtLeast(&p, "-weight-lexical", c.Weights.Lexical, 0)
+	service.AtLeast(&p, "-weight-graph", c.Weights.Graph, 0)
+	service.AtLeast(&p, "-weight-subject", c.Weights.Subject, 0)
+	if c.Weights == (Weights{}) {
+		p.Add("-weight-lexical", "every list weighs 0 (-weight-dense, -weight-lexical, -weight-graph, -weight-subject): at least one must be positive")
+	}
+	service.OneOf(&p, "-graph-ranking", c.GraphRanking, RankPPR, RankPath)
+	service.AtLeast(&p, "-entity-top-k", c.EntityTopK, 1)
+	if c.EntityMinSim != Auto && (c.EntityMinSim <= 0 || c.EntityMinSim > 1) {
+		p.Add("-entity-min-similarity", "must be -1 (automatic) or in (0, 1], got %v", c.EntityMinSim)
+	}
+	if c.EntityMargin <= 0 || c.EntityMargin > 1 {
+		p.Add("-entity-margin", "must be in (0, 1], got %v", c.EntityMargin)
+	}
+	service.AtLeast(&p, "-community-top-k", c.CommunityTopK, 1)
+	service.AtLeast(&p, "-map-top-k", c.MapTopK, 0)
+	service.AtLeast(&p, "-map-concurrency", c.MapConcurrency, 1)
+	if c.GlobalTokenBudget != NoTokenBudget && c.GlobalTokenBudget < 1 {
+		p.Add("-global-token-budget", "must be positive or -1 (no bound), got %d", c.GlobalTokenBudget)
+	}
+	service.AtLeast(&p, "MapMaxTokens", c.MapMaxTokens, 1)
+	service.AtLeast(&p, "ReduceTokens", c.ReduceTokens, 1)
+	service.AtLeast(&p, "AnswerTokens", c.AnswerTokens, 1)
+	service.WithinOpen(&p, "-ppr-damping", c.Damping, 0, 1)
+	service.AtLeast(&p, "-passage-seeds", c.PassageSeeds, 0)
+	service.Positive(&p, "-passage-seed-weight", c.PassageSeedWeight)
+	service.AtLeast(&p, "-subject-passages", c.SubjectPassages, 0)
+	return p.Err()
 }
 
 // RegisterFlags adds the query engine's flags with the current values as defaults.

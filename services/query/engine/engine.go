@@ -30,8 +30,8 @@ func New(cfg Config, deps Deps) (*Engine, error) {
 		return nil, errors.New("query: graph store, vector store and embedder are required")
 	}
 	cfg = cfg.withDefaults(deps.OfflineEmbedder)
-	if cfg.GraphRanking != RankPPR && cfg.GraphRanking != RankPath {
-		return nil, fmt.Errorf("query: graph ranking %q is not %s or %s", cfg.GraphRanking, RankPPR, RankPath)
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("query: %w", err)
 	}
 	log := deps.Logger
 	if log == nil {

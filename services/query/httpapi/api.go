@@ -51,16 +51,9 @@ type API struct {
 // the chat-compatible routes (chat.go), GET /openapi.json. A route added here is
 // documented in openapi.json (the tests check both ways). Handlers served beside the
 // API (the MCP endpoint) get the same guard from Guard. The exploration routes read x.
+// cfg is to pass Validate (zero fields take their defaults, see Config).
 func New(e *engine.Engine, x Explorer, cfg Config, log *slog.Logger, opts ...Option) *API {
-	if cfg.MaxBodyBytes <= 0 {
-		cfg.MaxBodyBytes = DefaultConfig().MaxBodyBytes
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultConfig().Timeout
-	}
-	if cfg.MaxUploadBytes <= 0 {
-		cfg.MaxUploadBytes = DefaultConfig().MaxUploadBytes
-	}
+	cfg = cfg.withDefaults()
 	if log == nil {
 		log = slog.Default()
 	}

@@ -12,7 +12,8 @@ import (
 	"github.com/graphrag/graphrag/services/query/access"
 )
 
-// Config guards the API.
+// Config guards the API. New gives MaxUploadBytes, MaxBodyBytes and Timeout their
+// DefaultConfig value when zero; Validate rejects what New would not run with.
 type Config struct {
 	// Tokens are accepted bearer tokens that may do everything (admin on every corpus);
 	// with Scoped empty too, authentication is off.
@@ -26,10 +27,30 @@ type Config struct {
 	MaxBodyBytes int64
 	// Timeout bounds one request (a streamed answer included).
 	Timeout time.Duration
-	// RatePerSecond and Burst limit each client (by token, else by remote address);
-	// 0 disables the limit.
+	// RatePerSecond and Burst (at least 1 with a rate) limit each client (by token, else
+	// by remote address); a RatePerSecond of 0 disables the limit.
 	RatePerSecond float64
 	Burst         int
+}
+
+// withDefaults gives the zero fields that stand for a default (see Config) their
+// DefaultConfig value.
+func (c Config) withDefaults() Config {
+	service.FillZeros(&c, DefaultConfig(), "MaxUploadBytes", "MaxBodyBytes", "Timeout")
+	return c
+}
+
+// Validate names the flag of every invalid body limit, timeout or rate.
+func (c Config) Validate() error {
+	var p service.Problems
+	service.AtLeast(&p, "-api-max-upload", c.MaxUploadBytes, 1)
+	service.AtLeast(&p, "-api-max-body", c.MaxBodyBytes, 1)
+	service.Positive(&p, "-api-timeout", c.Timeout)
+	service.AtLeast(&p, "-api-rate", c.RatePerSecond, 0)
+	if c.RatePerSecond > 0 {
+		service.AtLeast(&p, "-api-burst", c.Burst, 1)
+	}
+	return p.Err()
 }
 
 // DefaultConfig: no auth, 64 KiB bodies, 64 MiB uploads, 120 s per request, 20
@@ -60,9 +81,13 @@ func (f *Flags) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&f.Burst, "api-burst", f.Burst, "burst of requests per client")
 }
 
-// Load reads the token file and returns the effective Config.
+// Load reads the token file and returns the effective Config, zero fields with their
+// defaults, or the reasons it is invalid.
 func (f *Flags) Load() (Config, error) {
-	cfg := f.Config
+	cfg := f.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return cfg, err
+	}
 	cfg.Tokens = nil
 	for t := range strings.SplitSeq(f.Tokens.Value(), ",") {
 		if t = strings.TrimSpace(t); t != "" {

@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"errors"
 	"flag"
 	"log/slog"
 
@@ -30,6 +31,11 @@ func DefaultConfig() Config {
 		Summarizer: summarizer.DefaultConfig(), Query: query.DefaultConfig()}
 }
 
+// Validate reports every invalid value of the four services, named by its flag.
+func (c Config) Validate() error {
+	return errors.Join(c.Extractor.Validate(), c.Grapher.Validate(), c.Summarizer.Validate(), c.Query.Validate())
+}
+
 // RegisterFlags adds the flags of the four services, but not those of the query
 // service's HTTP API (Query.API): a command that serves the API registers them.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
@@ -42,7 +48,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 // Needs are the backends of the four services in one process: the bus, every graph
 // and vector store driver, and the embedded NATS server for an empty -nats-url.
 func Needs() platform.Needs {
-	return platform.Needs{Bus: true, Graph: graphdrivers.All(), Vectors: vectordrivers.All(), NATSServer: natsserver.Start}
+	return platform.Needs{Bus: true, Model: true, Graph: graphdrivers.All(), Vectors: vectordrivers.All(), NATSServer: natsserver.Start}
 }
 
 // Stack is the four services wired on one platform.

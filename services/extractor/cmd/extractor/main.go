@@ -26,7 +26,7 @@ func run(ctx context.Context, args []string) error {
 	cfg := extractor.DefaultConfig()
 	return platform.Main(ctx, args, os.Stderr, platform.Spec{
 		Name:   "extractor",
-		Needs:  platform.Needs{Bus: true, Vectors: vectordrivers.All()},
+		Needs:  platform.Needs{Bus: true, Model: true, Vectors: vectordrivers.All()},
 		Flags:  func(fs *flag.FlagSet) { cfg.RegisterFlags(fs) },
 		Config: &cfg,
 		Build: func(_ context.Context, p *platform.Platform, _ *http.ServeMux, log *slog.Logger) ([]service.Component, error) {

@@ -27,7 +27,7 @@ func run(ctx context.Context, args []string) error {
 	cfg := grapher.DefaultConfig()
 	return platform.Main(ctx, args, os.Stderr, platform.Spec{
 		Name:   "grapher",
-		Needs:  platform.Needs{Bus: true, Graph: graphdrivers.All(), Vectors: vectordrivers.All()},
+		Needs:  platform.Needs{Bus: true, Model: true, Graph: graphdrivers.All(), Vectors: vectordrivers.All()},
 		Flags:  func(fs *flag.FlagSet) { cfg.RegisterFlags(fs) },
 		Config: &cfg,
 		Build: func(_ context.Context, p *platform.Platform, _ *http.ServeMux, log *slog.Logger) ([]service.Component, error) {

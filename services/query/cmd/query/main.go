@@ -26,7 +26,7 @@ func run(ctx context.Context, args []string) error {
 	cfg := query.DefaultConfig()
 	return platform.Main(ctx, args, os.Stderr, platform.Spec{
 		Name:   "query",
-		Needs:  platform.Needs{Bus: true, Graph: graphdrivers.All(), Vectors: vectordrivers.All()}, // the bus: listings, status, uploads
+		Needs:  platform.Needs{Bus: true, Model: true, Graph: graphdrivers.All(), Vectors: vectordrivers.All()}, // the bus: listings, status, uploads
 		Flags:  cfg.RegisterFlags,
 		Config: &cfg,
 		Build: func(_ context.Context, p *platform.Platform, mux *http.ServeMux, log *slog.Logger) ([]service.Component, error) {

@@ -35,7 +35,10 @@ func TestClusterLosesLeaders(t *testing.T) {
 			t.Fatalf("EnsureStream(%s): %v", s.Name, err)
 		}
 	}
-	const ttl = 6 * time.Second
+	// The pipeline's lease TTL (pipeline.LeaseTTL): its holder gives up after half of it
+	// without a renewal, which must outlast an election even on a loaded machine under
+	// the race detector.
+	const ttl = 30 * time.Second
 	if _, err := b.EnsureKV(ctx, "leases", ttl, bus.WithReplicas(3)); err != nil {
 		t.Fatalf("EnsureKV: %v", err)
 	}

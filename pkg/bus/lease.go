@@ -167,10 +167,16 @@ func (l *Lease) renew(ctx context.Context, last time.Time) {
 			l.rev = next
 			l.mu.Unlock()
 			last = sent
-		case errors.Is(err, jetstream.ErrKeyRevisionMismatch) && l.adoptOwnWrite(ctx):
-			// An earlier renewal whose answer never came (lost in a leader election or
-			// a reconnection) was written after all: the next one goes from there. It
-			// is not counted as a renewal: when it was written is unknown.
+		case errors.Is(err, jetstream.ErrKeyRevisionMismatch) && l.stillOwn(ctx):
+			// The key still holds this holder: an earlier renewal whose answer never
+			// came (lost in a leader election or a reconnection) was written after all,
+			// and the next one goes from its revision; or a new stream leader refused
+			// the write before it caught up. Neither is counted as a renewal: when it
+			// was written is unknown, so the half-TTL rule below still applies.
+			if time.Since(last) >= l.ttl/2 {
+				l.fail(fmt.Errorf("%w: %s: not renewed for %s: %w", ErrLeaseLost, l.key, time.Since(last).Round(time.Millisecond), err))
+				return
+			}
 		case errors.Is(err, jetstream.ErrKeyRevisionMismatch), errors.Is(err, jetstream.ErrKeyNotFound):
 			// Expired (and perhaps taken) or overwritten: someone else may hold it now.
 			l.fail(fmt.Errorf("%w: %s: %w", ErrLeaseLost, l.key, err))
@@ -184,9 +190,9 @@ func (l *Lease) renew(ctx context.Context, last time.Time) {
 	}
 }
 
-// adoptOwnWrite reports whether the key holds this holder at another revision than the
-// one it last saw written, and takes that revision as its own.
-func (l *Lease) adoptOwnWrite(ctx context.Context) bool {
+// stillOwn reports whether the key holds this holder, and takes the revision it holds
+// as the lease's own when it is not the one the lease last saw written.
+func (l *Lease) stillOwn(ctx context.Context) bool {
 	ctx, cancel := context.WithTimeout(ctx, l.ttl/6)
 	defer cancel()
 	e, err := l.kv.Get(ctx, l.key)
@@ -195,11 +201,10 @@ func (l *Lease) adoptOwnWrite(ctx context.Context) bool {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if e.Revision() == l.rev {
-		return false
+	if e.Revision() != l.rev {
+		l.log.Info("lease: a renewal whose answer was lost was written; going on from it", "key", l.key, "revision", e.Revision())
+		l.rev = e.Revision()
 	}
-	l.log.Info("lease: a renewal whose answer was lost was written; going on from it", "key", l.key, "revision", e.Revision())
-	l.rev = e.Revision()
 	return true
 }
 

@@ -162,6 +162,7 @@ var skippedDocCommands = map[string]string{
 	"nats-server -a 127.0.0.1 -p 4224 -js -sd /var/lib/nats-3 -n nats-3 --cluster_name graphrag --cluster nats://127.0.0.1:6224 --routes nats://127.0.0.1:6222,nats://127.0.0.1:6223,nats://127.0.0.1:6224 -m 8224 &": "a server of a 3-node NATS cluster on the standard ports (needs a nats-server binary)",
 	"bin/graphrag up -nats-url nats://127.0.0.1:4222,nats://127.0.0.1:4223,nats://127.0.0.1:4224 -stream-replicas 3":                                                                                                  "graphrag up on the 3-node cluster above",
 	`make chaos CHAOS_ARGS="-runs-up 0 -runs-nats 0 -runs-multi 0 -runs-cluster 20 -seed 20261129"`:                                                                                                                   "20 runs killing NATS cluster nodes (16 minutes)",
+	`make chaos CHAOS_ARGS="-runs-up 5 -runs-nats 3 -runs-multi 5 -runs-cluster 0 -seed 20261129"`:                                                                                                                    "13 runs killing graphrag up, its NATS server and the multi-process layout (10 minutes)",
 	"kubectl -n graphrag-dev port-forward svc/nats 4222 &":                       "needs the dev cluster",
 	"bin/graphrag publish -nats-url nats://127.0.0.1:4222 -corpus notes ~/notes": "publishes to the dev cluster's NATS (the port-forward above)",
 	"kubectl -n graphrag-dev port-forward svc/graphrag 8080 &":                   "needs the dev cluster",

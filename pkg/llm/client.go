@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -23,8 +24,8 @@ type Client struct {
 	embedAPI *openai.Client // api unless Config.EmbedBaseURL names another server
 	hc       *http.Client
 
-	sem      chan struct{}
-	rpm, tpm *rate.Limiter // nil when unlimited
+	chatGate, embedGate *gate         // adaptive concurrency, shared per endpoint (adaptive.go)
+	rpm, tpm            *rate.Limiter // nil when unlimited
 
 	ins   instruments
 	usage usageCounters
@@ -51,14 +52,15 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	}
 	cfg = cfg.withDefaults()
 	o := options{
-		sleep:         sleepCtx,
-		now:           time.Now,
-		baseDelay:     defaultBaseDelay,
-		maxDelay:      defaultMaxDelay,
-		maxRetryAfter: defaultMaxRetryAfter,
-		probeMin:      defaultProbeMin,
-		probeMax:      defaultProbeMax,
-		probeTimeout:  defaultProbeTimeout,
+		sleep:            sleepCtx,
+		now:              time.Now,
+		baseDelay:        defaultBaseDelay,
+		maxDelay:         defaultMaxDelay,
+		maxRetryAfter:    defaultMaxRetryAfter,
+		maxRateLimitWait: defaultMaxRateLimitWait,
+		probeMin:         defaultProbeMin,
+		probeMax:         defaultProbeMax,
+		probeTimeout:     defaultProbeTimeout,
 	}
 	for _, opt := range opts {
 		opt.apply(&o)
@@ -96,7 +98,6 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 		o:   o,
 		api: openai.NewClientWithConfig(oc),
 		hc:  &hc,
-		sem: make(chan struct{}, cfg.MaxConcurrency),
 		ins: ins,
 	}
 	c.budget = &budget{base: cfg.Timeout}
@@ -114,6 +115,8 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 		eoc.BaseURL = cfg.EmbedBaseURL
 		c.embedAPI = openai.NewClientWithConfig(eoc)
 	}
+	c.chatGate = acquireGate("chat", cfg.BaseURL, cfg.APIKey, cfg.MaxConcurrency)
+	c.embedGate = acquireGate("embed", cmp.Or(cfg.EmbedBaseURL, cfg.BaseURL), cfg.APIKey, cfg.MaxConcurrency)
 	if cfg.RequestsPerMinute > 0 {
 		// Burst of one second's worth: smooth pacing rather than a minute's
 		// worth of requests at once, which providers punish with 429s.
@@ -139,6 +142,8 @@ func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
 		close(c.closed)
 		c.closeCtx()
+		c.chatGate.release()
+		c.embedGate.release()
 	})
 	c.probes.Wait()
 	c.hc.CloseIdleConnections()

@@ -29,7 +29,10 @@ type Config struct {
 	// observed and doubles after an attempt that timed out, up to 16 × Timeout (see
 	// budget.go).
 	Timeout time.Duration
-	// MaxConcurrency bounds requests in flight from this client. Default 8.
+	// MaxConcurrency bounds the requests in flight to each endpoint (chat, embeddings)
+	// from the whole process: every client of one endpoint shares an adaptive limit
+	// (adaptive.go) that starts here, is cut on 429, 503 and timeouts and grows back
+	// while the endpoint answers, never above this. Default 8.
 	MaxConcurrency int
 	// RequestsPerMinute and TokensPerMinute throttle requests; 0 means unlimited.
 	RequestsPerMinute int
@@ -56,6 +59,9 @@ const (
 	// Longer Retry-After values are not waited for: the call fails with
 	// ErrRateLimited so the caller (e.g. a JetStream redelivery) can decide.
 	defaultMaxRetryAfter = 2 * time.Minute
+	// A call waits out 429s with Retry-After (which do not count against MaxRetries)
+	// for at most this long in all.
+	defaultMaxRateLimitWait = 10 * time.Minute
 )
 
 // withDefaults gives the zero fields their documented default, and the negative
@@ -158,9 +164,11 @@ type options struct {
 	baseDelay     time.Duration
 	maxDelay      time.Duration
 	maxRetryAfter time.Duration
-	probeMin      time.Duration
-	probeMax      time.Duration
-	probeTimeout  time.Duration
+	// maxRateLimitWait bounds the Retry-After waits of one call.
+	maxRateLimitWait time.Duration
+	probeMin         time.Duration
+	probeMax         time.Duration
+	probeTimeout     time.Duration
 }
 
 // Option configures a Client.
@@ -210,4 +218,15 @@ func WithBackoff(base, maxDelay time.Duration) Option {
 // longer one ends the call with ErrRateLimited. Default 2 minutes.
 func WithMaxRetryAfter(d time.Duration) Option {
 	return optionFunc(func(o *options) { o.maxRetryAfter = d })
+}
+
+// WithMaxRateLimitWait sets how long one call waits out 429 answers with Retry-After in
+// all: they are the endpoint pacing its callers, so they do not count against
+// Config.MaxRetries, only against this. Default 10 minutes.
+func WithMaxRateLimitWait(d time.Duration) Option {
+	return optionFunc(func(o *options) {
+		if d > 0 {
+			o.maxRateLimitWait = d
+		}
+	})
 }

@@ -4,7 +4,11 @@
 //
 // A Client adds what each service would otherwise redo:
 //
-//   - limits: at most Config.MaxConcurrency requests in flight, plus
+//   - limits: an adaptive concurrency limit per endpoint (chat and embeddings
+//     apart), shared by every client of that endpoint in the process: AIMD, cut
+//     on 429, 503 and timeouts, grown back while latency holds, never above
+//     Config.MaxConcurrency (adaptive.go; Client.Concurrency reports it); a 429
+//     with Retry-After pauses the endpoint for every caller; plus optional
 //     requests-per-minute and tokens-per-minute throttles (tokens estimated
 //     as len/4 before a call, the excess reported by the endpoint charged
 //     after it);
@@ -13,7 +17,11 @@
 //     after an attempt that timed out, at most 16 × Config.Timeout (budget.go);
 //   - retries with exponential backoff and jitter on 429, 5xx, timeouts,
 //     connection errors and malformed answers, honouring Retry-After (seconds
-//     or HTTP date) and Retry-After-Ms; never on 400, 401, 403 or 404;
+//     or HTTP date) and Retry-After-Ms; never on 400, 401, 403 or 404. A 429
+//     with Retry-After is the endpoint pacing its callers: waiting it out does
+//     not count against Config.MaxRetries (only against WithMaxRateLimitWait),
+//     and ErrRateLimited is of the kind errkind.Unavailable, so a pipeline
+//     stage never dead-letters a message for a rate limit;
 //   - outages told apart from failing requests: after a call fails with a class
 //     an outage causes, GET <base>/models is probed; without an answer the
 //     endpoint is down (Outage reports it, errors match ErrOutage) and is

@@ -11,8 +11,10 @@ import (
 // of the class sentinels below with errors.Is, and still unwraps to the
 // underlying go-openai or transport error for errors.As.
 var (
-	// ErrRateLimited: the endpoint answered 429 on every attempt.
-	ErrRateLimited = errors.New("llm: rate limited")
+	// ErrRateLimited: the endpoint answered 429 on every attempt. It is of the kind
+	// errkind.Unavailable: a rate limit passes, so a pipeline stage keeps the message
+	// for a later delivery and never dead-letters it for that.
+	ErrRateLimited = errkind.New(errkind.Unavailable, "llm: rate limited")
 	// ErrServer: the endpoint answered 5xx on every attempt.
 	ErrServer = errors.New("llm: server error")
 	// ErrTimeout: the per-call timeout expired (or the transport timed out).

@@ -225,12 +225,18 @@ func (c *Client) do(ctx context.Context, cs callSpec, fn func(ctx context.Contex
 func (c *Client) attempts(ctx context.Context, cs callSpec, fn func(ctx context.Context) error) (callResult, error) {
 	var res callResult
 	timedOut := 0
+	g := c.gateOf(cs.kind)
+	// Retries after a 429 with Retry-After are the endpoint pacing its callers, not
+	// failures: they do not count against MaxRetries, only against maxRateLimitWait.
+	rateRetries := 0
+	var rateWaited time.Duration
+	var waited time.Time // the endpoint pause this call already waited out
 	for {
 		res.attempts++
 		info := &respInfo{}
 		limit := c.budget.attempt(cs.maxTokens, timedOut)
 		start := time.Now()
-		err := c.attempt(ctx, cs.estTokens, limit, info, fn)
+		err := c.attempt(ctx, g, waited, cs.estTokens, limit, info, fn)
 		res.took = time.Since(start)
 		if err == nil {
 			return res, nil
@@ -258,17 +264,29 @@ func (c *Client) attempts(ctx context.Context, cs callSpec, fn func(ctx context.
 			timedOut++
 			c.budget.timedOut(cs.maxTokens, limit)
 		}
-		if !retry || res.attempts > c.cfg.MaxRetries || (cs.canRetry != nil && !cs.canRetry()) {
+		now := c.o.now()
+		after, hasAfter := parseRetryAfter(ra, raMS, now)
+		if hasAfter && after > c.o.maxRetryAfter {
 			return fail(class, err)
 		}
-		delay := backoff(res.attempts, c.o.baseDelay, c.o.maxDelay)
-		if d, ok := parseRetryAfter(ra, raMS, c.o.now()); ok {
-			if d > c.o.maxRetryAfter {
-				return fail(class, err)
-			}
-			if d > delay {
-				delay = d
-			}
+		paced := retry && errors.Is(class, ErrRateLimited) && hasAfter && after > 0 && rateWaited+after <= c.o.maxRateLimitWait
+		if paced {
+			// Every caller of the endpoint waits, not only this one: the others would be
+			// refused too.
+			rateRetries++
+			rateWaited += after
+			waited = g.pause(now.Add(after))
+		}
+		failures := res.attempts - rateRetries
+		if !retry || failures > c.cfg.MaxRetries || (cs.canRetry != nil && !cs.canRetry()) {
+			return fail(class, err)
+		}
+		var delay time.Duration
+		switch {
+		case paced:
+			delay = after
+		default:
+			delay = max(backoff(max(failures, 1), c.o.baseDelay, c.o.maxDelay), after)
 		}
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < delay {
 			// Waiting would outlive the caller: report the real failure now.
@@ -285,25 +303,46 @@ func (c *Client) attempts(ctx context.Context, cs callSpec, fn func(ctx context.
 	}
 }
 
-// attempt sends one request: concurrency slot, rate limits, the attempt's time budget.
-func (c *Client) attempt(ctx context.Context, estTokens int, limit time.Duration, info *respInfo, fn func(ctx context.Context) error) error {
-	select {
-	case c.sem <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
+// attempt sends one request: concurrency slot of the endpoint's gate (waiting out a
+// pause later than waited), rate limits, the attempt's time budget. The gate's limit
+// learns from the outcome.
+func (c *Client) attempt(ctx context.Context, g *gate, waited time.Time, estTokens int, limit time.Duration, info *respInfo, fn func(ctx context.Context) error) error {
+	s, err := g.acquire(ctx, c.o.now, c.o.sleep, waited)
+	if err != nil {
+		return err
 	}
-	defer func() { <-c.sem }()
+	o := outcomeIgnored
+	defer func() { s.done(o) }()
 	if err := c.waitRate(ctx, estTokens); err != nil {
 		return limitWaitError{err}
 	}
 	actx, cancel := context.WithTimeout(context.WithValue(ctx, respInfoKey{}, info), limit)
 	defer cancel()
-	err := fn(actx)
-	if err != nil && errors.Is(actx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+	err = fn(actx)
+	timedOut := err != nil && errors.Is(actx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+	if timedOut {
 		// Make the per-attempt timeout visible in the chain whatever go-openai wrapped.
 		if !errors.Is(err, context.DeadlineExceeded) {
 			err = errors.Join(err, context.DeadlineExceeded)
 		}
 	}
+	o = outcomeOf(err, timedOut, info)
 	return err
+}
+
+// outcomeOf says what an attempt tells of the endpoint's load: refused for load (429,
+// 503) or timed out is a drop, an answer is a success, anything else (a 400, a caller
+// that gave up, a connection refused) says nothing of its load.
+func outcomeOf(err error, timedOut bool, info *respInfo) outcome {
+	if err == nil {
+		return outcomeSuccess
+	}
+	if timedOut {
+		return outcomeDrop
+	}
+	if received, status, _, _ := info.snapshot(); received &&
+		(status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable) {
+		return outcomeDrop
+	}
+	return outcomeIgnored
 }

@@ -155,7 +155,7 @@ func TestRetriesExhausted(t *testing.T) {
 		fault llmtest.Fault
 		want  error
 	}{
-		{name: "429", fault: llmtest.RateLimited("1"), want: llm.ErrRateLimited},
+		{name: "429", fault: llmtest.RateLimited(""), want: llm.ErrRateLimited},
 		{name: "500", fault: llmtest.ServerError(), want: llm.ErrServer},
 		{name: "garbage", fault: llmtest.Garbage(), want: llm.ErrBadResponse},
 	}

@@ -101,6 +101,8 @@ type Server struct {
 	calls, chatCalls, embedCalls atomic.Int64
 	inFlight, maxInFlight        atomic.Int64
 	down                         atomic.Bool
+
+	budget *budget // nil: no token or request budget
 }
 
 type config struct {
@@ -111,6 +113,9 @@ type config struct {
 	embedder       func(string) []float32
 	dim            int
 	keep           bool
+	tokenBudget    int // per budgetWindow; 0: none
+	requestBudget  int // per budgetWindow; 0: none
+	budgetWindow   time.Duration
 }
 
 // Option configures a Server.
@@ -144,6 +149,23 @@ func WithEmbedder(f func(string) []float32) Option {
 	return optionFunc(func(c *config) { c.embedder = f })
 }
 
+// WithTokenBudget limits the tokens the endpoint serves to n per window (a minute for
+// "tokens per minute"; tests use a shorter one), as hosted APIs do: a request whose
+// tokens (prompt, and completion for chat) do not fit in what is left of the current
+// window is answered 429 with Retry-After and Retry-After-Ms saying when the next window
+// starts, and costs nothing. Windows are fixed: the budget is whole again at each start.
+// BudgetUsage reports what was served in each window.
+func WithTokenBudget(n int, window time.Duration) Option {
+	return optionFunc(func(c *config) { c.tokenBudget, c.budgetWindow = n, window })
+}
+
+// WithRequestBudget limits the requests the endpoint serves to n per window, as
+// WithTokenBudget does tokens; with both, a request must fit in each. Both share the
+// window of the last of the two options given.
+func WithRequestBudget(n int, window time.Duration) Option {
+	return optionFunc(func(c *config) { c.requestBudget, c.budgetWindow = n, window })
+}
+
 // WithRequestLog keeps every Request for Requests(); off by default so
 // benchmarks do not grow memory.
 func WithRequestLog() Option { return optionFunc(func(c *config) { c.keep = true }) }
@@ -162,6 +184,13 @@ func NewServer(opts ...Option) *Server {
 		cfg.embedder = func(s string) []float32 { return HashEmbedding(s, dim) }
 	}
 	s := &Server{cfg: cfg, done: make(chan struct{})}
+	if cfg.tokenBudget < 0 || cfg.requestBudget < 0 || ((cfg.tokenBudget > 0 || cfg.requestBudget > 0) && cfg.budgetWindow <= 0) {
+		panic(fmt.Sprintf("llmtest: budgets of %d tokens and %d requests per %s: budgets must not be negative and need a positive window",
+			cfg.tokenBudget, cfg.requestBudget, cfg.budgetWindow))
+	}
+	if cfg.tokenBudget > 0 || cfg.requestBudget > 0 {
+		s.budget = &budget{tokens: cfg.tokenBudget, requests: cfg.requestBudget, window: cfg.budgetWindow, start: time.Now()}
+	}
 	if cfg.maxConcurrency > 0 {
 		s.sem = make(chan struct{}, cfg.maxConcurrency)
 	}
@@ -328,6 +357,12 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 			}
 			w.WriteHeader(rep.Status)
 			_, _ = w.Write([]byte(rep.Body))
+			return
+		}
+	}
+	if s.budget != nil {
+		if wait, ok := s.budget.take(time.Now(), s.cost(req)); !ok {
+			s.refuseOverBudget(w, wait)
 			return
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -26,7 +28,8 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	wait := fs.Duration("wait", 0, "wait up to this long for indexing to complete (exit status 1 if it does not)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: graphrag status -corpus NAME [-wait DURATION] [-json] [flags]")
-		fmt.Fprintln(stderr, "Prints a corpus's indexing progress per stage, its communities and quarantined records. Exit status 1:")
+		fmt.Fprintln(stderr, "Prints a corpus's indexing progress per stage (with its rate over the last minute and the ETA of what it")
+		fmt.Fprintln(stderr, "has left), its communities and quarantined records. Exit status 1:")
 		fmt.Fprintln(stderr, "no document was ever published to the corpus, it failed (dead letters), or -wait ran out.")
 		fs.PrintDefaults()
 	}
@@ -88,6 +91,31 @@ func failedWhat(st pipeline.Status) string {
 	return fmt.Sprintf("%d communities have no report", st.Graph.Unreported)
 }
 
+// formatRate prints a stage's rate (messages per second over the last minute).
+func formatRate(r float64) string {
+	switch {
+	case r == 0:
+		return "-"
+	case r < 10:
+		return strconv.FormatFloat(r, 'f', 2, 64)
+	default:
+		return strconv.FormatFloat(r, 'f', 0, 64)
+	}
+}
+
+// formatETA prints how long the messages a stage has left take at its rate: "-" when
+// none are left, "?" when it handled none in the last minute.
+func formatETA(s pipeline.StageStatus) string {
+	switch {
+	case s.Pending+s.InFlight == 0:
+		return "-"
+	case s.ETASeconds <= 0:
+		return "?"
+	default:
+		return time.Duration(math.Ceil(s.ETASeconds) * float64(time.Second)).String()
+	}
+}
+
 // unknownCorpus reports whether no document of the corpus is in the stream: a name with a
 // typo, or a corpus not published yet.
 func unknownCorpus(st pipeline.Status) bool {
@@ -96,9 +124,10 @@ func unknownCorpus(st pipeline.Status) bool {
 
 func printStatus(w io.Writer, st pipeline.Status) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "stage\ttotal\tpending\tin flight\tdone\tdead-lettered\t")
+	fmt.Fprintln(tw, "stage\ttotal\tpending\tin flight\tdone\tdead-lettered\trate/s\tETA\t")
 	for _, s := range st.Stages {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t\n", s.Stage, s.Total, s.Pending, s.InFlight, s.Done, s.DeadLettered)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", s.Stage, s.Total, s.Pending, s.InFlight, s.Done, s.DeadLettered,
+			formatRate(s.Rate), formatETA(s))
 	}
 	_ = tw.Flush()
 	g := st.Graph

@@ -67,3 +67,22 @@ func TestHelpShowsTheCommandsOwnFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusPrintsRatesAndETA: each stage's line ends with its rate and the ETA of what
+// it has left: "?" while it has work but handled none lately, "-" when it has none.
+func TestStatusPrintsRatesAndETA(t *testing.T) {
+	st := pipeline.Status{Corpus: "notes", State: pipeline.StateIndexing, Stages: []pipeline.StageStatus{
+		{Stage: pipeline.StageChunker, Total: 10, Done: 10, Rate: 0.5},
+		{Stage: pipeline.StageExtractor, Total: 300, Pending: 120, InFlight: 30, Done: 150, Rate: 2.5, ETASeconds: 60},
+		{Stage: pipeline.StageGrapher, Total: 150, Pending: 150},
+	}}
+	var out bytes.Buffer
+	printStatus(&out, st)
+	lines := strings.Split(out.String(), "\n")
+	for i, want := range [][]string{{"rate/s", "ETA"}, {"0.50", "-"}, {"2.50", "1m0s"}, {"-", "?"}} {
+		f := strings.Fields(lines[i])
+		if len(f) < 2 || f[len(f)-2] != want[0] || f[len(f)-1] != want[1] {
+			t.Errorf("line %d = %q, want it to end with %q\n%s", i, lines[i], want, out.String())
+		}
+	}
+}

@@ -62,6 +62,10 @@ type Runner struct {
 	consumer *bus.Consumer
 	seen     map[string]bool
 	stopped  bool
+
+	rates     *rateMeter    // messages handled, for the stage's rate (rate.go)
+	rateEvery time.Duration // how often the rate is recorded: rateFlush
+	stopRates func()        // ends the rate record
 }
 
 // NewRunner prepares a runner; Start begins consuming.
@@ -70,7 +74,7 @@ func NewRunner(b *bus.Bus, stage string, input events.Kind, cfg StageConfig, h H
 		log = slog.Default()
 	}
 	return &Runner{bus: b, stage: stage, input: input, cfg: cfg, handler: h, log: log.With("stage", stage),
-		seen: map[string]bool{}}
+		seen: map[string]bool{}, rates: newRateMeter(time.Now()), rateEvery: rateFlush}
 }
 
 // Start creates (or binds to) the stage's durable consumer and starts handling its
@@ -103,6 +107,13 @@ func (r *Runner) Start(ctx context.Context) error {
 		return fmt.Errorf("starting the %s consumer: %w", r.stage, err)
 	}
 	r.consumer = c
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		reportRates(rctx, r.bus, replicaKey(ratePrefix, r.stage), r.stage, r.rates, r.rateEvery, r.log)
+	}()
+	r.stopRates = func() { cancel(); <-done }
 	r.log.Info("consuming", "durable", spec.Durable, "subjects", spec.FilterSubject)
 	if err := r.dropLegacy(ctx); err != nil {
 		r.log.Warn("removing per-corpus consumers of an earlier version", "err", err)
@@ -122,7 +133,11 @@ func (r *Runner) handle(ctx context.Context, m *bus.Message) error {
 		r.log.Debug("first message of corpus", "corpus", corpus)
 	}
 	r.mu.Unlock()
-	return r.handler(ctx, corpus, m)
+	err = r.handler(ctx, corpus, m)
+	if err == nil {
+		r.rates.add(corpus)
+	}
+	return err
 }
 
 // Corpora lists the corpora this runner has handled messages of, sorted.
@@ -147,11 +162,14 @@ func (r *Runner) Stop(ctx context.Context) error {
 	}
 	r.stopped = true
 	c := r.consumer
+	stopRates := r.stopRates
 	r.mu.Unlock()
 	if c == nil {
 		return nil
 	}
-	if err := c.Stop(ctx); err != nil {
+	err := c.Stop(ctx)
+	stopRates()
+	if err != nil {
 		return fmt.Errorf("stopping the %s consumer: %w", r.stage, err)
 	}
 	return nil

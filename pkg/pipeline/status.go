@@ -83,6 +83,12 @@ type StageStatus struct {
 	InFlight     uint64 `json:"in_flight"`     // delivered, not yet acknowledged
 	Done         uint64 `json:"done"`          // acknowledged (including dead-lettered)
 	DeadLettered uint64 `json:"dead_lettered"` // given up on, in the DLQ with a reason
+	// Rate is the messages of the corpus the stage handled per second over the last
+	// RateWindow (all its replicas); 0 when it handled none.
+	Rate float64 `json:"rate"`
+	// ETASeconds is how long the messages left (pending and in flight) take at Rate;
+	// absent when none are left or the stage handled none lately.
+	ETASeconds float64 `json:"eta_seconds,omitempty"`
 }
 
 // States of a corpus, in Status.State.
@@ -168,6 +174,13 @@ func GetStatus(ctx context.Context, b *bus.Bus, corpus string) (Status, error) {
 			st.Complete = false
 		}
 		st.Stages = append(st.Stages, ss)
+	}
+	rates, err := StageRates(ctx, b, corpus)
+	if err != nil {
+		return st, err
+	}
+	for i := range st.Stages {
+		st.Stages[i].withRate(rates[st.Stages[i].Stage])
 	}
 	drained := st.Complete
 	if st.Graph.Unreported > 0 {

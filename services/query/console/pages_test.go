@@ -236,6 +236,28 @@ func TestDashboardBarsWaitForEarlierStages(t *testing.T) {
 	}
 }
 
+// TestDashboardShowsRatesAndETA: each stage's row shows its rate over the last minute
+// and the ETA of what it has left at that rate.
+func TestDashboardShowsRatesAndETA(t *testing.T) {
+	s := upStack(t)
+	b := newBrowser(t, 1280, 800)
+	status := `{"corpus":"demo","state":"indexing","detection":{},"stages":[` +
+		`{"stage":"chunker","total":10,"done":10,"pending":0,"in_flight":0,"dead_lettered":0,"rate":0.5},` +
+		`{"stage":"extractor","total":300,"done":150,"pending":120,"in_flight":30,"dead_lettered":0,"rate":2.5,"eta_seconds":3725},` +
+		`{"stage":"grapher","total":150,"done":0,"pending":150,"in_flight":0,"dead_lettered":0,"rate":0}]}`
+	fake := `(() => { const real = window.fetch; window.fetch = (u, o) => String(u).endsWith('/status') ? ` +
+		`Promise.resolve(new Response(` + strconv.Quote(status) + `, {status: 200, headers: {'Content-Type': 'application/json'}})) : real(u, o); ` +
+		`location.hash = '#/dashboard'; return true; })()`
+	b.run(t, "a dashboard of a corpus being extracted", chromedp.Navigate(s.base+"/ui/#/ask"),
+		chromedp.WaitVisible(chromedp.CSS("#question")),
+		eval(fake),
+		waitJS(`!!document.querySelector('#stages tr[data-stage="grapher"] td.eta')`))
+	rows := jsString(t, b, `[...document.querySelectorAll('#stages tr[data-stage]')].map(tr => tr.dataset.stage + '=' + tr.querySelector('td.rate').textContent + '/' + tr.querySelector('td.eta').textContent).join(',')`)
+	if want := "chunker=0.50/–,extractor=2.50/1h 2m,grapher=–/?"; rows != want {
+		t.Errorf("rates and ETAs %s, want %s", rows, want)
+	}
+}
+
 // dropFiles drops files on the documents page's drop zone, as a drag and drop does.
 func dropFiles(files map[string]string) chromedp.Action[chromedp.Void] {
 	var js strings.Builder

@@ -784,11 +784,13 @@ function renderStatus(body, s, stats) {
     h('h2', {}, 'Stages'),
     h('table', { class: 'wide', id: 'stages' },
       h('tr', {}, h('th', {}, 'stage'), h('th', {}, 'progress'), h('th', { class: 'num' }, 'done'), h('th', { class: 'num' }, 'total'),
-        h('th', { class: 'num' }, 'pending'), h('th', { class: 'num' }, 'in flight'), h('th', { class: 'num' }, 'dead-lettered')),
+        h('th', { class: 'num' }, 'pending'), h('th', { class: 'num' }, 'in flight'), h('th', { class: 'num' }, 'dead-lettered'),
+        h('th', { class: 'num', title: 'messages per second over the last minute' }, 'rate/s'), h('th', { class: 'num', title: 'time left at that rate' }, 'ETA')),
       stages.map((st, i) => h('tr', { dataset: { stage: st.stage } }, h('td', {}, st.stage),
         h('td', {}, stageBar(st, stages.slice(0, i))), h('td', { class: 'num' }, num(st.done)),
         h('td', { class: 'num' }, num(st.total)), h('td', { class: 'num' }, num(st.pending)), h('td', { class: 'num' }, num(st.in_flight)),
-        h('td', { class: 'num' }, num(st.dead_lettered))))),
+        h('td', { class: 'num' }, num(st.dead_lettered)),
+        h('td', { class: 'num rate' }, rate(st.rate)), h('td', { class: 'num eta' }, eta(st))))),
     h('h2', {}, 'Community detection'),
     h('p', {}, `${num(det.runs)} ${det.runs === 1 ? 'run' : 'runs'} · ${num(det.levels)} ${det.levels === 1 ? 'level' : 'levels'} · last run ${det.last_run || 'never'}${det.current === false ? ' · changes pending' : det.current ? ' · current' : ''}`),
     det.failing
@@ -806,6 +808,20 @@ function renderStatus(body, s, stats) {
         s.dead_letters.map((d) => h('tr', {}, h('td', {}, d.stage), h('td', {}, d.reason), h('td', { class: 'num' }, num(d.count)))))
       : h('p', { class: 'muted' }, 'None.'),
   );
+}
+
+// rate is a stage's messages per second over the last minute, "–" when it handled none.
+const rate = (r) => (!r ? '–' : r < 10 ? r.toFixed(2) : Math.round(r).toLocaleString());
+
+// eta is the time the messages a stage has left take at its rate: "–" when none are
+// left, "?" when it handled none lately.
+function eta(st) {
+  if (!(st.pending > 0 || st.in_flight > 0)) return '–';
+  const s = Math.ceil(st.eta_seconds || 0);
+  if (s <= 0) return '?';
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
+  return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
 }
 
 const card = (label, v) => h('div', { class: 'card' }, h('b', {}, num(v)), label);

@@ -143,7 +143,7 @@ func (b *BackendFlags) registerModel(fs *flag.FlagSet) {
 	fs.Var(&b.LLMAPIKey, "llm-api-key", "API key of the endpoint")
 	fs.StringVar(&b.ChatModel, "llm-chat-model", "", "chat model name (required with -llm-base-url)")
 	fs.StringVar(&b.EmbedModel, "llm-embed-model", "", "embedding model name (needs -llm-base-url or -llm-embed-base-url); empty = the offline embedder")
-	fs.IntVar(&b.LLMConcurrency, "llm-concurrency", 8, "concurrent calls to the endpoint per process")
+	fs.IntVar(&b.LLMConcurrency, "llm-concurrency", 8, "most concurrent calls to each endpoint (chat, embeddings) per process: the adaptive limit, cut on 429, 503 and timeouts, grows back up to it")
 	fs.IntVar(&b.LLMRPM, "llm-rpm", 0, "requests per minute limit (0 = none)")
 	fs.IntVar(&b.LLMTPM, "llm-tpm", 0, "tokens per minute limit (0 = none)")
 	fs.DurationVar(&b.LLMTimeout, "llm-timeout", 120*time.Second, "timeout of one call")

@@ -107,7 +107,8 @@ func (r *Runner) Start(ctx context.Context) error {
 		return fmt.Errorf("starting the %s consumer: %w", r.stage, err)
 	}
 	r.consumer = c
-	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	// Recorded until Stop, or until ctx ends, which stops the consumer too.
+	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

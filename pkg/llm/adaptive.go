@@ -4,9 +4,17 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 )
+
+// MetricConcurrencyLimit is the gauge of an endpoint's adaptive concurrency limit, with
+// the attribute kind (chat|embed).
+const MetricConcurrencyLimit = "llm.concurrency.limit"
 
 // The adaptive concurrency limit of an endpoint is AIMD, additive increase and
 // multiplicative decrease, as TCP Reno's congestion avoidance and the AIMD limit of
@@ -143,6 +151,9 @@ func (g *gate) acquire(ctx context.Context, now func() time.Time, sleep Sleeper,
 	}
 }
 
+// sent marks the request sent: its latency counts from now.
+func (s *slot) sent() { s.started = time.Now() }
+
 // outcome is what became of a request, for the limit.
 type outcome int
 
@@ -221,4 +232,24 @@ func (c *Client) gateOf(kind string) *gate {
 		return c.embedGate
 	}
 	return c.chatGate
+}
+
+// observeConcurrency reports the limits of the client's endpoints as a gauge until the
+// returned registration is unregistered (Close).
+func (c *Client) observeConcurrency(mp metric.MeterProvider) (metric.Registration, error) {
+	m := mp.Meter(meterName)
+	g, err := m.Int64ObservableGauge(MetricConcurrencyLimit, metric.WithUnit("{request}"),
+		metric.WithDescription("adaptive limit of the LLM requests in flight to the endpoint from the process"))
+	if err != nil {
+		return nil, fmt.Errorf("creating the concurrency gauge: %w", err)
+	}
+	return m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		if c.cfg.ChatModel != "" {
+			o.ObserveInt64(g, int64(c.chatGate.state().Limit), metric.WithAttributes(attribute.String("kind", "chat")))
+		}
+		if c.cfg.EmbedModel != "" {
+			o.ObserveInt64(g, int64(c.embedGate.state().Limit), metric.WithAttributes(attribute.String("kind", "embed")))
+		}
+		return nil
+	}, g)
 }

@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/llm/llmtest"
 )
@@ -134,5 +137,38 @@ func TestRateLimitRetriesDoNotCountAsFailures(t *testing.T) {
 	// 3 waits of 60s fit in 3 minutes; the 429s after count as failures: 1 + MaxRetries.
 	if got := srv2.ChatCalls(); got != 7 {
 		t.Errorf("fake saw %d calls, want 7", got)
+	}
+}
+
+// The limit of each endpoint is a gauge, by kind, that follows its cuts.
+func TestConcurrencyGauge(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = mp.Shutdown(t.Context()) })
+	srv := newFake(t)
+	srv.Inject(llmtest.Status(503, `{"error":{"message":"overloaded"}}`))
+	c := newClient(t, srv, func(c *llm.Config) { c.MaxConcurrency = 6 }, llm.WithMeterProvider(mp),
+		llm.WithSleeper((&sleepRecorder{}).sleep))
+	if _, err := c.Chat(t.Context(), chatReq("x")); err != nil {
+		t.Fatal(err)
+	}
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(t.Context(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if g, ok := m.Data.(metricdata.Gauge[int64]); ok && m.Name == llm.MetricConcurrencyLimit {
+				for _, dp := range g.DataPoints {
+					kind, _ := dp.Attributes.Value("kind")
+					got[kind.AsString()] = dp.Value
+				}
+			}
+		}
+	}
+	// The 503 halved the chat limit; embeddings, another endpoint, kept theirs.
+	if got["chat"] != 3 || got["embed"] != 6 {
+		t.Errorf("%s = %v, want chat 3 and embed 6", llm.MetricConcurrencyLimit, got)
 	}
 }

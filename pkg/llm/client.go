@@ -11,6 +11,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/metric"
 	"golang.org/x/time/rate"
 )
 
@@ -24,8 +25,9 @@ type Client struct {
 	embedAPI *openai.Client // api unless Config.EmbedBaseURL names another server
 	hc       *http.Client
 
-	chatGate, embedGate *gate         // adaptive concurrency, shared per endpoint (adaptive.go)
-	rpm, tpm            *rate.Limiter // nil when unlimited
+	chatGate, embedGate *gate               // adaptive concurrency, shared per endpoint (adaptive.go)
+	concGauge           metric.Registration // reports their limits
+	rpm, tpm            *rate.Limiter       // nil when unlimited
 
 	ins   instruments
 	usage usageCounters
@@ -117,6 +119,11 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	}
 	c.chatGate = acquireGate("chat", cfg.BaseURL, cfg.APIKey, cfg.MaxConcurrency)
 	c.embedGate = acquireGate("embed", cmp.Or(cfg.EmbedBaseURL, cfg.BaseURL), cfg.APIKey, cfg.MaxConcurrency)
+	if c.concGauge, err = c.observeConcurrency(o.meterProvider); err != nil {
+		c.chatGate.release()
+		c.embedGate.release()
+		return nil, err
+	}
 	if cfg.RequestsPerMinute > 0 {
 		// Burst of one second's worth: smooth pacing rather than a minute's
 		// worth of requests at once, which providers punish with 429s.
@@ -144,6 +151,7 @@ func (c *Client) Close() error {
 		c.closeCtx()
 		c.chatGate.release()
 		c.embedGate.release()
+		_ = c.concGauge.Unregister()
 	})
 	c.probes.Wait()
 	c.hc.CloseIdleConnections()

@@ -39,7 +39,9 @@
 //     again on invalid JSON;
 //   - OpenTelemetry metrics (see the Metric* constants) labelled with kind
 //     (chat|embed) and stage (extractor|grapher|summarizer|query, from
-//     ChatRequest.Stage or ContextWithStage), and in-process Usage counters.
+//     ChatRequest.Stage or ContextWithStage), the gauge of each endpoint's
+//     concurrency limit (MetricConcurrencyLimit, by kind), and in-process
+//     Usage counters.
 //
 // Config.EmbedBaseURL sends embeddings to a server other than BaseURL.
 //

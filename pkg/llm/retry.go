@@ -316,6 +316,7 @@ func (c *Client) attempt(ctx context.Context, g *gate, waited time.Time, estToke
 	if err := c.waitRate(ctx, estTokens); err != nil {
 		return limitWaitError{err}
 	}
+	s.sent() // the latency the limit learns from is the endpoint's, not the throttles'
 	actx, cancel := context.WithTimeout(context.WithValue(ctx, respInfoKey{}, info), limit)
 	defer cancel()
 	err = fn(actx)

@@ -62,6 +62,7 @@ func Run(t *testing.T, f Features, open func(t *testing.T) vectorstore.Store) {
 	}{
 		{"EnsureCollection", h.testEnsure, false},
 		{"NotFound", h.testNotFound, false},
+		{"BadNames", h.testBadNames, false},
 		{"UpsertValidation", h.testUpsertValidation, false},
 		{"UpsertValid", h.testUpsertValid, false},
 		{"UpsertReplaces", h.testUpsertReplaces, false},
@@ -209,6 +210,33 @@ func (h *harness) testEnsure(t *testing.T) {
 	}
 	if n != 1 {
 		t.Fatalf("Collections() = %v, want %q exactly once", names, name)
+	}
+}
+
+// testBadNames calls every collection-taking method with names no collection can have:
+// each is ErrInvalidArgument, not ErrNotFound, in every driver.
+func (h *harness) testBadNames(t *testing.T) {
+	ctx := context.Background()
+	s := h.open(t)
+	v := make([]float32, dim)
+	v[0] = 1
+	for _, name := range []string{"", "no-dashes", "9lives", strings.Repeat("a", vectorstore.MaxNameLen+1)} {
+		ops := map[string]func() error{
+			"Upsert":     func() error { return s.Upsert(ctx, name, []vectorstore.Record{{ID: "a", Vector: v}}) },
+			"Get":        func() error { _, err := s.Get(ctx, name, []string{"a"}); return err },
+			"Attrs":      func() error { _, err := s.Attrs(ctx, name, []string{"a"}); return err },
+			"Delete":     func() error { return s.Delete(ctx, name, []string{"a"}) },
+			"Search":     func() error { _, err := s.Search(ctx, name, v, 1, vectorstore.Filter{}); return err },
+			"SearchText": func() error { _, err := s.SearchText(ctx, name, "a", 1, vectorstore.Filter{}); return err },
+			"Count":      func() error { _, err := s.Count(ctx, name); return err },
+			"List":       func() error { _, _, err := s.List(ctx, name, "", 1); return err },
+			"Drop":       func() error { return s.DropCollection(ctx, name) },
+		}
+		for op, fn := range ops {
+			if err := fn(); !errors.Is(err, vectorstore.ErrInvalidArgument) {
+				t.Errorf("%s(%.12q) = %v, want ErrInvalidArgument", op, name, err)
+			}
+		}
 	}
 }
 

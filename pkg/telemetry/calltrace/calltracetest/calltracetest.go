@@ -80,3 +80,21 @@ func has(set attribute.Set, attrs []attribute.KeyValue) bool {
 	}
 	return true
 }
+
+// Series returns the number of series (data points) of the metric name.
+func (p Providers) Series(t testing.TB, name string) int {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := p.Metrics.Collect(t.Context(), &rm); err != nil {
+		t.Fatalf("collecting metrics: %v", err)
+	}
+	n := 0
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if s, ok := m.Data.(metricdata.Sum[int64]); ok && m.Name == name {
+				n += len(s.DataPoints)
+			}
+		}
+	}
+	return n
+}

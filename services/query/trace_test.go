@@ -94,6 +94,7 @@ func TestQueryTrace(t *testing.T) {
 		return false
 	}
 	seen := map[string]bool{}
+	counts := map[string]int{}
 	for _, sp := range spans {
 		if sp.SpanContext.TraceID() != root.SpanContext.TraceID() || sp.SpanContext.SpanID() == root.SpanContext.SpanID() {
 			continue // the fixture's writes, or the request itself
@@ -104,7 +105,13 @@ func TestQueryTrace(t *testing.T) {
 		prefix, _, _ := strings.Cut(sp.Name, ".")
 		seen[prefix] = true
 		seen[sp.Name] = true
+		counts[sp.Name]++
 	}
+	n := 0
+	for _, c := range counts {
+		n += c
+	}
+	t.Logf("%d spans under the request's: %v", n, counts)
 	for _, want := range []string{"graphstore", "vectorstore", "vectorstore.Search", "vectorstore.SearchText",
 		llm.SpanChat, llm.SpanEmbed, "answer.Local"} {
 		if !seen[want] {

@@ -37,11 +37,7 @@ func (m *Metrics) Meter() metric.Meter { return m.meter }
 // Counter returns the counter name; zeroAt are the attribute sets of the series Zero
 // makes exist (attribute.NewSet() for the series without attributes).
 func (m *Metrics) Counter(name, unit, desc string, zeroAt ...attribute.Set) metric.Int64Counter {
-	c, err := m.meter.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
-	if err != nil {
-		otel.Handle(err)
-		c = noop.Int64Counter{}
-	}
+	c := orNoop(m.meter.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc)))(noop.Int64Counter{})
 	for _, set := range zeroAt {
 		m.zeros = append(m.zeros, zeroSeries{c: c, set: set})
 	}
@@ -51,40 +47,43 @@ func (m *Metrics) Counter(name, unit, desc string, zeroAt ...attribute.Set) metr
 // Histogram returns the histogram name of float values; bounds, when given, are its
 // buckets' explicit boundaries.
 func (m *Metrics) Histogram(name, unit, desc string, bounds ...float64) metric.Float64Histogram {
-	opts := []metric.Float64HistogramOption{metric.WithUnit(unit), metric.WithDescription(desc)}
-	if len(bounds) > 0 {
-		opts = append(opts, metric.WithExplicitBucketBoundaries(bounds...))
-	}
-	h, err := m.meter.Float64Histogram(name, opts...)
-	if err != nil {
-		otel.Handle(err)
-		h = noop.Float64Histogram{}
-	}
-	return h
+	return orNoop(m.meter.Float64Histogram(name, histogramOptions[metric.Float64HistogramOption](unit, desc, bounds)...))(noop.Float64Histogram{})
 }
 
 // Int64Histogram returns the histogram name of integer values, as Histogram.
 func (m *Metrics) Int64Histogram(name, unit, desc string, bounds ...float64) metric.Int64Histogram {
-	opts := []metric.Int64HistogramOption{metric.WithUnit(unit), metric.WithDescription(desc)}
-	if len(bounds) > 0 {
-		opts = append(opts, metric.WithExplicitBucketBoundaries(bounds...))
-	}
-	h, err := m.meter.Int64Histogram(name, opts...)
-	if err != nil {
-		otel.Handle(err)
-		h = noop.Int64Histogram{}
-	}
-	return h
+	return orNoop(m.meter.Int64Histogram(name, histogramOptions[metric.Int64HistogramOption](unit, desc, bounds)...))(noop.Int64Histogram{})
 }
 
 // Gauge returns the observable gauge name, observed by a callback registered on Meter.
 func (m *Metrics) Gauge(name, unit, desc string) metric.Int64ObservableGauge {
-	g, err := m.meter.Int64ObservableGauge(name, metric.WithUnit(unit), metric.WithDescription(desc))
-	if err != nil {
-		otel.Handle(err)
-		g = noop.Int64ObservableGauge{}
+	return orNoop(m.meter.Int64ObservableGauge(name, metric.WithUnit(unit), metric.WithDescription(desc)))(noop.Int64ObservableGauge{})
+}
+
+// histogramOptions are a histogram's unit, description and bucket boundaries, as options
+// of either number type (the metric package's options implement both).
+func histogramOptions[O any](unit, desc string, bounds []float64) []O {
+	opts := []any{metric.WithUnit(unit), metric.WithDescription(desc)}
+	if len(bounds) > 0 {
+		opts = append(opts, metric.WithExplicitBucketBoundaries(bounds...))
 	}
-	return g
+	out := make([]O, len(opts))
+	for i, o := range opts {
+		out[i] = o.(O)
+	}
+	return out
+}
+
+// orNoop returns what an instrument's constructor returned, or, when it failed, reports
+// the error to otel.Handle and returns the no-op instrument given to the result.
+func orNoop[T any](inst T, err error) func(none T) T {
+	return func(none T) T {
+		if err != nil {
+			otel.Handle(err)
+			return none
+		}
+		return inst
+	}
 }
 
 // Zero adds zero to every series registered with Counter's zeroAt.

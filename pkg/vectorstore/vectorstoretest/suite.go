@@ -213,26 +213,29 @@ func (h *harness) testEnsure(t *testing.T) {
 	}
 }
 
+// collectionCalls calls every collection-taking method on coll, by name.
+func collectionCalls(ctx context.Context, s vectorstore.Store, coll string) map[string]func() error {
+	v := make([]float32, dim)
+	v[0] = 1
+	return map[string]func() error{
+		"Upsert":     func() error { return s.Upsert(ctx, coll, []vectorstore.Record{{ID: "a", Vector: v}}) },
+		"Get":        func() error { _, err := s.Get(ctx, coll, []string{"a"}); return err },
+		"Attrs":      func() error { _, err := s.Attrs(ctx, coll, []string{"a"}); return err },
+		"Delete":     func() error { return s.Delete(ctx, coll, []string{"a"}) },
+		"Search":     func() error { _, err := s.Search(ctx, coll, v, 1, vectorstore.Filter{}); return err },
+		"SearchText": func() error { _, err := s.SearchText(ctx, coll, "a", 1, vectorstore.Filter{}); return err },
+		"Count":      func() error { _, err := s.Count(ctx, coll); return err },
+		"List":       func() error { _, _, err := s.List(ctx, coll, "", 10); return err },
+		"Drop":       func() error { return s.DropCollection(ctx, coll) },
+	}
+}
+
 // testBadNames calls every collection-taking method with names no collection can have:
 // each is ErrInvalidArgument, not ErrNotFound, in every driver.
 func (h *harness) testBadNames(t *testing.T) {
-	ctx := context.Background()
 	s := h.open(t)
-	v := make([]float32, dim)
-	v[0] = 1
 	for _, name := range []string{"", "no-dashes", "9lives", strings.Repeat("a", vectorstore.MaxNameLen+1)} {
-		ops := map[string]func() error{
-			"Upsert":     func() error { return s.Upsert(ctx, name, []vectorstore.Record{{ID: "a", Vector: v}}) },
-			"Get":        func() error { _, err := s.Get(ctx, name, []string{"a"}); return err },
-			"Attrs":      func() error { _, err := s.Attrs(ctx, name, []string{"a"}); return err },
-			"Delete":     func() error { return s.Delete(ctx, name, []string{"a"}) },
-			"Search":     func() error { _, err := s.Search(ctx, name, v, 1, vectorstore.Filter{}); return err },
-			"SearchText": func() error { _, err := s.SearchText(ctx, name, "a", 1, vectorstore.Filter{}); return err },
-			"Count":      func() error { _, err := s.Count(ctx, name); return err },
-			"List":       func() error { _, _, err := s.List(ctx, name, "", 1); return err },
-			"Drop":       func() error { return s.DropCollection(ctx, name) },
-		}
-		for op, fn := range ops {
+		for op, fn := range collectionCalls(context.Background(), s, name) {
 			if err := fn(); !errors.Is(err, vectorstore.ErrInvalidArgument) {
 				t.Errorf("%s(%.12q) = %v, want ErrInvalidArgument", op, name, err)
 			}
@@ -241,22 +244,8 @@ func (h *harness) testBadNames(t *testing.T) {
 }
 
 func (h *harness) testNotFound(t *testing.T) {
-	ctx := context.Background()
 	s := h.open(t)
-	missing := collName(t)
-	v := make([]float32, dim)
-	v[0] = 1
-	ops := map[string]func() error{
-		"Upsert": func() error { return s.Upsert(ctx, missing, []vectorstore.Record{{ID: "a", Vector: v}}) },
-		"Get":    func() error { _, err := s.Get(ctx, missing, []string{"a"}); return err },
-		"Attrs":  func() error { _, err := s.Attrs(ctx, missing, []string{"a"}); return err },
-		"Delete": func() error { return s.Delete(ctx, missing, []string{"a"}) },
-		"Search": func() error { _, err := s.Search(ctx, missing, v, 1, vectorstore.Filter{}); return err },
-		"Count":  func() error { _, err := s.Count(ctx, missing); return err },
-		"List":   func() error { _, _, err := s.List(ctx, missing, "", 10); return err },
-		"Drop":   func() error { return s.DropCollection(ctx, missing) },
-	}
-	for name, op := range ops {
+	for name, op := range collectionCalls(context.Background(), s, collName(t)) {
 		t.Run(name, func(t *testing.T) {
 			if err := op(); !errors.Is(err, vectorstore.ErrNotFound) {
 				t.Fatalf("%s on a missing collection = %v, want ErrNotFound", name, err)

@@ -31,7 +31,9 @@
 //     again on invalid JSON;
 //   - OpenTelemetry metrics (see the Metric* constants) labelled with kind
 //     (chat|embed) and stage (extractor|grapher|summarizer|query, from
-//     ChatRequest.Stage or ContextWithStage), and in-process Usage counters.
+//     ChatRequest.Stage or ContextWithStage), and in-process Usage counters;
+//   - a span per call, SpanChat or SpanEmbed, with the model, the tokens, the
+//     requests and retries sent, and the status (tracing.go).
 //
 // Config.EmbedBaseURL sends embeddings to a server other than BaseURL.
 //

@@ -8,12 +8,15 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/graphrag/graphrag/pkg/graphstore"
+	"github.com/graphrag/graphrag/pkg/telemetry/calltrace"
+	"github.com/graphrag/graphrag/pkg/telemetry/calltrace/calltracetest"
 )
 
 // counting is a driver that counts the calls reaching it; every method answers nil.
@@ -144,5 +147,41 @@ func TestValidatingSpans(t *testing.T) {
 		if sp.SpanKind() != trace.SpanKindClient {
 			t.Errorf("span %s is of kind %v, want client", sp.Name(), sp.SpanKind())
 		}
+	}
+}
+
+// Every call is counted and timed by operation; a failed one is counted by its kind,
+// and a refused argument never reaches the driver but is measured as a call.
+func TestValidatingMetrics(t *testing.T) {
+	p := calltracetest.Install(t)
+	d := &counting{}
+	s := graphstore.Validating(d)
+	ctx := t.Context()
+	for range 2 {
+		if _, err := s.Stats(ctx, "k"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Communities(ctx, "k", -2); !errors.Is(err, graphstore.ErrInvalid) {
+		t.Fatalf("Communities(-2) = %v", err)
+	}
+	op := func(name string) attribute.KeyValue { return calltrace.AttrOperation.String(name) }
+	for _, c := range []struct {
+		metric string
+		attrs  []attribute.KeyValue
+		want   int64
+	}{
+		{"graphrag.graphstore.calls", []attribute.KeyValue{op("Stats")}, 2},
+		{"graphrag.graphstore.duration", []attribute.KeyValue{op("Stats")}, 2},
+		{"graphrag.graphstore.errors", []attribute.KeyValue{op("Stats")}, 0},
+		{"graphrag.graphstore.calls", []attribute.KeyValue{op("Communities")}, 1},
+		{"graphrag.graphstore.errors", []attribute.KeyValue{op("Communities"), calltrace.AttrErrorKind.String("invalid")}, 1},
+	} {
+		if got := p.Count(t, c.metric, c.attrs...); got != c.want {
+			t.Errorf("%s%v = %d, want %d", c.metric, c.attrs, got, c.want)
+		}
+	}
+	if d.calls != 2 {
+		t.Errorf("driver called %d times, want 2", d.calls)
 	}
 }

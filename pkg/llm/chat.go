@@ -212,7 +212,15 @@ func (c *Client) Chat(ctx context.Context, r ChatRequest) (ChatResponse, error) 
 	return resp, err
 }
 
+// chat sends one chat completion in its span (SpanChat), or answers from the cache.
 func (c *Client) chat(ctx context.Context, r ChatRequest, mode cacheMode) (ChatResponse, string, error) {
+	ctx, ct := startTrace(ctx, SpanChat, "chat", c.cfg.ChatModel, stageOf(ctx, r.Stage))
+	resp, key, err := c.chatOnce(ctx, r, mode)
+	ct.end(err)
+	return resp, key, err
+}
+
+func (c *Client) chatOnce(ctx context.Context, r ChatRequest, mode cacheMode) (ChatResponse, string, error) {
 	p, err := c.prepareChat(ctx, r)
 	if err != nil {
 		return ChatResponse{}, "", err
@@ -261,6 +269,13 @@ func (c *Client) chat(ctx context.Context, r ChatRequest, mode cacheMode) (ChatR
 // happen only before the first delta; an error from onDelta stops the stream
 // and is returned as is.
 func (c *Client) ChatStream(ctx context.Context, r ChatRequest, onDelta func(delta string) error) (ChatResponse, error) {
+	ctx, ct := startTrace(ctx, SpanChat, "chat", c.cfg.ChatModel, stageOf(ctx, r.Stage), AttrStream.Bool(true))
+	resp, err := c.chatStream(ctx, r, onDelta)
+	ct.end(err)
+	return resp, err
+}
+
+func (c *Client) chatStream(ctx context.Context, r ChatRequest, onDelta func(delta string) error) (ChatResponse, error) {
 	p, err := c.prepareChat(ctx, r)
 	if err != nil {
 		return ChatResponse{}, err

@@ -41,7 +41,9 @@
 //     (chat|embed) and stage (extractor|grapher|summarizer|query, from
 //     ChatRequest.Stage or ContextWithStage), the gauge of each endpoint's
 //     concurrency limit (MetricConcurrencyLimit, by kind), and in-process
-//     Usage counters.
+//     Usage counters;
+//   - a span per call, SpanChat or SpanEmbed, with the model, the tokens, the
+//     requests and retries sent, and the status (tracing.go).
 //
 // Config.EmbedBaseURL sends embeddings to a server other than BaseURL.
 //

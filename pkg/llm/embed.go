@@ -47,6 +47,13 @@ func decodeVector(b []byte) ([]float32, bool) {
 // Config.EmbedBatchSize, concurrently within the client's limits. Any failed
 // batch fails the call; the vectors of the batches that succeeded are cached.
 func (c *Client) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	ctx, ct := startTrace(ctx, SpanEmbed, "embeddings", c.cfg.EmbedModel, stageOf(ctx, ""), AttrTexts.Int(len(texts)))
+	out, err := c.embed(ctx, texts)
+	ct.end(err)
+	return out, err
+}
+
+func (c *Client) embed(ctx context.Context, texts []string) ([][]float32, error) {
 	if c.cfg.EmbedModel == "" {
 		return nil, fmt.Errorf("%w: no EmbedModel configured", ErrInvalidConfig)
 	}

@@ -69,6 +69,7 @@ func reason(class error) string {
 }
 
 func (ins instruments) retry(ctx context.Context, kind, stage string, class error) {
+	traceOf(ctx).retried()
 	ins.retries.Add(ctx, 1, metric.WithAttributes(attribute.String("kind", kind),
 		attribute.String("stage", stage), attribute.String("reason", reason(class))))
 }
@@ -110,6 +111,7 @@ func (c *Client) recordCall(ctx context.Context, kind, stage string, start time.
 	// Metrics must be recorded even when the caller's ctx is cancelled.
 	mctx := context.WithoutCancel(ctx)
 	a := attrs(kind, stage)
+	traceOf(ctx).sent(prompt, completion)
 	c.usage.calls.Add(1)
 	c.ins.calls.Add(mctx, 1, a)
 	c.ins.latency.Record(mctx, time.Since(start).Seconds(), a)

@@ -7,31 +7,13 @@ import (
 	"strings"
 	"testing"
 
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
-)
 
-// useProviders installs SDK providers as the globals for one test.
-func useProviders(t *testing.T) *sdkmetric.ManualReader {
-	t.Helper()
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	tp := sdktrace.NewTracerProvider()
-	prevM, prevT := otel.GetMeterProvider(), otel.GetTracerProvider()
-	otel.SetMeterProvider(mp)
-	otel.SetTracerProvider(tp)
-	t.Cleanup(func() {
-		otel.SetMeterProvider(prevM)
-		otel.SetTracerProvider(prevT)
-		_ = mp.Shutdown(context.Background())
-		_ = tp.Shutdown(context.Background())
-	})
-	return reader
-}
+	"github.com/graphrag/graphrag/pkg/telemetry/calltrace/calltracetest"
+)
 
 func collect(t *testing.T, r *sdkmetric.ManualReader) map[string]metricdata.Aggregation {
 	t.Helper()
@@ -52,7 +34,7 @@ func collect(t *testing.T, r *sdkmetric.ManualReader) map[string]metricdata.Aggr
 // is counted by route pattern and status in a latency histogram; the requests being
 // served are a gauge (issue 12, item 10).
 func TestHTTPServerIsInstrumented(t *testing.T) {
-	reader := useProviders(t)
+	reader := calltracetest.Install(t).Metrics
 	var active int64 = -1
 	var traced bool
 	mux := NewMux(NewHealth(), nil)

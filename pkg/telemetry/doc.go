@@ -7,5 +7,7 @@
 // TraceContext and Baggage propagators as the otel globals, so library code
 // only ever calls otel.Tracer and otel.Meter. NewLogger builds a slog.Logger
 // whose records carry the trace_id and span_id of the span in their context,
-// which joins logs to traces even when spans are not exported.
+// which joins logs to traces even when spans are not exported. Metrics is how a stage
+// service declares its instruments; package calltrace records the calls of a client
+// (the stores) as a span and three measurements.
 package telemetry

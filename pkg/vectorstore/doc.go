@@ -8,5 +8,6 @@
 //
 // Drivers: package embedded (pure Go, persistent, in-process) and package
 // milvusstore (Milvus over its gRPC API). Both pass the conformance suite in package
-// vectorstoretest.
+// vectorstoretest. Each driver's Open returns its store behind Validating, which checks
+// the arguments that do not depend on the backend and traces and measures every call.
 package vectorstore

@@ -223,7 +223,7 @@ func (s *Service) writeVersion(ctx context.Context, corpus string, v *version) (
 			return cur, rev, true, s.removeChunks(ctx, corpus, v.doc.ID, []pipeline.ChunkSet{v.set}, cur.Chunks)
 		}
 		if lo+chunkBatch >= len(v.chunks) {
-			s.chunks.Add(ctx, int64(len(v.chunks)))
+			instruments().chunks.Add(ctx, int64(len(v.chunks)))
 			return cur, rev, false, nil
 		}
 	}
@@ -407,9 +407,9 @@ func (s *Service) writeChunks(ctx context.Context, corpus, coll string, v *versi
 		}
 		switch {
 		case strings.HasPrefix(skips[i], quarantinedSkip):
-			s.skipped.Add(ctx, 1, metric.WithAttributes(attribute.String("reason", "quarantined")))
+			instruments().skipped.Add(ctx, 1, metric.WithAttributes(attribute.String("reason", "quarantined")))
 		case skips[i] != "":
-			s.skipped.Add(ctx, 1, metric.WithAttributes(attribute.String("reason", "low_information")))
+			instruments().skipped.Add(ctx, 1, metric.WithAttributes(attribute.String("reason", "low_information")))
 		}
 	}
 	return nil

@@ -68,7 +68,7 @@ func (s *Service) handleChunk(ctx context.Context, corpus string, m *bus.Message
 			x.Entities, x.Relationships = ents, rels
 		}
 	}
-	s.extracted.Add(ctx, 1, metric.WithAttributes(attribute.String("method", x.Method)))
+	instruments().extracted.Add(ctx, 1, metric.WithAttributes(attribute.String("method", x.Method)))
 	return s.publish(ctx, events.KindExtractions, corpus, x, x.MsgID())
 }
 

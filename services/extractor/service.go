@@ -8,10 +8,6 @@ import (
 	"log/slog"
 	"time"
 
-	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
-
 	"github.com/graphrag/graphrag/pkg/bus"
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/llm"
@@ -111,8 +107,6 @@ type Service struct {
 	// state holds the document and corpus records (schema.StateBucket), cache the
 	// model answers the deletion of a document forgets (schema.LLMCacheBucket).
 	state, cache bus.KV
-
-	chunks, skipped, extracted metric.Int64Counter
 }
 
 // New checks the dependencies and prepares the stages.
@@ -129,20 +123,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		log = slog.Default()
 	}
 	s := &Service{cfg: cfg, deps: deps, embedder: llm.NonZero(deps.Embedder), log: log.With("service", "extractor")}
-	m := otel.Meter(meterName)
-	var err error
-	if s.chunks, err = m.Int64Counter("graphrag.extractor.chunks", metric.WithDescription("chunks written")); err != nil {
-		return nil, err
-	}
-	if s.skipped, err = m.Int64Counter("graphrag.extractor.chunks_skipped", metric.WithDescription("chunks not extracted, by reason")); err != nil {
-		return nil, err
-	}
-	if s.extracted, err = m.Int64Counter("graphrag.extractor.extractions", metric.WithDescription("chunks extracted, by method")); err != nil {
-		return nil, err
-	}
-	// At zero from the start, so that a rate or an alert sees the first skipped chunk.
-	s.chunks.Add(context.Background(), 0)
-	s.skipped.Add(context.Background(), 0, metric.WithAttributes(attribute.String("reason", "low_information")))
+	instruments().metrics.Zero(context.Background())
 	pipeline.StartQuarantineMetric(pipeline.StageChunker)
 	s.pauses = newPauses(deps.LLM, deps.Embedder)
 	s.chunker = pipeline.NewRunner(deps.Bus, pipeline.StageChunker, events.KindDocuments, cfg.Chunker, s.pauses.handler(s.handleDocument), s.log)

@@ -8,6 +8,8 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+
+	"github.com/graphrag/graphrag/pkg/telemetry"
 )
 
 // Metric names (Prometheus turns dots into underscores and adds units and _total).
@@ -26,7 +28,7 @@ const (
 )
 
 type grapherInstruments struct {
-	meter                         metric.Meter
+	metrics                       *telemetry.Metrics
 	mergeBatch                    metric.Int64Histogram
 	mergeDuration, detectDuration metric.Float64Histogram
 	detections                    metric.Int64Counter
@@ -38,38 +40,23 @@ var (
 	outcomeError = metric.WithAttributes(attribute.String("outcome", "error"))
 )
 
-// instruments are created once, from the global meter provider.
+// instruments are created once, from the global meter provider (telemetry.Metrics); New
+// sets the detection outcomes at zero (Zero), so that an alert on any failed run sees
+// the first one.
 var instruments = sync.OnceValue(func() grapherInstruments {
-	m := otel.Meter("github.com/graphrag/graphrag/services/grapher")
-	in := grapherInstruments{meter: m}
-	var errs [5]error
-	in.mergeBatch, errs[0] = m.Int64Histogram(MetricMergeBatch, metric.WithUnit("{chunk}"),
-		metric.WithDescription("Chunks merged into the graph store per group commit."),
-		metric.WithExplicitBucketBoundaries(1, 2, 4, 8, 16, 32, 64, 128, 256, 512))
-	in.mergeDuration, errs[1] = m.Float64Histogram(MetricMergeDuration, metric.WithUnit("s"),
-		metric.WithDescription("Time of one group commit into the graph store."))
-	in.detections, errs[2] = m.Int64Counter(MetricDetections, metric.WithUnit("{run}"),
-		metric.WithDescription("Community detection runs, by outcome."))
-	in.detectDuration, errs[3] = m.Float64Histogram(MetricDetectionDuration, metric.WithUnit("s"),
-		metric.WithDescription("Time of one community detection run (Leiden, PageRank, writes, embeddings)."),
-		metric.WithExplicitBucketBoundaries(0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600))
-	in.leaseHeld, errs[4] = m.Int64ObservableGauge(MetricLeaseHeld,
-		metric.WithDescription("1 while this grapher is the active one, 0 while it waits for the lease or after losing it."))
-	for _, err := range errs {
-		if err != nil {
-			otel.Handle(err)
-		}
+	m := telemetry.NewMetrics("github.com/graphrag/graphrag/services/grapher")
+	return grapherInstruments{
+		metrics: m,
+		mergeBatch: m.Int64Histogram(MetricMergeBatch, "{chunk}", "Chunks merged into the graph store per group commit.",
+			1, 2, 4, 8, 16, 32, 64, 128, 256, 512),
+		mergeDuration: m.Histogram(MetricMergeDuration, "s", "Time of one group commit into the graph store."),
+		detections: m.Counter(MetricDetections, "{run}", "Community detection runs, by outcome.",
+			attribute.NewSet(attribute.String("outcome", "ok")), attribute.NewSet(attribute.String("outcome", "error"))),
+		detectDuration: m.Histogram(MetricDetectionDuration, "s", "Time of one community detection run (Leiden, PageRank, writes, embeddings).",
+			0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600),
+		leaseHeld: m.Gauge(MetricLeaseHeld, "", "1 while this grapher is the active one, 0 while it waits for the lease or after losing it."),
 	}
-	return in
 })
-
-// countersAtZero makes the detection outcomes exist at zero, so that an alert on any
-// failed run sees the first one.
-func countersAtZero(ctx context.Context) {
-	in := instruments()
-	in.detections.Add(ctx, 0, outcomeOK)
-	in.detections.Add(ctx, 0, outcomeError)
-}
 
 func recordMerge(ctx context.Context, chunks int, took time.Duration) {
 	in := instruments()
@@ -90,7 +77,7 @@ func recordDetection(ctx context.Context, took time.Duration, err error) {
 // observeLease reports held() as the lease gauge until the returned function is called.
 func observeLease(held func() bool) func() {
 	in := instruments()
-	reg, err := in.meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+	reg, err := in.metrics.Meter().RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		v := int64(0)
 		if held() {
 			v = 1

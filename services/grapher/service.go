@@ -213,7 +213,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	s := &Service{cfg: cfg, deps: deps, embedder: llm.NonZero(deps.Embedder), log: log.With("service", "grapher"), corpora: map[string]*corpusState{},
 		stop: make(chan struct{}), done: make(chan struct{}), failed: make(chan error, 1)}
 	s.merger = newMerger(deps.Graph, newVersionCache(nil, versionCacheEntries), cfg.BatchSize, cfg.BatchWait)
-	countersAtZero(context.Background())
+	instruments().metrics.Zero(context.Background())
 	s.runner = pipeline.NewRunner(deps.Bus, pipeline.StageGrapher, events.KindExtractions, cfg.Stage, s.handleExtraction, s.log)
 	pipeline.StartQuarantineMetric(pipeline.StageGrapher)
 	return s, nil

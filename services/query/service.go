@@ -108,9 +108,13 @@ func New(cfg Config, deps Deps) (*Service, error) {
 			httpapi.WithDeleter(deleter{deps.Bus, cat}))
 		mcpOpts = append(mcpOpts, mcpserver.WithCatalog(cat))
 	}
+	h, err := httpapi.New(e, x, api, deps.Logger, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("query: %w", err)
+	}
 	return &Service{
 		engine: e,
-		api:    httpapi.New(e, x, api, deps.Logger, opts...),
+		api:    h,
 		mcp:    mcpserver.HTTPHandler(mcpserver.New(e, x, deps.Version, deps.Logger, mcpOpts...)),
 	}, nil
 }

@@ -5,9 +5,10 @@ import (
 	"strings"
 	"sync"
 
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+
+	"github.com/graphrag/graphrag/pkg/telemetry"
 )
 
 // Metric names (Prometheus: graphrag_summarizer_reports_total, ..._fallbacks_total).
@@ -20,32 +21,26 @@ const (
 )
 
 type reportInstruments struct {
+	metrics            *telemetry.Metrics
 	reports, fallbacks metric.Int64Counter
 }
 
-// instruments are created once, from the global meter provider.
+// instruments are created once, from the global meter provider (telemetry.Metrics); New
+// sets their series at zero (Zero), so that a rate or an alert sees the first report
+// and the first fallback.
 var instruments = sync.OnceValue(func() reportInstruments {
-	m := otel.Meter("github.com/graphrag/graphrag/services/summarizer")
-	var in reportInstruments
-	var err error
-	if in.reports, err = m.Int64Counter(MetricReports, metric.WithUnit("{report}"), metric.WithDescription("Community reports written, by method kind (llm, extractive, or copy: a child's report reused).")); err != nil {
-		otel.Handle(err)
-	}
-	if in.fallbacks, err = m.Int64Counter(MetricFallbacks, metric.WithUnit("{report}"), metric.WithDescription("Extractive reports written because the model gave none, by reason.")); err != nil {
-		otel.Handle(err)
-	}
-	return in
-})
-
-// countersAtZero makes the series exist at zero, so that a rate or an alert sees the
-// first report and the first fallback.
-func countersAtZero(ctx context.Context) {
-	in := instruments()
+	m := telemetry.NewMetrics("github.com/graphrag/graphrag/services/summarizer")
+	kinds := make([]attribute.Set, 0, 3)
 	for _, kind := range []string{"llm", "extractive", "copy"} {
-		in.reports.Add(ctx, 0, metric.WithAttributes(attribute.String("kind", kind)))
+		kinds = append(kinds, attribute.NewSet(attribute.String("kind", kind)))
 	}
-	in.fallbacks.Add(ctx, 0, metric.WithAttributes(attribute.String("reason", "invalid_output")))
-}
+	return reportInstruments{
+		metrics: m,
+		reports: m.Counter(MetricReports, "{report}", "Community reports written, by method kind (llm, extractive, or copy: a child's report reused).", kinds...),
+		fallbacks: m.Counter(MetricFallbacks, "{report}", "Extractive reports written because the model gave none, by reason.",
+			attribute.NewSet(attribute.String("reason", "invalid_output"))),
+	}
+})
 
 // recordReport counts a written report from its method ("llm/<model>", "extractive/v1",
 // "extractive/v1 (model output invalid)"): a report written without the model while a

@@ -17,7 +17,7 @@ func TestReportMetrics(t *testing.T) {
 	otel.SetMeterProvider(mp) // the package's instruments are created on the global provider
 	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
 	ctx := t.Context()
-	countersAtZero(ctx) // as New does
+	instruments().metrics.Zero(ctx) // as New does
 	want := counts(t, reader)
 	if _, ok := want[MetricFallbacks+" reason=invalid_output"]; !ok {
 		t.Fatalf("no zero fallback series: %v", want)

@@ -161,7 +161,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	}
 	s := &Service{cfg: cfg, deps: deps, log: log.With("service", "summarizer"), stopping: make(chan struct{}),
 		writer: &reportWriter{embedder: llm.NonZero(deps.Embedder), vectors: deps.Vectors}}
-	countersAtZero(context.Background())
+	instruments().metrics.Zero(context.Background())
 	s.runner = pipeline.NewRunner(deps.Bus, pipeline.StageSummarizer, events.KindCommunities, cfg.Stage, s.pausing(s.handleCommunity), s.log)
 	pipeline.StartQuarantineMetric(pipeline.StageSummarizer)
 	return s, nil

@@ -312,7 +312,7 @@ func TestDenseRecallRealistic(t *testing.T) {
 			t.Errorf("recall@%d = %.4f, want ≥ 0.95", k, rec)
 		}
 	}
-	if g := s.colls["c"]; g == nil || g.dense.graph == nil {
+	if g := s.s.colls["c"]; g == nil || g.dense.graph == nil {
 		t.Fatal("the search did not use the graph")
 	}
 }

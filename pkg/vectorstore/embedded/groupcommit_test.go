@@ -23,7 +23,7 @@ func TestUpsertGroupCommit(t *testing.T) {
 	if err := s.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: "c", Dim: 4, Lexical: true}); err != nil {
 		t.Fatal(err)
 	}
-	c, err := s.coll("c")
+	c, err := s.s.coll("c")
 	if err != nil {
 		t.Fatal(err)
 	}

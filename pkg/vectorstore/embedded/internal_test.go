@@ -128,7 +128,7 @@ func mustOpen(t *testing.T, dir string, opts ...Option) *Store {
 // current sequence, and that the dead count is what the snapshot implies.
 func checkGraph(t *testing.T, s *Store, coll string, wantDead int) {
 	t.Helper()
-	c, err := s.coll(coll)
+	c, err := s.s.coll(coll)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,7 +382,7 @@ func TestLazyGraph(t *testing.T) {
 	if err := s.Upsert(ctx, "c", recs(r, "f", 50, "")); err != nil {
 		t.Fatal(err)
 	}
-	c, _ := s.coll("c")
+	c, _ := s.s.coll("c")
 	if c.dense.graph != nil {
 		t.Fatal("graph built at the threshold")
 	}

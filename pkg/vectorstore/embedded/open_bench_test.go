@@ -156,7 +156,7 @@ func BenchmarkOpen(b *testing.B) {
 						b.StopTimer()
 						openCPU = proccpu.Used() - cpu0
 						replayed = 0
-						for _, c := range s.colls {
+						for _, c := range s.s.colls {
 							c.snapWG.Wait() // the snapshot after a rebuild holds a copy of the links
 							replayed += c.dense.replayed
 						}

@@ -93,7 +93,7 @@ type openState struct {
 
 func stateOf(t *testing.T, s *Store, coll string) map[string]openState {
 	t.Helper()
-	c, err := s.coll(coll)
+	c, err := s.s.coll(coll)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestOpenReadsOnlyMissingRecords(t *testing.T) {
 	}
 
 	s = mustOpen(t, dir, opts...)
-	if c, _ := s.coll("c"); c.openDecodes != 0 {
+	if c, _ := s.s.coll("c"); c.openDecodes != 0 {
 		t.Fatalf("open with a current snapshot read %d records whole, want 0", c.openDecodes)
 	}
 	if err := equalState(stateOf(t, s, "c"), want); err != nil {
@@ -192,7 +192,7 @@ func TestOpenReadsOnlyMissingRecords(t *testing.T) {
 	}
 
 	s = mustOpen(t, dir, opts...)
-	c, _ := s.coll("c")
+	c, _ := s.s.coll("c")
 	if c.openDecodes != 19+3 {
 		t.Fatalf("open with an older snapshot read %d records whole, want the 22 it lacks", c.openDecodes)
 	}
@@ -253,7 +253,7 @@ func TestOpenMigratesFileWithoutOpenIndex(t *testing.T) {
 	}
 	mustCheckOpenIndex(t, dir)
 	s = mustOpen(t, dir, opts...)
-	if c, _ := s.coll("c"); c.openDecodes != 0 {
+	if c, _ := s.s.coll("c"); c.openDecodes != 0 {
 		t.Fatalf("open after migration read %d records whole, want 0", c.openDecodes)
 	}
 }

@@ -18,7 +18,7 @@ import (
 // if any, is on disk.
 func denseOf(t *testing.T, s *Store, coll string) *denseIndex {
 	t.Helper()
-	c, err := s.coll(coll)
+	c, err := s.s.coll(coll)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -195,7 +195,7 @@ func TestSnapshotV2Migrates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, _ := s.coll("c")
+	c, _ := s.s.coll("c")
 	x := denseOf(t, s, "c")
 	floats := make(map[uint64][]float32, len(all))
 	for _, rec := range all {

@@ -54,8 +54,22 @@ type storedSpec struct {
 	Incarnation uint64 `json:"incarnation"`
 }
 
-// Store is the embedded vectorstore.Store.
+// Store is the embedded vectorstore.Store. Its methods check their arguments, and are
+// traced, in vectorstore.Validating, which holds the driver, store.
 type Store struct {
+	vectorstore.Store
+	s *store
+}
+
+// Dir returns the directory the store lives in.
+func (st *Store) Dir() string { return st.s.dir }
+
+// Checkpoint writes the HNSW snapshot of every collection changed since its last one
+// (see store.Checkpoint).
+func (st *Store) Checkpoint(ctx context.Context) error { return st.s.Checkpoint(ctx) }
+
+// store is the driver: records in bbolt, vectors and text indexes in memory.
+type store struct {
 	dir string
 	cfg config
 	db  *bolt.DB
@@ -65,7 +79,7 @@ type Store struct {
 	closed bool
 }
 
-var _ vectorstore.Store = (*Store)(nil)
+var _ vectorstore.Store = (*store)(nil)
 
 // collection is one open collection. writeMu serializes writers (held across
 // the bbolt commit, the memory update and the text index batch); mu excludes
@@ -118,7 +132,7 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening record database: %w", err)
 	}
-	s := &Store{dir: dir, cfg: cfg, db: db, colls: make(map[string]*collection)}
+	s := &store{dir: dir, cfg: cfg, db: db, colls: make(map[string]*collection)}
 	var names []string
 	err = db.Update(func(tx *bolt.Tx) error {
 		root, err := tx.CreateBucketIfNotExists(bucketCollections)
@@ -146,15 +160,12 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		_ = s.Close()
 		return nil, err
 	}
-	return s, nil
+	return &Store{Store: vectorstore.Validating(s), s: s}, nil
 }
-
-// Dir returns the directory the store lives in.
-func (s *Store) Dir() string { return s.dir }
 
 // removeOrphans deletes derived files of collections that no longer exist
 // (a crash between dropping a bucket and removing its directory).
-func (s *Store) removeOrphans() error {
+func (s *store) removeOrphans() error {
 	entries, err := os.ReadDir(filepath.Join(s.dir, collsDir))
 	if err != nil {
 		return fmt.Errorf("listing collection directories: %w", err)
@@ -170,11 +181,11 @@ func (s *Store) removeOrphans() error {
 	return nil
 }
 
-func (s *Store) collDir(name string) string { return filepath.Join(s.dir, collsDir, name) }
+func (s *store) collDir(name string) string { return filepath.Join(s.dir, collsDir, name) }
 
 // loadCollection rebuilds a collection's memory state from bbolt, reusing the
 // HNSW snapshot and the text index where they are intact.
-func (s *Store) loadCollection(name string) (*collection, error) {
+func (s *store) loadCollection(name string) (*collection, error) {
 	c := &collection{name: name, dir: s.collDir(name)}
 	var bucketSeq uint64
 	err := s.db.View(func(tx *bolt.Tx) error {
@@ -274,7 +285,7 @@ func (s *Store) loadCollection(name string) (*collection, error) {
 // records after it (the stored mark is behind the collection's sequence):
 // the one full read of the records, in one transaction, so that a crash
 // leaves the old state or a complete index.
-func (s *Store) ensureOpenIndex(name string) error {
+func (s *store) ensureOpenIndex(name string) error {
 	var current bool
 	err := s.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketCollections).Bucket([]byte(name))
@@ -329,7 +340,7 @@ func markOpenIndex(b *bolt.Bucket) error {
 // records are most of the file, and reading them made a cold open take a
 // minute at 100k chunks. It returns the docs the snapshot lacks, the number
 // it has, and the text index operations to replay.
-func (s *Store) readOpenIndex(c *collection, x *denseIndex, lexSeq uint64, fresh bool) (missing []*doc, found int, ops []lexOp, err error) {
+func (s *store) readOpenIndex(c *collection, x *denseIndex, lexSeq uint64, fresh bool) (missing []*doc, found int, ops []lexOp, err error) {
 	needText := func(seq uint64) bool { return c.lex != nil && (fresh || seq > lexSeq) }
 	err = s.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketCollections).Bucket([]byte(c.name))
@@ -412,7 +423,7 @@ func (c *collection) closeLex() {
 }
 
 // coll returns the open collection.
-func (s *Store) coll(name string) (*collection, error) {
+func (s *store) coll(name string) (*collection, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -426,11 +437,8 @@ func (s *Store) coll(name string) (*collection, error) {
 }
 
 // EnsureCollection implements vectorstore.Store.
-func (s *Store) EnsureCollection(ctx context.Context, spec vectorstore.CollectionSpec) error {
+func (s *store) EnsureCollection(ctx context.Context, spec vectorstore.CollectionSpec) error {
 	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := vectorstore.ValidateSpec(spec); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -502,7 +510,7 @@ func (s *Store) EnsureCollection(ctx context.Context, spec vectorstore.Collectio
 }
 
 // DropCollection implements vectorstore.Store.
-func (s *Store) DropCollection(ctx context.Context, name string) error {
+func (s *store) DropCollection(ctx context.Context, name string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -536,7 +544,7 @@ func (s *Store) DropCollection(ctx context.Context, name string) error {
 }
 
 // Collections implements vectorstore.Store.
-func (s *Store) Collections(ctx context.Context) ([]string, error) {
+func (s *store) Collections(ctx context.Context) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -554,7 +562,7 @@ func (s *Store) Collections(ctx context.Context) ([]string, error) {
 }
 
 // Ping implements vectorstore.Store.
-func (s *Store) Ping(ctx context.Context) error {
+func (s *store) Ping(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -570,7 +578,7 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 // Count implements vectorstore.Store.
-func (s *Store) Count(ctx context.Context, name string) (int, error) {
+func (s *store) Count(ctx context.Context, name string) (int, error) {
 	c, unlock, err := s.readLocked(ctx, name)
 	if err != nil {
 		return 0, err
@@ -581,7 +589,7 @@ func (s *Store) Count(ctx context.Context, name string) (int, error) {
 
 // readLocked returns the collection read-locked (unlock releases it), or the
 // context's error, ErrNotFound, or the error that made the collection unusable.
-func (s *Store) readLocked(ctx context.Context, name string) (c *collection, unlock func(), err error) {
+func (s *store) readLocked(ctx context.Context, name string) (c *collection, unlock func(), err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
@@ -598,15 +606,12 @@ func (s *Store) readLocked(ctx context.Context, name string) (c *collection, unl
 
 // List implements vectorstore.Store: a bbolt cursor over the records
 // bucket, whose keys are the IDs in byte order.
-func (s *Store) List(ctx context.Context, name, after string, limit int) ([]string, string, error) {
+func (s *store) List(ctx context.Context, name, after string, limit int) ([]string, string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, "", err
 	}
 	c, err := s.coll(name)
 	if err != nil {
-		return nil, "", err
-	}
-	if err := vectorstore.ValidateLimit(limit); err != nil {
 		return nil, "", err
 	}
 	c.mu.RLock()
@@ -641,7 +646,7 @@ func (s *Store) List(ctx context.Context, name, after string, limit int) ([]stri
 }
 
 // Upsert implements vectorstore.Store.
-func (s *Store) Upsert(ctx context.Context, name string, recs []vectorstore.Record) error {
+func (s *store) Upsert(ctx context.Context, name string, recs []vectorstore.Record) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -700,7 +705,7 @@ type upsertReq struct {
 // pair for all of them instead of one each, which is what bounded the summarizer's
 // four workers). Each caller returns once the commit holding its records is durable,
 // as before. Called with writeMu held.
-func (s *Store) upsertLocked(c *collection, name string, recs []vectorstore.Record) error {
+func (s *store) upsertLocked(c *collection, name string, recs []vectorstore.Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
@@ -771,7 +776,7 @@ func (s *Store) upsertLocked(c *collection, name string, recs []vectorstore.Reco
 }
 
 // Delete implements vectorstore.Store.
-func (s *Store) Delete(ctx context.Context, name string, ids []string) error {
+func (s *store) Delete(ctx context.Context, name string, ids []string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -1000,7 +1005,7 @@ func (c *collection) snapshot() error {
 
 // Checkpoint writes the HNSW snapshot of every collection changed since its
 // last one, which shortens the next open after a crash.
-func (s *Store) Checkpoint(ctx context.Context) error {
+func (s *store) Checkpoint(ctx context.Context) error {
 	s.mu.RLock()
 	if s.closed {
 		s.mu.RUnlock()
@@ -1029,7 +1034,7 @@ func (s *Store) Checkpoint(ctx context.Context) error {
 }
 
 // Get implements vectorstore.Store.
-func (s *Store) Get(ctx context.Context, name string, ids []string) ([]vectorstore.Record, error) {
+func (s *store) Get(ctx context.Context, name string, ids []string) ([]vectorstore.Record, error) {
 	_, unlock, err := s.readLocked(ctx, name)
 	if err != nil {
 		return nil, err
@@ -1065,7 +1070,7 @@ func (s *Store) Get(ctx context.Context, name string, ids []string) ([]vectorsto
 // Attrs implements vectorstore.Store. It reads the open index, whose entries
 // hold a record's attributes without its vector and text: at 860k entity
 // records, checking their text hashes through Get read 1.3 GB of vectors.
-func (s *Store) Attrs(ctx context.Context, name string, ids []string) (map[string]map[string]string, error) {
+func (s *store) Attrs(ctx context.Context, name string, ids []string) (map[string]map[string]string, error) {
 	_, unlock, err := s.readLocked(ctx, name)
 	if err != nil {
 		return nil, err
@@ -1097,15 +1102,12 @@ func (s *Store) Attrs(ctx context.Context, name string, ids []string) (map[strin
 }
 
 // Search implements vectorstore.Store.
-func (s *Store) Search(ctx context.Context, name string, vec []float32, k int, f vectorstore.Filter) ([]vectorstore.Hit, error) {
+func (s *store) Search(ctx context.Context, name string, vec []float32, k int, f vectorstore.Filter) ([]vectorstore.Hit, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	c, err := s.coll(name)
 	if err != nil {
-		return nil, err
-	}
-	if err := vectorstore.ValidateK(k); err != nil {
 		return nil, err
 	}
 	if err := vectorstore.ValidateVector(vec, c.spec.Dim); err != nil {
@@ -1129,7 +1131,7 @@ func (s *Store) Search(ctx context.Context, name string, vec []float32, k int, f
 }
 
 // SearchText implements vectorstore.Store.
-func (s *Store) SearchText(ctx context.Context, name string, query string, k int, f vectorstore.Filter) ([]vectorstore.Hit, error) {
+func (s *store) SearchText(ctx context.Context, name string, query string, k int, f vectorstore.Filter) ([]vectorstore.Hit, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -1139,9 +1141,6 @@ func (s *Store) SearchText(ctx context.Context, name string, query string, k int
 	}
 	if !c.spec.Lexical {
 		return nil, fmt.Errorf("text search in %q: collection has no lexical index: %w", name, vectorstore.ErrUnsupported)
-	}
-	if err := vectorstore.ValidateK(k); err != nil {
-		return nil, err
 	}
 	if strings.TrimSpace(query) == "" {
 		return []vectorstore.Hit{}, nil
@@ -1166,7 +1165,7 @@ func (s *Store) SearchText(ctx context.Context, name string, query string, k int
 // bbolt: the memory holds only quantized vectors, so the final candidates
 // are re-ranked from the record store (a B+tree lookup and a 1.5 KB read
 // each, on pages the OS caches).
-func (s *Store) exactScorer(name string, q []float32) exactScorer {
+func (s *store) exactScorer(name string, q []float32) exactScorer {
 	buf := make([]float32, len(q))
 	return func(ds []*doc) ([]float32, error) {
 		out := make([]float32, len(ds))
@@ -1194,7 +1193,7 @@ func (s *Store) exactScorer(name string, q []float32) exactScorer {
 
 // attrEquals reports whether a record's attribute key equals want, reading
 // it from bbolt: for the long values memory does not keep.
-func (s *Store) attrEquals(name string) func(id, key, want string) (bool, error) {
+func (s *store) attrEquals(name string) func(id, key, want string) (bool, error) {
 	return func(id, key, want string) (bool, error) {
 		var eq bool
 		err := s.db.View(func(tx *bolt.Tx) error {
@@ -1218,7 +1217,7 @@ func (s *Store) attrEquals(name string) func(id, key, want string) (bool, error)
 }
 
 // fill loads the records of hits from bbolt, dropping any deleted meanwhile.
-func (s *Store) fill(name string, hits []vectorstore.Hit) ([]vectorstore.Hit, error) {
+func (s *store) fill(name string, hits []vectorstore.Hit) ([]vectorstore.Hit, error) {
 	out := hits[:0]
 	err := s.db.View(func(tx *bolt.Tx) error {
 		rb := tx.Bucket(bucketCollections).Bucket([]byte(name)).Bucket(bucketRecords)
@@ -1244,7 +1243,7 @@ func (s *Store) fill(name string, hits []vectorstore.Hit) ([]vectorstore.Hit, er
 
 // Close snapshots changed HNSW graphs and closes everything. Safe to call
 // more than once.
-func (s *Store) Close() error {
+func (s *store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {

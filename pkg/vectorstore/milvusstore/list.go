@@ -8,8 +8,6 @@ import (
 	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
 	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
-
-	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
 
 // List implements vectorstore.Store with one query per page: `id > "after"`
@@ -22,11 +20,8 @@ import (
 // flushed and growing segments, replaced and deleted records, and non-ASCII
 // IDs (byte order, as Go compares strings): list_integration_test.go. A page
 // out of order is an error rather than a silent gap.
-func (s *Store) List(ctx context.Context, coll, after string, limit int) ([]string, string, error) {
+func (s *store) List(ctx context.Context, coll, after string, limit int) ([]string, string, error) {
 	if err := s.begin(ctx); err != nil {
-		return nil, "", err
-	}
-	if err := vectorstore.ValidateLimit(limit); err != nil {
 		return nil, "", err
 	}
 	if _, err := s.info(ctx, coll); err != nil {

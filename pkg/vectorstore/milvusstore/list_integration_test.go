@@ -59,7 +59,7 @@ func TestListAcrossSegments(t *testing.T) {
 			}
 		}
 		if batch < 5 && batch%2 == 0 { // the last batches stay in a growing segment
-			if err := s.flush(ctx, name); err != nil {
+			if err := s.s.flush(ctx, name); err != nil {
 				t.Fatal(err)
 			}
 		}

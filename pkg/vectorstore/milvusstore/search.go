@@ -39,11 +39,8 @@ type query struct {
 // are recomputed in float64 from the returned vectors so that they are
 // exact cosine similarities, equal for parallel vectors, and ties are broken
 // by ID as in every driver.
-func (s *Store) Search(ctx context.Context, coll string, vec []float32, k int, f vectorstore.Filter) ([]vectorstore.Hit, error) {
+func (s *store) Search(ctx context.Context, coll string, vec []float32, k int, f vectorstore.Filter) ([]vectorstore.Hit, error) {
 	if err := s.begin(ctx); err != nil {
-		return nil, err
-	}
-	if err := vectorstore.ValidateK(k); err != nil {
 		return nil, err
 	}
 	info, err := s.info(ctx, coll)
@@ -64,11 +61,8 @@ func (s *Store) Search(ctx context.Context, coll string, vec []float32, k int, f
 // SearchText implements vectorstore.Store with Milvus full-text search: the
 // query is analyzed by the server (English analyzer) and ranked by BM25
 // against the sparse field the BM25 function fills from the text.
-func (s *Store) SearchText(ctx context.Context, coll string, text string, k int, f vectorstore.Filter) ([]vectorstore.Hit, error) {
+func (s *store) SearchText(ctx context.Context, coll string, text string, k int, f vectorstore.Filter) ([]vectorstore.Hit, error) {
 	if err := s.begin(ctx); err != nil {
-		return nil, err
-	}
-	if err := vectorstore.ValidateK(k); err != nil {
 		return nil, err
 	}
 	info, err := s.info(ctx, coll)
@@ -128,7 +122,7 @@ func isBadSparseRow(err error) bool {
 // for one more than k; when the last record of a full page scores like the
 // k-th, a tied record with a smaller ID may lie beyond the page, and it asks
 // again with twice the limit.
-func (s *Store) topK(ctx context.Context, coll string, q query, k int, f vectorstore.Filter) ([]vectorstore.Hit, error) {
+func (s *store) topK(ctx context.Context, coll string, q query, k int, f vectorstore.Filter) ([]vectorstore.Hit, error) {
 	expr, none, err := filterExpr(f)
 	if err != nil {
 		return nil, err
@@ -153,7 +147,7 @@ func (s *Store) topK(ctx context.Context, coll string, q query, k int, f vectors
 
 // searchOnce runs one Milvus search. It returns the hits, the lowest score
 // Milvus reported and whether the page was full (more records may match).
-func (s *Store) searchOnce(ctx context.Context, coll string, q query, expr string, limit int) ([]vectorstore.Hit, float64, bool, error) {
+func (s *store) searchOnce(ctx context.Context, coll string, q query, expr string, limit int) ([]vectorstore.Hit, float64, bool, error) {
 	ph, err := proto.Marshal(&commonpb.PlaceholderGroup{Placeholders: []*commonpb.PlaceholderValue{{
 		Tag: "$0", Type: q.phType, Values: [][]byte{q.phValue},
 	}}})

@@ -48,9 +48,16 @@ type collInfo struct {
 	lexical bool
 }
 
-// Store is a vectorstore.Store backed by a Milvus server over gRPC. It is
-// safe for concurrent use.
+// Store is a vectorstore.Store backed by a Milvus server over gRPC. It is safe for
+// concurrent use. Its methods check their arguments, and are traced, in
+// vectorstore.Validating, which holds the driver, store.
 type Store struct {
+	vectorstore.Store
+	s *store
+}
+
+// store is the driver: the Milvus API over gRPC.
+type store struct {
 	cfg    config
 	conn   *grpc.ClientConn
 	svc    milvuspb.MilvusServiceClient
@@ -68,7 +75,7 @@ type Store struct {
 	untimedRows  atomic.Int64
 }
 
-var _ vectorstore.Store = (*Store)(nil)
+var _ vectorstore.Store = (*store)(nil)
 
 // Open connects to the Milvus server at addr ("host:port") and checks that
 // it answers (listing collections) within the dial timeout.
@@ -101,7 +108,7 @@ func Open(ctx context.Context, addr string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("milvusstore: connecting to %s: %w", addr, err)
 	}
-	s := &Store{cfg: cfg, conn: conn, svc: milvuspb.NewMilvusServiceClient(conn)}
+	s := &store{cfg: cfg, conn: conn, svc: milvuspb.NewMilvusServiceClient(conn)}
 	pctx, cancel := context.WithTimeout(ctx, cfg.dialTimeout)
 	defer cancel()
 	// The first RPC may find the server still starting: retry until the
@@ -109,7 +116,7 @@ func Open(ctx context.Context, addr string, opts ...Option) (*Store, error) {
 	for {
 		err = s.Ping(pctx)
 		if err == nil {
-			return s, nil
+			return &Store{Store: vectorstore.Validating(s), s: s}, nil
 		}
 		if pctx.Err() != nil {
 			break
@@ -127,7 +134,7 @@ func Open(ctx context.Context, addr string, opts ...Option) (*Store, error) {
 }
 
 // begin checks the state shared by every operation.
-func (s *Store) begin(ctx context.Context) error {
+func (s *store) begin(ctx context.Context) error {
 	if s.closed.Load() {
 		return vectorstore.ErrClosed
 	}
@@ -135,7 +142,7 @@ func (s *Store) begin(ctx context.Context) error {
 }
 
 // Ping implements vectorstore.Store by listing collections.
-func (s *Store) Ping(ctx context.Context) error {
+func (s *store) Ping(ctx context.Context) error {
 	_, err := s.Collections(ctx)
 	if err != nil {
 		return fmt.Errorf("milvusstore: ping: %w", err)
@@ -144,7 +151,7 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 // Close implements vectorstore.Store.
-func (s *Store) Close() error {
+func (s *store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
@@ -155,7 +162,7 @@ func (s *Store) Close() error {
 }
 
 // Collections implements vectorstore.Store.
-func (s *Store) Collections(ctx context.Context) ([]string, error) {
+func (s *store) Collections(ctx context.Context) ([]string, error) {
 	if err := s.begin(ctx); err != nil {
 		return nil, err
 	}
@@ -169,7 +176,7 @@ func (s *Store) Collections(ctx context.Context) ([]string, error) {
 }
 
 // describe asks the server about a collection and refreshes the cache.
-func (s *Store) describe(ctx context.Context, name string) (collInfo, error) {
+func (s *store) describe(ctx context.Context, name string) (collInfo, error) {
 	resp, err := s.svc.DescribeCollection(ctx, &milvuspb.DescribeCollectionRequest{CollectionName: name})
 	if err := check(ctx, fmt.Sprintf("describing collection %q", name), resp.GetStatus(), err); err != nil {
 		s.infos.Delete(name)
@@ -184,19 +191,16 @@ func (s *Store) describe(ctx context.Context, name string) (collInfo, error) {
 }
 
 // info returns the cached collInfo or describes the collection.
-func (s *Store) info(ctx context.Context, name string) (collInfo, error) {
+func (s *store) info(ctx context.Context, name string) (collInfo, error) {
 	if v, ok := s.infos.Load(name); ok {
 		return v.(collInfo), nil
-	}
-	if err := vectorstore.ValidateCollectionName(name); err != nil {
-		return collInfo{}, err
 	}
 	return s.describe(ctx, name)
 }
 
 // forget drops the cached info when err says the collection is gone, so
 // that the next call describes it again.
-func (s *Store) forget(name string, err error) {
+func (s *store) forget(name string, err error) {
 	if errors.Is(err, vectorstore.ErrNotFound) {
 		s.infos.Delete(name)
 	}
@@ -265,11 +269,8 @@ func collectionSchema(spec vectorstore.CollectionSpec) *schemapb.CollectionSchem
 // dense index (WithIndex), a BM25 sparse index when Lexical, and is loaded;
 // an existing one is checked and, if an earlier call was interrupted,
 // indexed and loaded.
-func (s *Store) EnsureCollection(ctx context.Context, spec vectorstore.CollectionSpec) error {
+func (s *store) EnsureCollection(ctx context.Context, spec vectorstore.CollectionSpec) error {
 	if err := s.begin(ctx); err != nil {
-		return err
-	}
-	if err := vectorstore.ValidateSpec(spec); err != nil {
 		return err
 	}
 	info, err := s.describe(ctx, spec.Name)
@@ -294,7 +295,7 @@ func (s *Store) EnsureCollection(ctx context.Context, spec vectorstore.Collectio
 	return nil
 }
 
-func (s *Store) create(ctx context.Context, spec vectorstore.CollectionSpec) error {
+func (s *store) create(ctx context.Context, spec vectorstore.CollectionSpec) error {
 	schema, err := proto.Marshal(collectionSchema(spec))
 	if err != nil {
 		return fmt.Errorf("encoding schema: %w", err)
@@ -316,7 +317,7 @@ func (s *Store) create(ctx context.Context, spec vectorstore.CollectionSpec) err
 }
 
 // denseIndexParams returns the CreateIndex parameters of the vector field.
-func (s *Store) denseIndexParams() []*commonpb.KeyValuePair {
+func (s *store) denseIndexParams() []*commonpb.KeyValuePair {
 	p := []*commonpb.KeyValuePair{kv("index_type", s.cfg.index.String()), kv("metric_type", "COSINE")}
 	if s.cfg.index == IndexHNSW {
 		p = append(p, kv("M", strconv.Itoa(s.cfg.hnswM)), kv("efConstruction", strconv.Itoa(s.cfg.hnswEfBuild)))
@@ -332,7 +333,7 @@ func sparseIndexParams() []*commonpb.KeyValuePair {
 	}
 }
 
-func (s *Store) indexAndLoad(ctx context.Context, name string, lexical bool) error {
+func (s *store) indexAndLoad(ctx context.Context, name string, lexical bool) error {
 	if err := s.ensureIndex(ctx, name, fieldVector, s.denseIndexParams()); err != nil {
 		return err
 	}
@@ -346,7 +347,7 @@ func (s *Store) indexAndLoad(ctx context.Context, name string, lexical bool) err
 
 // ensureIndex creates the field's index unless it has one (whatever its
 // parameters: an existing collection keeps the index it was built with).
-func (s *Store) ensureIndex(ctx context.Context, coll, field string, params []*commonpb.KeyValuePair) error {
+func (s *store) ensureIndex(ctx context.Context, coll, field string, params []*commonpb.KeyValuePair) error {
 	resp, err := s.svc.DescribeIndex(ctx, &milvuspb.DescribeIndexRequest{CollectionName: coll, FieldName: field})
 	err = check(ctx, "describing index of "+field, resp.GetStatus(), err)
 	if err == nil {
@@ -370,7 +371,7 @@ func (s *Store) ensureIndex(ctx context.Context, coll, field string, params []*c
 }
 
 // load asks Milvus to load the collection and waits until it is loaded.
-func (s *Store) load(ctx context.Context, name string) error {
+func (s *store) load(ctx context.Context, name string) error {
 	st, err := s.svc.LoadCollection(ctx, &milvuspb.LoadCollectionRequest{CollectionName: name})
 	if err := check(ctx, "loading collection", st, err); err != nil {
 		return err
@@ -400,7 +401,7 @@ func (s *Store) load(ctx context.Context, name string) error {
 // retryLoad runs op and, if Milvus says the collection is not loaded (after
 // a server restart, or a release by someone else), loads it and runs op
 // once more.
-func (s *Store) retryLoad(ctx context.Context, name string, op func() error) error {
+func (s *store) retryLoad(ctx context.Context, name string, op func() error) error {
 	err := op()
 	switch {
 	case err == nil:
@@ -424,7 +425,7 @@ func (s *Store) retryLoad(ctx context.Context, name string, op func() error) err
 
 // flush seals the collection's growing segments and waits (bounded) until they are
 // flushed.
-func (s *Store) flush(ctx context.Context, name string) error {
+func (s *store) flush(ctx context.Context, name string) error {
 	resp, err := s.svc.Flush(ctx, &milvuspb.FlushRequest{CollectionNames: []string{name}})
 	if err := check(ctx, fmt.Sprintf("flushing %q", name), resp.GetStatus(), err); err != nil {
 		return err
@@ -456,11 +457,8 @@ func isGrowingRawDataLoss(err error) bool {
 }
 
 // DropCollection implements vectorstore.Store.
-func (s *Store) DropCollection(ctx context.Context, name string) error {
+func (s *store) DropCollection(ctx context.Context, name string) error {
 	if err := s.begin(ctx); err != nil {
-		return err
-	}
-	if err := vectorstore.ValidateCollectionName(name); err != nil {
 		return err
 	}
 	// Milvus drops a missing collection without complaint; the interface
@@ -480,7 +478,7 @@ func (s *Store) DropCollection(ctx context.Context, name string) error {
 // prepareRecords validates a batch, applies the text limit and keeps the
 // last occurrence of a repeated ID (the interface's upsert semantics; one
 // Milvus request must not carry a primary key twice).
-func (s *Store) prepareRecords(recs []vectorstore.Record, dim int) ([]vectorstore.Record, error) {
+func (s *store) prepareRecords(recs []vectorstore.Record, dim int) ([]vectorstore.Record, error) {
 	if err := vectorstore.ValidateRecords(recs, dim); err != nil {
 		return nil, err
 	}
@@ -529,7 +527,7 @@ func truncateUTF8(s string, n int) string {
 // Upsert implements vectorstore.Store. The batch goes in one Milvus request
 // (atomic on the server); it is validated first so that a bad record
 // rejects the whole batch before anything is sent.
-func (s *Store) Upsert(ctx context.Context, coll string, recs []vectorstore.Record) error {
+func (s *store) Upsert(ctx context.Context, coll string, recs []vectorstore.Record) error {
 	if err := s.begin(ctx); err != nil {
 		return err
 	}
@@ -558,7 +556,7 @@ func (s *Store) Upsert(ctx context.Context, coll string, recs []vectorstore.Reco
 }
 
 // Delete implements vectorstore.Store.
-func (s *Store) Delete(ctx context.Context, coll string, ids []string) error {
+func (s *store) Delete(ctx context.Context, coll string, ids []string) error {
 	if err := s.begin(ctx); err != nil {
 		return err
 	}
@@ -588,7 +586,7 @@ const liteVisibilityLag = 2 * time.Millisecond
 
 // wrote records a successful write. Milvus returns the write's hybrid
 // timestamp, and its Strong reads see the write; Milvus Lite returns none.
-func (s *Store) wrote(resp *milvuspb.MutationResult, rows int) {
+func (s *store) wrote(resp *milvuspb.MutationResult, rows int) {
 	if resp.GetTimestamp() != 0 {
 		return
 	}
@@ -604,7 +602,7 @@ func (s *Store) wrote(resp *milvuspb.MutationResult, rows int) {
 // The conformance suite's read-your-writes checks failed about once in 150
 // runs on a loaded machine before this wait. The rows counted are this
 // store's: other clients' inserts lengthen the window unseen.
-func (s *Store) awaitVisibility(ctx context.Context) error {
+func (s *store) awaitVisibility(ctx context.Context) error {
 	last := s.untimedWrite.Load()
 	if last == 0 || s.cfg.consistency != ConsistencyStrong {
 		return nil
@@ -630,7 +628,7 @@ var (
 )
 
 // Get implements vectorstore.Store.
-func (s *Store) Get(ctx context.Context, coll string, ids []string) ([]vectorstore.Record, error) {
+func (s *store) Get(ctx context.Context, coll string, ids []string) ([]vectorstore.Record, error) {
 	if err := s.begin(ctx); err != nil {
 		return nil, err
 	}
@@ -690,7 +688,7 @@ func (s *Store) Get(ctx context.Context, coll string, ids []string) ([]vectorsto
 }
 
 // Attrs implements vectorstore.Store: a query for the ids and attributes only.
-func (s *Store) Attrs(ctx context.Context, coll string, ids []string) (map[string]map[string]string, error) {
+func (s *store) Attrs(ctx context.Context, coll string, ids []string) (map[string]map[string]string, error) {
 	if err := s.begin(ctx); err != nil {
 		return nil, err
 	}
@@ -730,7 +728,7 @@ func (s *Store) Attrs(ctx context.Context, coll string, ids []string) (map[strin
 }
 
 // Count implements vectorstore.Store.
-func (s *Store) Count(ctx context.Context, coll string) (int, error) {
+func (s *store) Count(ctx context.Context, coll string) (int, error) {
 	if err := s.begin(ctx); err != nil {
 		return 0, err
 	}

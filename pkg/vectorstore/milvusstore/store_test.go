@@ -275,7 +275,7 @@ func TestReadAfterUntimedWriteWaits(t *testing.T) {
 				t.Fatalf("Search arrived %v after an untimed write, want at least %v", gap, liteVisibilityLag)
 			}
 		}
-		if got := s.untimedWrite.Load() != 0; got != (ts == 0) {
+		if got := s.s.untimedWrite.Load() != 0; got != (ts == 0) {
 			t.Fatalf("write timestamp %d: untimed write recorded = %v", ts, got)
 		}
 	}

@@ -62,6 +62,7 @@ func Run(t *testing.T, f Features, open func(t *testing.T) vectorstore.Store) {
 	}{
 		{"EnsureCollection", h.testEnsure, false},
 		{"NotFound", h.testNotFound, false},
+		{"BadNames", h.testBadNames, false},
 		{"UpsertValidation", h.testUpsertValidation, false},
 		{"UpsertValid", h.testUpsertValid, false},
 		{"UpsertReplaces", h.testUpsertReplaces, false},
@@ -212,23 +213,39 @@ func (h *harness) testEnsure(t *testing.T) {
 	}
 }
 
-func (h *harness) testNotFound(t *testing.T) {
-	ctx := context.Background()
-	s := h.open(t)
-	missing := collName(t)
+// collectionCalls calls every collection-taking method on coll, by name.
+func collectionCalls(ctx context.Context, s vectorstore.Store, coll string) map[string]func() error {
 	v := make([]float32, dim)
 	v[0] = 1
-	ops := map[string]func() error{
-		"Upsert": func() error { return s.Upsert(ctx, missing, []vectorstore.Record{{ID: "a", Vector: v}}) },
-		"Get":    func() error { _, err := s.Get(ctx, missing, []string{"a"}); return err },
-		"Attrs":  func() error { _, err := s.Attrs(ctx, missing, []string{"a"}); return err },
-		"Delete": func() error { return s.Delete(ctx, missing, []string{"a"}) },
-		"Search": func() error { _, err := s.Search(ctx, missing, v, 1, vectorstore.Filter{}); return err },
-		"Count":  func() error { _, err := s.Count(ctx, missing); return err },
-		"List":   func() error { _, _, err := s.List(ctx, missing, "", 10); return err },
-		"Drop":   func() error { return s.DropCollection(ctx, missing) },
+	return map[string]func() error{
+		"Upsert":     func() error { return s.Upsert(ctx, coll, []vectorstore.Record{{ID: "a", Vector: v}}) },
+		"Get":        func() error { _, err := s.Get(ctx, coll, []string{"a"}); return err },
+		"Attrs":      func() error { _, err := s.Attrs(ctx, coll, []string{"a"}); return err },
+		"Delete":     func() error { return s.Delete(ctx, coll, []string{"a"}) },
+		"Search":     func() error { _, err := s.Search(ctx, coll, v, 1, vectorstore.Filter{}); return err },
+		"SearchText": func() error { _, err := s.SearchText(ctx, coll, "a", 1, vectorstore.Filter{}); return err },
+		"Count":      func() error { _, err := s.Count(ctx, coll); return err },
+		"List":       func() error { _, _, err := s.List(ctx, coll, "", 10); return err },
+		"Drop":       func() error { return s.DropCollection(ctx, coll) },
 	}
-	for name, op := range ops {
+}
+
+// testBadNames calls every collection-taking method with names no collection can have:
+// each is ErrInvalidArgument, not ErrNotFound, in every driver.
+func (h *harness) testBadNames(t *testing.T) {
+	s := h.open(t)
+	for _, name := range []string{"", "no-dashes", "9lives", strings.Repeat("a", vectorstore.MaxNameLen+1)} {
+		for op, fn := range collectionCalls(context.Background(), s, name) {
+			if err := fn(); !errors.Is(err, vectorstore.ErrInvalidArgument) {
+				t.Errorf("%s(%.12q) = %v, want ErrInvalidArgument", op, name, err)
+			}
+		}
+	}
+}
+
+func (h *harness) testNotFound(t *testing.T) {
+	s := h.open(t)
+	for name, op := range collectionCalls(context.Background(), s, collName(t)) {
 		t.Run(name, func(t *testing.T) {
 			if err := op(); !errors.Is(err, vectorstore.ErrNotFound) {
 				t.Fatalf("%s on a missing collection = %v, want ErrNotFound", name, err)

@@ -58,15 +58,15 @@ type Config struct {
 // New returns the model's answerer when client is not nil, else the extractive one,
 // which needs no model: answers made of the passages' own sentences, a heuristic
 // classifier, and partial answers made of the reports' sentences. log records the
-// model calls that failed and were worked around.
+// model calls that failed and were worked around. Every answer is a span (tracing.go).
 func New(client *llm.Client, cfg Config, log *slog.Logger) Answerer {
 	if client == nil {
-		return extractive{}
+		return tracedAnswerer(extractive{}, "extractive")
 	}
 	if log == nil {
 		log = slog.Default()
 	}
-	return &modelAnswerer{client: client, cfg: cfg, log: log}
+	return tracedAnswerer(&modelAnswerer{client: client, cfg: cfg, log: log}, "model")
 }
 
 // cite renumbers the markers of an answer written without a model and passes it to

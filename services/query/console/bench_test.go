@@ -81,7 +81,11 @@ func BenchmarkExplorerFirstRender2000(b *testing.B) {
 		b.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	httpapi.New(e, explore.New(st.Graph, st.Vectors), httpapi.DefaultConfig(), querytest.Logger()).Mount(mux)
+	api, err := httpapi.New(e, explore.New(st.Graph, st.Vectors), httpapi.DefaultConfig(), querytest.Logger())
+	if err != nil {
+		b.Fatal(err)
+	}
+	api.Mount(mux)
 	console.Mount(mux)
 	srv := httptest.NewServer(mux)
 	b.Cleanup(srv.Close)

@@ -125,15 +125,15 @@ func (e *Engine) retrieve(ctx context.Context, req Request, t *timer) (*retrieva
 		return nil, err
 	}
 	out := &retrieval{linked: s.linked, qvec: s.qvec}
-	if out.found.Chunks, err = e.fuse(ctx, p, s, gl, sl); err != nil {
+	fctx, ph := t.begin(ctx, "fuse")
+	if out.found.Chunks, err = e.fuse(fctx, p, s, gl, sl); ph.end(err) != nil {
 		return nil, err
 	}
-	t.mark("fuse")
 	out.found.Entities = gl.entities
-	if out.found.Relationships, err = e.explain(ctx, p.corpus, s, out.found.Entities); err != nil {
+	ectx, ph := t.begin(ctx, "evidence")
+	if out.found.Relationships, err = e.explain(ectx, p.corpus, s, out.found.Entities); ph.end(err) != nil {
 		return nil, err
 	}
-	t.mark("evidence")
 	out.found.Communities = s.communities
 	return out, nil
 }
@@ -182,7 +182,7 @@ func (e *Engine) search(ctx context.Context, p plan, t *timer) (*searched, error
 	g, gctx := errgroup.WithContext(ctx)
 	if p.weights.Lexical > 0 {
 		g.Go(func() error {
-			return t.timed("lexical", func() error {
+			return t.timed(gctx, "lexical", func(gctx context.Context) error {
 				hits, err := e.deps.Vectors.SearchText(gctx, chunks, p.query, p.pool, vectorstore.Filter{})
 				if err != nil && !errors.Is(err, vectorstore.ErrUnsupported) {
 					return fmt.Errorf("lexical search: %w", err)
@@ -193,7 +193,7 @@ func (e *Engine) search(ctx context.Context, p plan, t *timer) (*searched, error
 		})
 	}
 	g.Go(func() error {
-		err := t.timed("embed", func() (err error) {
+		err := t.timed(gctx, "embed", func(gctx context.Context) (err error) {
 			s.qvec, err = e.embedQuery(gctx, p.query)
 			return err
 		})
@@ -203,7 +203,7 @@ func (e *Engine) search(ctx context.Context, p plan, t *timer) (*searched, error
 		// Go from inside a running member of the group is safe: Wait cannot return first.
 		if p.weights.Dense > 0 && s.qvec != nil {
 			g.Go(func() error {
-				return t.timed("dense", func() (err error) {
+				return t.timed(gctx, "dense", func(gctx context.Context) (err error) {
 					if s.dense, err = e.deps.Vectors.Search(gctx, chunks, s.qvec, p.pool, vectorstore.Filter{}); err != nil {
 						return fmt.Errorf("dense search: %w", err)
 					}
@@ -212,13 +212,13 @@ func (e *Engine) search(ctx context.Context, p plan, t *timer) (*searched, error
 			})
 		}
 		g.Go(func() error {
-			return t.timed("link", func() (err error) {
+			return t.timed(gctx, "link", func(gctx context.Context) (err error) {
 				s.linked, err = e.link(gctx, p.corpus, p.query, s.qvec)
 				return err
 			})
 		})
 		g.Go(func() error {
-			return t.timed("communities", func() (err error) {
+			return t.timed(gctx, "communities", func(gctx context.Context) (err error) {
 				s.communities, err = e.communities(gctx, p.corpus, s.qvec, p.level, e.cfg.CommunityTopK)
 				return err
 			})
@@ -228,7 +228,6 @@ func (e *Engine) search(ctx context.Context, p plan, t *timer) (*searched, error
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	t.resume()
 	return s, nil
 }
 
@@ -241,7 +240,7 @@ func (e *Engine) graphLists(ctx context.Context, p plan, s *searched, t *timer) 
 	g, gctx := errgroup.WithContext(ctx)
 	if p.weights.Graph > 0 {
 		g.Go(func() error {
-			return t.timed("graph", func() (err error) {
+			return t.timed(gctx, "graph", func(gctx context.Context) (err error) {
 				var passages []passageSeed
 				if p.ranking == RankPPR && e.cfg.PassageSeeds > 0 {
 					passages = e.passageSeeds(p.weights, s.dense, s.lexical, e.cfg.PassageSeeds)
@@ -253,7 +252,7 @@ func (e *Engine) graphLists(ctx context.Context, p plan, s *searched, t *timer) 
 	}
 	if p.weights.Subject > 0 {
 		g.Go(func() error {
-			return t.timed("subject", func() (err error) {
+			return t.timed(gctx, "subject", func(gctx context.Context) (err error) {
 				passages := e.passageSeeds(p.weights, s.dense, s.lexical, e.cfg.SubjectPassages)
 				sl, err = e.subjectList(gctx, p.corpus, p.query, s.linked, passages, s.lexical)
 				return err
@@ -263,7 +262,6 @@ func (e *Engine) graphLists(ctx context.Context, p plan, s *searched, t *timer) 
 	if err := g.Wait(); err != nil {
 		return gl, sl, err
 	}
-	t.resume()
 	return gl, sl, nil
 }
 

@@ -39,20 +39,21 @@ func (e *Engine) pickLevel(ctx context.Context, corpus string, want int) (int, e
 
 // global answers with map-reduce over community reports.
 func (e *Engine) global(ctx context.Context, req Request, t *timer, onDelta func(string) error) (*Response, error) {
-	if err := e.checkCorpus(ctx, req.Corpus); err != nil {
-		return nil, err
+	sctx, sel := t.begin(ctx, "select")
+	if err := e.checkCorpus(sctx, req.Corpus); err != nil {
+		return nil, sel.end(err)
 	}
 	// Reports are selected by what the question is about, not by how it asks for a
 	// survey: "what are the main themes" matches every report alike.
-	qvec, err := e.embedQuery(ctx, answer.Topic(req.Query))
+	qvec, err := e.embedQuery(sctx, answer.Topic(req.Query))
 	if err != nil {
-		return nil, err
+		return nil, sel.end(err)
 	}
 	var level int
 	if req.Level != nil {
 		level = *req.Level
-	} else if level, err = e.pickLevel(ctx, req.Corpus, max(2, e.cfg.MapTopK)); err != nil {
-		return nil, err
+	} else if level, err = e.pickLevel(sctx, req.Corpus, max(2, e.cfg.MapTopK)); err != nil {
+		return nil, sel.end(err)
 	}
 	// When every mapped community costs a model call, MapTopK bounds the map phase (0 =
 	// all at the level, pruned). Offline the map phase is free: map them all and let the
@@ -65,9 +66,9 @@ func (e *Engine) global(ctx context.Context, req Request, t *timer, onDelta func
 		// More candidates than are mapped, for the lexical list to reorder.
 		candidates = max(4*k, 64)
 	}
-	hits, err := e.selectReports(ctx, req.Corpus, qvec, level, candidates)
+	hits, err := e.selectReports(sctx, req.Corpus, qvec, level, candidates)
 	if err != nil {
-		return nil, err
+		return nil, sel.end(err)
 	}
 	comms := make([]Community, 0, len(hits))
 	for _, h := range hits {
@@ -81,15 +82,16 @@ func (e *Engine) global(ctx context.Context, req Request, t *timer, onDelta func
 			comms = comms[:min(k, len(comms))]
 		}
 	}
-	t.mark("select")
+	_ = sel.end(nil)
 
-	partials, comms, err := e.answer.Map(ctx, req.Query, comms)
-	if err != nil {
+	mctx, ph := t.begin(ctx, "map")
+	partials, comms, err := e.answer.Map(mctx, req.Query, comms)
+	if ph.end(err) != nil {
 		return nil, err
 	}
-	t.mark("map")
-	a, err := e.answer.Reduce(ctx, req.Query, partials, onDelta)
-	if err != nil {
+	rctx, ph := t.begin(ctx, "reduce")
+	a, err := e.answer.Reduce(rctx, req.Query, partials, onDelta)
+	if ph.end(err) != nil {
 		return nil, err
 	}
 	resp := &Response{Mode: ModeGlobal, Answer: a.Text, Context: Retrieved{Communities: comms}, Partials: partials,
@@ -97,7 +99,6 @@ func (e *Engine) global(ctx context.Context, req Request, t *timer, onDelta func
 	for i, n := range a.Cited {
 		resp.Citations = append(resp.Citations, Citation{Marker: strconv.Itoa(i + 1), Community: partials[n-1].CommunityID})
 	}
-	t.mark("reduce")
 	resp.Timings = t.done()
 	return resp, nil
 }

@@ -26,21 +26,22 @@ func (e *Engine) Query(ctx context.Context, req Request, onDelta func(string) er
 	}
 	if mode == ModeAuto {
 		mode = ModeLocal
-		if e.answer.Global(ctx, req.Query, len(r.linked) > 0) {
+		cctx, ph := t.begin(ctx, "classify")
+		if e.answer.Global(cctx, req.Query, len(r.linked) > 0) {
 			mode = ModeGlobal
 		}
-		t.mark("classify")
+		_ = ph.end(nil)
 	}
 	if mode == ModeGlobal {
 		return e.global(ctx, req, t, onDelta)
 	}
-	a, err := e.answer.Local(ctx, req.Query, r.found, onDelta)
-	if err != nil {
+	gctx, ph := t.begin(ctx, "generate")
+	a, err := e.answer.Local(gctx, req.Query, r.found, onDelta)
+	if ph.end(err) != nil {
 		return nil, err
 	}
 	resp := &Response{Mode: ModeLocal, Answer: a.Text, Context: r.found, Prompt: a.Prompt,
 		Citations: chunkCitations(a.Cited, r.found)}
-	t.mark("generate")
 	resp.Timings = t.done()
 	return resp, nil
 }

@@ -6,6 +6,12 @@ import (
 	"slices"
 	"sync"
 	"testing"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/graphrag/graphrag/pkg/telemetry/calltrace/calltracetest"
 )
 
 // Retrieval runs its independent searches concurrently; what it returns must not depend
@@ -60,5 +66,49 @@ func TestRetrieveTimingPhases(t *testing.T) {
 		if got := slices.Sorted(maps.Keys(tm)); !slices.Equal(got, tc.want) {
 			t.Errorf("weights %+v: phases %v, want %v", tc.weights, got, tc.want)
 		}
+	}
+}
+
+// Every phase is a span named after it, a child of the caller's span, whose duration is
+// the phase's timing: both come from one measurement. The store calls made in a phase
+// are its children.
+func TestRetrievePhaseSpans(t *testing.T) {
+	e, _ := newBridgeEngine(t)
+	p := calltracetest.Install(t)
+	ctx, parent := otel.Tracer("test").Start(t.Context(), "request")
+	_, tm, err := e.Retrieve(ctx, Request{Corpus: "demo", Query: "Leland film 1986", Weights: &Weights{Dense: 1, Lexical: 1, Graph: 1, Subject: 1}})
+	parent.End()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]tracetest.SpanStub{}
+	byID := map[trace.SpanID]tracetest.SpanStub{}
+	for _, sp := range p.Spans.GetSpans() {
+		byName[sp.Name] = sp
+		byID[sp.SpanContext.SpanID()] = sp
+	}
+	for phase, took := range tm {
+		if phase == "total" {
+			continue
+		}
+		sp, ok := byName[SpanPrefix+phase]
+		if !ok {
+			t.Errorf("no span for the phase %q", phase)
+			continue
+		}
+		if sp.Parent.SpanID() != parent.SpanContext().SpanID() {
+			t.Errorf("span %s is not a child of the request's", sp.Name)
+		}
+		if d := ms(sp.EndTime.Sub(sp.StartTime)); d != took {
+			t.Errorf("span %s lasted %v ms, the timing says %v", sp.Name, d, took)
+		}
+	}
+	// Store calls nest under the phase that made them: the dense search under "dense".
+	search, ok := byName["vectorstore.Search"]
+	if !ok {
+		t.Fatal("no vectorstore.Search span")
+	}
+	if got := byID[search.Parent.SpanID()].Name; got != SpanPrefix+"dense" {
+		t.Errorf("vectorstore.Search is a child of %q, want %q", got, SpanPrefix+"dense")
 	}
 }

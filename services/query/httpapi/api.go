@@ -51,9 +51,13 @@ type API struct {
 // the chat-compatible routes (chat.go), GET /openapi.json. A route added here is
 // documented in openapi.json (the tests check both ways). Handlers served beside the
 // API (the MCP endpoint) get the same guard from Guard. The exploration routes read x.
-// cfg is to pass Validate (zero fields take their defaults, see Config).
-func New(e *engine.Engine, x Explorer, cfg Config, log *slog.Logger, opts ...Option) *API {
+// Zero fields of cfg take their defaults (see Config); the rest must pass Validate,
+// else New returns its error: a bad value is never replaced.
+func New(e *engine.Engine, x Explorer, cfg Config, log *slog.Logger, opts ...Option) (*API, error) {
 	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("httpapi: %w", err)
+	}
 	if log == nil {
 		log = slog.Default()
 	}
@@ -62,7 +66,7 @@ func New(e *engine.Engine, x Explorer, cfg Config, log *slog.Logger, opts ...Opt
 		o.apply(a)
 	}
 	if cfg.RatePerSecond > 0 {
-		a.limits = newClientLimits(rate.Limit(cfg.RatePerSecond), max(1, cfg.Burst))
+		a.limits = newClientLimits(rate.Limit(cfg.RatePerSecond), cfg.Burst)
 	}
 	a.mux.HandleFunc("POST /v1/query", a.guard(a.query))
 	a.mux.HandleFunc("POST /v1/retrieve", a.guard(a.retrieve))
@@ -81,7 +85,7 @@ func New(e *engine.Engine, x Explorer, cfg Config, log *slog.Logger, opts ...Opt
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(openAPI)
 	}))
-	return a
+	return a, nil
 }
 
 // public serves a route that needs no token under the per-address rate limit, so that

@@ -30,10 +30,19 @@ func newTestAPI(t *testing.T, cfg Config, opts ...Option) *httptest.Server {
 	if err != nil {
 		t.Fatalf("building engine: %v", err)
 	}
-	api := New(e, explore.New(st.Graph, st.Vectors), cfg, querytest.Logger(), opts...)
-	srv := httptest.NewServer(recordStatuses(api))
+	srv := httptest.NewServer(recordStatuses(mustNew(t, e, explore.New(st.Graph, st.Vectors), cfg, opts...)))
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// mustNew is New for a configuration that passes Validate.
+func mustNew(t testing.TB, e *engine.Engine, x Explorer, cfg Config, opts ...Option) *API {
+	t.Helper()
+	api, err := New(e, x, cfg, querytest.Logger(), opts...)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return api
 }
 
 // call sends one request (body is sent verbatim; "" sends none) and returns the response
@@ -604,6 +613,38 @@ func TestHTTPFlagsLoad(t *testing.T) {
 			}
 		}
 	})
+}
+
+// New refuses a configuration Validate refuses, naming the flag, instead of repairing
+// it (a burst of 0 with a rate used to become 1).
+func TestNewValidatesConfig(t *testing.T) {
+	st := querytest.Demo(t)
+	e, err := engine.New(engine.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*Config)
+		want string
+	}{
+		{"zero burst", func(c *Config) { c.RatePerSecond, c.Burst = 5, 0 }, "-api-burst"},
+		{"negative rate", func(c *Config) { c.RatePerSecond = -1 }, "-api-rate"},
+		{"negative timeout", func(c *Config) { c.Timeout = -time.Second }, "-api-timeout"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			tc.edit(&cfg)
+			api, err := New(e, explore.New(st.Graph, st.Vectors), cfg, querytest.Logger())
+			if err == nil || !strings.Contains(err.Error(), tc.want) || api != nil {
+				t.Fatalf("New = %v, %v; want an error naming %s", api, err, tc.want)
+			}
+		})
+	}
+	// Zero limits take their defaults; no rate needs no burst.
+	if _, err := New(e, explore.New(st.Graph, st.Vectors), Config{}, querytest.Logger()); err != nil {
+		t.Fatalf("New(Config{}) = %v", err)
+	}
 }
 
 func TestHTTPRateLimit(t *testing.T) {

@@ -43,7 +43,7 @@ func serveEngine(t *testing.T, cfg Config, deps engine.Deps) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(recordStatuses(New(e, explore.New(deps.Graph.(explore.GraphReader), deps.Vectors), cfg, querytest.Logger())))
+	srv := httptest.NewServer(recordStatuses(mustNew(t, e, explore.New(deps.Graph.(explore.GraphReader), deps.Vectors), cfg)))
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -186,7 +186,7 @@ func TestHTTPSlowBodyIs408(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := service.HTTPServerWithLimits("127.0.0.1:0", recordStatuses(New(e, explore.New(st.Graph, st.Vectors), DefaultConfig(), querytest.Logger())),
+	hs := service.HTTPServerWithLimits("127.0.0.1:0", recordStatuses(mustNew(t, e, explore.New(st.Graph, st.Vectors), DefaultConfig())),
 		service.HTTPLimits{BodyTimeout: 200 * time.Millisecond})
 	if err := hs.Start(t.Context()); err != nil {
 		t.Fatal(err)

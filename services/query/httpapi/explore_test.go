@@ -68,7 +68,7 @@ func newExploreAPI(t *testing.T, cfg Config, opts ...Option) (*httptest.Server, 
 	if err != nil {
 		t.Fatalf("building engine: %v", err)
 	}
-	srv := httptest.NewServer(New(e, explore.New(st.Graph, st.Vectors), cfg, querytest.Logger(), opts...))
+	srv := httptest.NewServer(mustNew(t, e, explore.New(st.Graph, st.Vectors), cfg, opts...))
 	t.Cleanup(srv.Close)
 	return srv, st
 }

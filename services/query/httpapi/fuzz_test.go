@@ -37,7 +37,7 @@ func newFuzzTarget(f *testing.F) fuzzTarget {
 	if err := json.Unmarshal(OpenAPI(), &doc); err != nil {
 		f.Fatal(err)
 	}
-	ft := fuzzTarget{api: New(e, explore.New(st.Graph, st.Vectors), DefaultConfig(), querytest.Logger()), doc: map[string]map[string]bool{}}
+	ft := fuzzTarget{api: mustNew(f, e, explore.New(st.Graph, st.Vectors), DefaultConfig()), doc: map[string]map[string]bool{}}
 	for path, ops := range doc.Paths {
 		for method, op := range ops {
 			k := strings.ToUpper(method) + " " + path

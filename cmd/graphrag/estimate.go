@@ -179,7 +179,7 @@ func printEstimate(w io.Writer, e costestimate.Estimate) {
 			fmt.Fprintf(w, "  %s: %s\n", s.ID, s.Reason)
 		}
 	}
-	fmt.Fprintln(w, "\nTokens are counted at one per 4 bytes. Requests assume no two calls share one (a busy pipeline sends fewer).")
+	fmt.Fprintln(w, "\nTokens are counted at one per 4 bytes. Chunk and entity requests assume no two calls share one (a busy pipeline sends fewer).")
 	fmt.Fprintln(w, "Completion tokens and the work after extraction are sized from the offline extractor's graph of these")
 	fmt.Fprintln(w, "documents: a model finds a different graph (docs/publishing.md, \"What indexing will cost\").")
 }

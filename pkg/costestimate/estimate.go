@@ -130,9 +130,9 @@ type ChatLine struct {
 	CompletionTokens int64  `json:"completion_tokens"`
 }
 
-// EmbedLine is the embedding model's work of one kind. Requests assume no two calls
-// share a request; calls made while another is sent do share them (ADR 0050), so a
-// busy pipeline sends fewer.
+// EmbedLine is the embedding model's work of one kind. Chunk and entity requests
+// assume no two calls share a request; calls made while another is sent do share them
+// (ADR 0050), so a busy pipeline sends fewer. Report requests are calibrated.
 type EmbedLine struct {
 	Kind     string `json:"kind"`
 	Requests int64  `json:"requests"`
@@ -393,14 +393,14 @@ func (e *Estimator) Estimate(ctx context.Context, prices *Prices) (Estimate, err
 		est.Embeddings = append(est.Embeddings, EmbedLine{Kind: KindChunk, Requests: e.chunkRequests, Texts: e.chunkTexts, Tokens: e.chunkEmbedTokens})
 		texts := int64(g.entities)
 		est.Embeddings = append(est.Embeddings, EmbedLine{Kind: KindEntity, Requests: ceilDiv(texts, batch), Texts: texts, Tokens: g.entityTexts})
-		perReport := reportTextPerAnswer * reportAnswerTokens
+		perReport, summary := reportTextPerAnswer*reportAnswerTokens, summaryPerFull
 		if !o.Chat {
-			perReport = extractiveReportText
+			perReport, summary = extractiveReportText, extractiveSummaryPerFull
 		}
 		if o.ReportEmbed == ReportEmbedSummary {
-			perReport *= summaryPerFull
+			perReport *= summary
 		}
-		est.Embeddings = append(est.Embeddings, EmbedLine{Kind: KindReport, Requests: ceilDiv(reports, batch), Texts: reports,
+		est.Embeddings = append(est.Embeddings, EmbedLine{Kind: KindReport, Requests: int64(math.Ceil(float64(reports) / reportTextsPerRequest)), Texts: reports,
 			Tokens: int64(perReport * float64(reports))})
 	}
 	for _, c := range est.Chat {

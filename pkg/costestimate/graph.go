@@ -40,7 +40,7 @@ func (e *Estimator) graph(ctx context.Context) (graphFigures, error) {
 		}
 		sort.Strings(descs)
 		desc := longest(descs)
-		if len(descs) >= e.opts.SummarizeAfter {
+		if e.opts.Chat && len(descs) >= e.opts.SummarizeAfter { // offline, the longest description stands
 			kept := smallest(descs, graphstore.MaxDescriptions)
 			g.descriptionCalls++
 			g.descriptionPrompt += sys + tokens(prompts.Description(en.name, kept))

@@ -28,6 +28,7 @@ func commands() []command {
 	return []command{
 		{"up", "run the whole platform in one process on embedded defaults (NATS, stores, the four services, the query API)", runUp},
 		{"publish", "publish files or directories (Markdown, text, HTML, PDF) to a corpus", runPublish},
+		{"estimate", "estimate the model calls and tokens (and price) of indexing files, without publishing them", runEstimate},
 		{"delete", "delete documents from a corpus (or drop the corpus) in every store", runDelete},
 		{"status", "show a corpus's indexing progress per stage", runStatus},
 		{"query", "ask a question through the query API", runQuery},

@@ -215,36 +215,59 @@ func collect(paths []string) ([]fileRef, []skipped) {
 	return files, skips
 }
 
-// publishPaths publishes every readable, supported file, reporting the others. Two files
-// of one run with the same id are a mistake (the second would replace the first): the
-// second is skipped.
+// documentFile is one file of the paths given, named and read as publish reads it: err
+// says why it is not a document (Collision: its id is an earlier file's).
+type documentFile struct {
+	path, rel, id string
+	doc           docread.Document
+	err           error
+	collision     bool
+}
+
+// readDocuments names and reads every file collect finds under paths, in order, and
+// hands each to visit, with the reason a file is not a document. Two files of one run
+// with the same id are a mistake (the second would replace the first): the second is a
+// collision. It stops at the first error of visit or of ctx.
+func readDocuments(ctx context.Context, files []fileRef, idPrefix string, visit func(documentFile) error) error {
+	ids := map[string]string{} // id -> the file that has it
+	for _, f := range files {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		df := documentFile{path: f.path, rel: f.rel, id: docread.ID(idPrefix + f.rel)}
+		if first, ok := ids[df.id]; ok {
+			df.collision, df.err = true, fmt.Errorf("document id %q is already %s's", df.id, first)
+		} else {
+			ids[df.id] = f.path
+			df.doc, df.err = docread.ReadFile(f.path)
+		}
+		if err := visit(df); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// publishPaths publishes every readable, supported file, reporting the others
+// (readDocuments).
 func publishPaths(ctx context.Context, b *bus.Bus, corpus string, paths []string, opts publishOptions) (publishSummary, error) {
 	files, skips := collect(paths)
 	sum := publishSummary{Skipped: skips}
 	kv := stateRecords(ctx, b)
 	bar := newProgress(len(files), opts.progress)
 	defer func() { _ = bar.Finish() }()
-	ids := map[string]string{} // id -> the file that has it
-	for _, f := range files {
-		if err := ctx.Err(); err != nil {
-			return sum, err
+	err := readDocuments(ctx, files, opts.idPrefix, func(f documentFile) error {
+		defer func() { _ = bar.Add(1) }()
+		if f.err != nil {
+			if f.collision {
+				sum.Collisions++
+			}
+			sum.Skipped = append(sum.Skipped, skipped{f.path, f.err})
+			return nil
 		}
-		id := docread.ID(opts.idPrefix + f.rel)
-		if first, ok := ids[id]; ok {
-			sum.Collisions++
-			sum.Skipped = append(sum.Skipped, skipped{f.path, fmt.Errorf("document id %q is already %s's", id, first)})
-			_ = bar.Add(1)
-			continue
-		}
-		ids[id] = f.path
-		doc, err := docread.ReadFile(f.path)
-		if err != nil {
-			sum.Skipped = append(sum.Skipped, skipped{f.path, err})
-			_ = bar.Add(1)
-			continue
-		}
+		doc, id := f.doc, f.id
 		same := unchanged(ctx, kv, corpus, id, doc.Title, doc.Text)
-		_, err = pipeline.PublishDocument(ctx, b, events.Document{Corpus: corpus, ID: id, Title: doc.Title,
+		_, err := pipeline.PublishDocument(ctx, b, events.Document{Corpus: corpus, ID: id, Title: doc.Title,
 			Source: f.path, ContentType: doc.ContentType, Text: doc.Text})
 		switch {
 		case err != nil:
@@ -258,9 +281,9 @@ func publishPaths(ctx context.Context, b *bus.Bus, corpus string, paths []string
 		if err == nil && id != filepath.ToSlash(opts.idPrefix+f.rel) {
 			sum.Renamed = append(sum.Renamed, renamed{f.path, id})
 		}
-		_ = bar.Add(1)
-	}
-	return sum, nil
+		return nil
+	})
+	return sum, err
 }
 
 // newProgress is a progress bar on w when w is a terminal, and a silent one otherwise.

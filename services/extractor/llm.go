@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -13,44 +12,13 @@ import (
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/normalize"
 	"github.com/graphrag/graphrag/pkg/offlinextract"
+	"github.com/graphrag/graphrag/pkg/prompts"
 	"github.com/graphrag/graphrag/pkg/taxonomy"
 )
 
-// extractionSchema is the structured output the model must return. Strength is 1..10 in
-// the prompt (models grade integers better than fractions) and scaled to (0, 1]. The
-// per-chunk caps are in the schema (maxItems), so a constrained decoder cannot run past
-// them and a small model cannot loop until max_tokens cuts its JSON.
-func extractionSchema(maxEnt, maxRel int) map[string]any {
-	return map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"entities": map[string]any{"type": "array", "maxItems": maxEnt, "items": map[string]any{
-				"type": "object",
-				"properties": map[string]any{
-					"name":        map[string]any{"type": "string"},
-					"type":        map[string]any{"type": "string"},
-					"description": map[string]any{"type": "string"},
-				},
-				"required":             []string{"name", "type", "description"},
-				"additionalProperties": false,
-			}},
-			"relationships": map[string]any{"type": "array", "maxItems": maxRel, "items": map[string]any{
-				"type": "object",
-				"properties": map[string]any{
-					"source":      map[string]any{"type": "string"},
-					"target":      map[string]any{"type": "string"},
-					"type":        map[string]any{"type": "string"},
-					"description": map[string]any{"type": "string"},
-					"strength":    map[string]any{"type": "integer", "minimum": 1, "maximum": 10},
-				},
-				"required":             []string{"source", "target", "type", "description", "strength"},
-				"additionalProperties": false,
-			}},
-		},
-		"required":             []string{"entities", "relationships"},
-		"additionalProperties": false,
-	}
-}
+// extractionSchema, extractionSystem, extractionPrompt and gleaningPrompt are package
+// prompts', where package costestimate renders them too.
+var extractionSchema = prompts.ExtractionSchema
 
 type llmExtraction struct {
 	Entities []struct {
@@ -67,26 +35,12 @@ type llmExtraction struct {
 	} `json:"relationships"`
 }
 
-const extractionSystem = `You extract a knowledge graph from text. Return JSON only, matching the schema.
-Entities: the people, places, organizations, works, events, and key concepts the text is about. Use the most complete name that appears in the text. Give each a type (an upper-case label) and a one-sentence description based only on the text.
-Relationships: pairs of extracted entities that the text explicitly relates. Give a short upper-case type (e.g. WORKS_AT, LOCATED_IN, CAUSES), a one-sentence description of the evidence, and a strength from 1 (weak) to 10 (explicit, central).
-Never invent facts that are not in the text.`
+const (
+	extractionSystem = prompts.ExtractionSystem
+	gleaningPrompt   = prompts.Gleaning
+)
 
-func extractionPrompt(title, text string, types []string, maxEnt, maxRel int) string {
-	var b strings.Builder
-	if len(types) > 0 {
-		fmt.Fprintf(&b, "Prefer these entity types: %s. Use another type only if none fits.\n", strings.Join(types, ", "))
-	}
-	fmt.Fprintf(&b, "Extract at most %d entities and %d relationships.\n", maxEnt, maxRel)
-	if title != "" {
-		fmt.Fprintf(&b, "The text comes from the document titled %q.\n", title)
-	}
-	b.WriteString("\nText:\n")
-	b.WriteString(text)
-	return b.String()
-}
-
-const gleaningPrompt = `Some entities or relationships in the text may have been missed. Return only the additional ones, in the same JSON format (empty lists if nothing was missed).`
+var extractionPrompt = prompts.Extraction
 
 // extractLLM asks the model for entities and relationships, with optional gleaning passes.
 // Invalid JSON is retried by llm.ChatJSON; after that the error matches llm.ErrInvalidJSON.
@@ -96,8 +50,8 @@ func (s *Service) extractLLM(ctx context.Context, title string, subject offlinex
 		System:      extractionSystem,
 		User:        extractionPrompt(title, text, types, s.cfg.MaxEntities, s.cfg.MaxRelationships),
 		Temperature: 0,
-		MaxTokens:   2048,
-		JSONSchema:  &llm.Schema{Name: "extraction", Schema: extractionSchema(s.cfg.MaxEntities, s.cfg.MaxRelationships), Strict: true},
+		MaxTokens:   prompts.ExtractionMaxTokens,
+		JSONSchema:  &llm.Schema{Name: prompts.ExtractionSchemaName, Schema: extractionSchema(s.cfg.MaxEntities, s.cfg.MaxRelationships), Strict: true},
 	}
 	var ents []events.ExtractedEntity
 	var rels []events.ExtractedRelationship

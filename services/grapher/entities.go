@@ -12,6 +12,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/pipeline"
+	"github.com/graphrag/graphrag/pkg/prompts"
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/taxonomy"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
@@ -158,7 +159,7 @@ func shortID(id string) string {
 	return strings.ToValidUTF8(id[:n], "") + "…"
 }
 
-const describeSystem = `You merge several descriptions of the same entity, taken from different passages, into one comprehensive description of at most three sentences. Resolve contradictions if possible, keep every distinct fact, write in the third person, and do not add facts.`
+const describeSystem = prompts.DescriptionSystem
 
 // summarizeDescriptions asks the LLM to merge the descriptions of entities that have
 // accumulated many. Offline, the longest description stands (the store's default).
@@ -176,8 +177,8 @@ func (s *Service) summarizeDescriptions(ctx context.Context, corpus string, keys
 			if len(e.Descriptions) < s.cfg.SummarizeAfter {
 				continue
 			}
-			user := "Entity: " + e.Name + "\nDescriptions:\n- " + strings.Join(e.Descriptions, "\n- ")
-			resp, err := s.deps.LLM.Chat(ctx, llm.ChatRequest{Stage: "grapher", System: describeSystem, User: user, MaxTokens: 300})
+			user := prompts.Description(e.Name, e.Descriptions)
+			resp, err := s.deps.LLM.Chat(ctx, llm.ChatRequest{Stage: "grapher", System: describeSystem, User: user, MaxTokens: prompts.DescriptionMaxTokens})
 			if err != nil {
 				return fmt.Errorf("summarizing the descriptions of %q: %w", e.Key, err)
 			}

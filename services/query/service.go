@@ -11,6 +11,7 @@ import (
 
 	"github.com/graphrag/graphrag/pkg/bus"
 	"github.com/graphrag/graphrag/pkg/catalog"
+	"github.com/graphrag/graphrag/pkg/costestimate"
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/export"
 	"github.com/graphrag/graphrag/pkg/llm"
@@ -26,11 +27,16 @@ import (
 type Config struct {
 	Engine engine.Config
 	API    httpapi.Flags
+	// Indexing are the indexing settings the cost estimate of an upload
+	// (?dry_run=true) assumes: the other services' defaults unless the caller that
+	// runs them says otherwise (graphrag up passes its own). Chat and Embed are set
+	// from Deps.
+	Indexing costestimate.Options
 }
 
 // DefaultConfig is the engine's and the API's default configuration.
 func DefaultConfig() Config {
-	return Config{Engine: engine.DefaultConfig(), API: httpapi.DefaultFlags()}
+	return Config{Engine: engine.DefaultConfig(), API: httpapi.DefaultFlags(), Indexing: costestimate.DefaultOptions()}
 }
 
 // Validate reports every invalid value of the engine and the API, named by its flag.
@@ -100,7 +106,15 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("query: configuring the HTTP API: %w", err)
 	}
-	opts := []httpapi.Option{httpapi.WithExporter(exporter{deps.Graph, deps.Vectors})}
+	indexing := cfg.Indexing
+	if indexing == (costestimate.Options{}) {
+		indexing = costestimate.DefaultOptions()
+	}
+	indexing.Chat, indexing.Embed = deps.LLM != nil, !deps.OfflineEmbedder
+	if err := indexing.Validate(); err != nil {
+		return nil, fmt.Errorf("query: the indexing settings of the cost estimate: %w", err)
+	}
+	opts := []httpapi.Option{httpapi.WithExporter(exporter{deps.Graph, deps.Vectors}), httpapi.WithEstimate(indexing)}
 	var mcpOpts []mcpserver.Option
 	if deps.Bus != nil {
 		cat := catalog.New(deps.Bus, deps.Graph, deps.Vectors)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/llm"
+	"github.com/graphrag/graphrag/pkg/prompts"
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/textseg"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
@@ -159,39 +160,16 @@ func nameOf(names map[string]string, key string) string {
 	return key
 }
 
-var reportSchema = map[string]any{
-	"type": "object",
-	"properties": map[string]any{
-		"title":   map[string]any{"type": "string"},
-		"summary": map[string]any{"type": "string"},
-		"findings": map[string]any{"type": "array", "maxItems": 7, "items": map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"summary":     map[string]any{"type": "string"},
-				"explanation": map[string]any{"type": "string"},
-			},
-			"required":             []string{"summary", "explanation"},
-			"additionalProperties": false,
-		}},
-		"rating":             map[string]any{"type": "number", "minimum": 0, "maximum": 10},
-		"rating_explanation": map[string]any{"type": "string"},
-	},
-	"required":             []string{"title", "summary", "findings", "rating", "rating_explanation"},
-	"additionalProperties": false,
-}
+// reportSchema and reportSystem are package prompts', where package costestimate renders
+// them too.
+var reportSchema = prompts.ReportSchema()
 
-const reportSystem = `You are an analyst writing a report about a community of entities in a knowledge graph.
-Given its entities, relationships and sub-community reports, write:
-- title: a short, specific name for the community naming its key entities;
-- summary: an executive summary of its structure, how its entities relate, and what matters about it;
-- findings: 3 to 7 key insights, each a one-line summary and an explanation grounded in the data;
-- rating: importance from 0 to 10, and a one-sentence rating_explanation.
-Use only the data provided. Return JSON only.`
+const reportSystem = prompts.ReportSystem
 
 func (s *Service) llmReport(ctx context.Context, cc CommunityContext) (schema.Report, error) {
 	rep, _, err := llm.ChatJSON[schema.Report](ctx, s.deps.LLM, llm.ChatRequest{
-		Stage: "summarizer", System: reportSystem, User: cc.Prompt, Temperature: 0, MaxTokens: 1500,
-		JSONSchema: &llm.Schema{Name: "community_report", Schema: reportSchema, Strict: true},
+		Stage: "summarizer", System: reportSystem, User: cc.Prompt, Temperature: 0, MaxTokens: prompts.ReportMaxTokens,
+		JSONSchema: &llm.Schema{Name: prompts.ReportSchemaName, Schema: reportSchema, Strict: true},
 	})
 	if err != nil {
 		return rep, err

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/graphrag/graphrag/pkg/costestimate"
 	"github.com/graphrag/graphrag/pkg/service"
 	"github.com/graphrag/graphrag/services/query/access"
 	"github.com/graphrag/graphrag/services/query/engine"
@@ -43,6 +44,8 @@ type API struct {
 	publisher Publisher
 	deleter   Deleter
 	exporter  Exporter
+	// estimate: the indexing settings of an upload's cost estimate (estimate.go).
+	estimate *costestimate.Options
 }
 
 // New builds the HTTP handler: POST /v1/query, POST /v1/retrieve,

@@ -52,20 +52,30 @@ func (u *unsupportedMedia) Is(target error) bool { return target == errUnsupport
 // uploadDocuments publishes the documents of a JSON body (one document event's
 // fields) or of a multipart body (files read by docread, as `graphrag publish` reads
 // them). Every document is read and validated before any is published, so a request
-// that fails publishes nothing.
+// that fails publishes nothing. With ?dry_run=true it publishes nothing and answers
+// what indexing the documents is expected to cost (estimate.go).
 func (a *API) uploadDocuments(w http.ResponseWriter, r *http.Request) {
 	corpus := r.PathValue("corpus")
 	if err := events.ValidateCorpus(corpus); err != nil {
 		a.fail(w, r, engine.BadRequestf("%v", err))
 		return
 	}
-	if a.publisher == nil {
+	dry, err := dryRun(r)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if a.publisher == nil && !dry {
 		a.fail(w, r, &unavailable{"publishing documents"})
 		return
 	}
 	docs, err := readUpload(r, corpus)
 	if err != nil {
 		a.fail(w, r, err)
+		return
+	}
+	if dry {
+		a.estimateUpload(w, r, docs)
 		return
 	}
 	resp := uploadResponse{IDs: []string{}, Documents: []uploaded{}}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"log/slog"
 
+	"github.com/graphrag/graphrag/pkg/costestimate"
 	"github.com/graphrag/graphrag/pkg/platform"
 	"github.com/graphrag/graphrag/pkg/platform/graphdrivers"
 	"github.com/graphrag/graphrag/pkg/platform/natsserver"
@@ -77,6 +78,7 @@ func New(p *platform.Platform, cfg Config, log *slog.Logger) (*Stack, error) {
 	if st.Summarizer, err = summarizer.New(cfg.Summarizer, summarizer.Deps{Bus: p.Bus, Graph: p.Graph, Vectors: p.Vectors, Embedder: p.Embedder, LLM: p.LLM, Logger: log}); err != nil {
 		return nil, err
 	}
+	cfg.Query.Indexing = cfg.Indexing(p.LLM != nil, !p.OfflineEmbedder)
 	if st.Query, err = query.New(cfg.Query, query.Deps{Graph: p.Graph, Vectors: p.Vectors, Embedder: p.Embedder, OfflineEmbedder: p.OfflineEmbedder,
 		LLM: p.LLM, Logger: log, Version: platform.Version, Bus: p.Bus}); err != nil {
 		return nil, err
@@ -89,4 +91,18 @@ func New(p *platform.Platform, cfg Config, log *slog.Logger) (*Stack, error) {
 // its own (its handlers run on the HTTP server).
 func (s *Stack) Components() []service.Component {
 	return []service.Component{s.Extractor, s.Grapher, s.Summarizer}
+}
+
+// Indexing is what the cost estimate (package costestimate) needs of the services'
+// settings; chat and embed say whether a chat model and an embedding model are
+// configured.
+func (c Config) Indexing(chat, embed bool) costestimate.Options {
+	o := costestimate.DefaultOptions()
+	x, g, s := c.Extractor, c.Grapher, c.Summarizer
+	o.ChunkTokens, o.ChunkOverlap, o.MinInformation = x.ChunkTokens, x.ChunkOverlap, x.MinInformation
+	o.MaxEntities, o.MaxRelationships, o.Gleanings = x.MaxEntities, x.MaxRelationships, x.Gleanings
+	o.SummarizeAfter, o.EntityEmbed = g.SummarizeAfter, g.EntityEmbed
+	o.ReportContextTokens, o.ReportEmbed = s.ContextTokens, s.ReportEmbed
+	o.Chat, o.Embed = chat, embed
+	return o
 }

@@ -37,8 +37,60 @@ func (e *Engine) pickLevel(ctx context.Context, corpus string, want int) (int, e
 	return best, nil
 }
 
-// global answers with map-reduce over community reports.
+// global answers with map-reduce over community reports. With only_context it returns
+// the reports it would map, ranked and bounded as with a model.
 func (e *Engine) global(ctx context.Context, req Request, t *timer, onDelta func(string) error) (*Response, error) {
+	// When every mapped community costs a model call, MapTopK bounds the map phase (0 =
+	// all at the level, pruned). Offline the map phase is free: map them all and let the
+	// scores choose.
+	k := e.cfg.MapTopK
+	paid := e.answer.PaysPerReport() || req.OnlyContext
+	all := k == 0 || !paid
+	candidates := 10000
+	if !all {
+		// More candidates than are mapped, for the lexical list to reorder.
+		candidates = max(4*k, 64)
+	}
+	comms, err := e.reportCandidates(ctx, req, candidates)
+	if err != nil {
+		return nil, err
+	}
+	if paid {
+		// Every mapped report is a model call: rank them by the question's topic, dense
+		// and lexical lists fused, prune the unrelated, and keep what the budget holds.
+		comms = e.rankReports(req.Query, comms, all)
+		if !all {
+			comms = comms[:min(k, len(comms))]
+		}
+	}
+	t.mark("select")
+	if req.OnlyContext {
+		return &Response{Mode: ModeGlobal, Context: Retrieved{Communities: comms}, Citations: []Citation{}, Timings: t.done()}, nil
+	}
+
+	style := styleOf(req)
+	partials, comms, err := e.answer.Map(ctx, req.Query, comms, style)
+	if err != nil {
+		return nil, err
+	}
+	t.mark("map")
+	a, err := e.answer.Reduce(ctx, req.Query, partials, style, onDelta)
+	if err != nil {
+		return nil, err
+	}
+	resp := &Response{Mode: ModeGlobal, Answer: a.Text, Context: Retrieved{Communities: comms}, Partials: partials,
+		Prompt: a.Prompt, Citations: []Citation{}}
+	for i, n := range a.Cited {
+		resp.Citations = append(resp.Citations, Citation{Marker: strconv.Itoa(i + 1), Community: partials[n-1].CommunityID})
+	}
+	t.mark("reduce")
+	resp.Timings = t.done()
+	return resp, nil
+}
+
+// reportCandidates returns up to n reports of the level a global question is answered
+// at (the request's, else pickLevel's), the most similar to the question's topic first.
+func (e *Engine) reportCandidates(ctx context.Context, req Request, n int) ([]Community, error) {
 	if err := e.checkCorpus(ctx, req.Corpus); err != nil {
 		return nil, err
 	}
@@ -54,18 +106,7 @@ func (e *Engine) global(ctx context.Context, req Request, t *timer, onDelta func
 	} else if level, err = e.pickLevel(ctx, req.Corpus, max(2, e.cfg.MapTopK)); err != nil {
 		return nil, err
 	}
-	// When every mapped community costs a model call, MapTopK bounds the map phase (0 =
-	// all at the level, pruned). Offline the map phase is free: map them all and let the
-	// scores choose.
-	k := e.cfg.MapTopK
-	paid := e.answer.PaysPerReport()
-	all := k == 0 || !paid
-	candidates := 10000
-	if !all {
-		// More candidates than are mapped, for the lexical list to reorder.
-		candidates = max(4*k, 64)
-	}
-	hits, err := e.selectReports(ctx, req.Corpus, qvec, level, candidates)
+	hits, err := e.selectReports(ctx, req.Corpus, qvec, level, n)
 	if err != nil {
 		return nil, err
 	}
@@ -73,33 +114,7 @@ func (e *Engine) global(ctx context.Context, req Request, t *timer, onDelta func
 	for _, h := range hits {
 		comms = append(comms, CommunityOf(h.Record, h.Score))
 	}
-	if paid {
-		// Every mapped report is a model call: rank them by the question's topic, dense
-		// and lexical lists fused, prune the unrelated, and keep what the budget holds.
-		comms = e.rankReports(req.Query, comms, all)
-		if !all {
-			comms = comms[:min(k, len(comms))]
-		}
-	}
-	t.mark("select")
-
-	partials, comms, err := e.answer.Map(ctx, req.Query, comms)
-	if err != nil {
-		return nil, err
-	}
-	t.mark("map")
-	a, err := e.answer.Reduce(ctx, req.Query, partials, onDelta)
-	if err != nil {
-		return nil, err
-	}
-	resp := &Response{Mode: ModeGlobal, Answer: a.Text, Context: Retrieved{Communities: comms}, Partials: partials,
-		Prompt: a.Prompt, Citations: []Citation{}}
-	for i, n := range a.Cited {
-		resp.Citations = append(resp.Citations, Citation{Marker: strconv.Itoa(i + 1), Community: partials[n-1].CommunityID})
-	}
-	t.mark("reduce")
-	resp.Timings = t.done()
-	return resp, nil
+	return comms, nil
 }
 
 // selectReports returns up to k reports at level, the most similar to the question

@@ -1,0 +1,243 @@
+package engine
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/graphrag/graphrag/pkg/graphstore"
+	"github.com/graphrag/graphrag/services/query/answer"
+)
+
+// The modes are compositions of three searches the engine already runs, each in one
+// place: local retrieval (retrieve: the text, graph and subject lists fused, the linked
+// entities, their relationships, the most similar reports), the text lists alone (the
+// same retrieval with plan.textOnly), and global search's report selection
+// (reportCandidates, ranked by rankReports). Every mode but global is answered by the
+// answerer's Local from the context it assembles:
+//
+//   - naive: the text lists alone;
+//   - local: local retrieval;
+//   - hybrid: local retrieval, its reports joined by the reports global search ranks
+//     first for the question (topReports);
+//   - mix: hybrid, its passages the local ones and the naive ones fused by RRF;
+//   - drift: topReports as the primer, the answerer's follow-up questions from it, a
+//     local retrieval for the question and each follow-up, fused (unionOf);
+//   - auto: local retrieval, then the answerer's classification, which may hand the
+//     question to global search.
+
+// gathered is the context a mode assembled for the answerer.
+type gathered struct {
+	mode      string // the mode that answers (auto resolves to local or global)
+	found     Retrieved
+	followUps []string
+}
+
+// gather assembles the context of a local-style mode (every mode but global).
+func (e *Engine) gather(ctx context.Context, req Request, mode string, t *timer) (*gathered, error) {
+	switch mode {
+	case ModeAuto:
+		r, err := e.retrieve(ctx, req, t)
+		if err != nil {
+			return nil, err
+		}
+		var global bool
+		if req.OnlyContext {
+			global = answer.HasGlobalCue(req.Query) // no model call
+		} else {
+			global = e.answer.Global(ctx, req.Query, len(r.linked) > 0)
+		}
+		t.mark("classify")
+		if global {
+			return &gathered{mode: ModeGlobal}, nil
+		}
+		return &gathered{mode: ModeLocal, found: r.found}, nil
+	case ModeNaive, ModeLocal:
+		r, err := e.retrieve(ctx, req, t) // planOf runs naive as text only
+		if err != nil {
+			return nil, err
+		}
+		return &gathered{mode: mode, found: r.found}, nil
+	case ModeHybrid, ModeMix:
+		return e.hybrid(ctx, req, mode, t)
+	case ModeDrift:
+		return e.drift(ctx, req, t)
+	}
+	return nil, BadRequestf("mode: %q is not one of the modes", mode)
+}
+
+// hybrid is local retrieval with the reports global search ranks first added to its
+// context; for mix, its passages are also fused with the text lists' own ranking (the
+// naive passages), so a passage the text lists rank high is not crowded out by the
+// graph's.
+func (e *Engine) hybrid(ctx context.Context, req Request, mode string, t *timer) (*gathered, error) {
+	r, err := e.retrieve(ctx, req, t)
+	if err != nil {
+		return nil, err
+	}
+	found := r.found
+	if mode == ModeMix {
+		p := r.p
+		p.weights = textWeights(p.weights)
+		naive, err := e.fuse(ctx, p, r.s, graphResult{}, graphResult{})
+		if err != nil {
+			return nil, err
+		}
+		found.Chunks = fuseChunks(e.cfg.RRFK, p.topK, found.Chunks, naive)
+		t.mark("mix")
+	}
+	reports, err := e.topReports(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	found.Communities = joinCommunities(found.Communities, reports)
+	t.mark("reports")
+	return &gathered{mode: mode, found: found}, nil
+}
+
+// drift answers in the manner of DRIFT search: the reports global search ranks first
+// (the primer) give the answerer the follow-up questions to ask, a local retrieval is
+// run for the question and each follow-up (at most DriftFollowUps), and their contexts
+// are fused into one, the primer first among its reports. With OnlyContext the
+// follow-ups are the top report's key entities (no model call).
+func (e *Engine) drift(ctx context.Context, req Request, t *timer) (*gathered, error) {
+	primer, err := e.topReports(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	if len(primer) > 0 {
+		if keys, err = e.keyEntities(ctx, req.Corpus, primer[0], e.cfg.DriftFollowUps); err != nil {
+			return nil, err
+		}
+	}
+	t.mark("primer")
+	var followUps []string
+	if req.OnlyContext {
+		followUps = answer.EntityFollowUps(req.Query, keys, e.cfg.DriftFollowUps)
+	} else {
+		followUps = e.answer.FollowUps(ctx, req.Query, primer, keys, e.cfg.DriftFollowUps)
+	}
+	t.mark("follow_ups")
+	found := make([]Retrieved, 0, 1+len(followUps))
+	for _, q := range append([]string{req.Query}, followUps...) {
+		sub := req
+		sub.Query, sub.Mode = q, ModeLocal
+		r, err := e.retrieve(ctx, sub, t)
+		if err != nil {
+			return nil, fmt.Errorf("searching %q: %w", q, err)
+		}
+		found = append(found, r.found)
+	}
+	topK := req.TopK
+	if topK == 0 {
+		topK = e.cfg.TopK
+	}
+	union := unionOf(e.cfg.RRFK, topK, found)
+	union.Communities = joinCommunities(primer, union.Communities)
+	t.mark("union")
+	return &gathered{mode: ModeDrift, found: union, followUps: followUps}, nil
+}
+
+// topReports are the CommunityTopK reports global search ranks first for the question
+// (its topic's dense and lexical lists fused, the unrelated pruned), at the level it
+// would map.
+func (e *Engine) topReports(ctx context.Context, req Request) ([]Community, error) {
+	k := e.cfg.CommunityTopK
+	comms, err := e.reportCandidates(ctx, req, max(4*k, 64))
+	if err != nil {
+		return nil, err
+	}
+	comms = e.rankReports(req.Query, comms, true)
+	return comms[:min(k, len(comms))], nil
+}
+
+// keyEntities are the names of at most n members of community c, the most central
+// (PageRank, then mentions) first.
+func (e *Engine) keyEntities(ctx context.Context, corpus string, c Community, n int) ([]string, error) {
+	cs, err := e.deps.Graph.Communities(ctx, corpus, c.Level)
+	if err != nil {
+		return nil, fmt.Errorf("reading the communities of level %d: %w", c.Level, err)
+	}
+	i := slices.IndexFunc(cs, func(gc graphstore.Community) bool { return gc.ID == c.ID })
+	if i < 0 || len(cs[i].Members) == 0 {
+		return nil, nil
+	}
+	ents, err := e.deps.Graph.Entities(ctx, corpus, cs[i].Members, graphstore.Brief)
+	if err != nil {
+		return nil, fmt.Errorf("reading the members of community %s: %w", c.ID, err)
+	}
+	slices.SortFunc(ents, func(a, b graphstore.Entity) int {
+		return cmp.Or(cmp.Compare(b.PageRank, a.PageRank), cmp.Compare(b.MentionCount, a.MentionCount), cmp.Compare(a.Key, b.Key))
+	})
+	out := make([]string, 0, n)
+	for _, en := range ents[:min(n, len(ents))] {
+		out = append(out, en.Name)
+	}
+	return out, nil
+}
+
+// fuseChunks fuses ranked passage lists by RRF with equal weights and returns the best
+// topK, each with its record from the first list that holds it and its fused score.
+func fuseChunks(k float64, topK int, lists ...[]Chunk) []Chunk {
+	byID := map[string]Chunk{}
+	ranked := make([]RankedList, 0, len(lists))
+	for i, l := range lists {
+		rl := RankedList{Name: fmt.Sprint(i), Weight: 1}
+		for _, c := range l {
+			rl.IDs = append(rl.IDs, c.ID)
+			if _, ok := byID[c.ID]; !ok {
+				byID[c.ID] = c
+			}
+		}
+		ranked = append(ranked, rl)
+	}
+	fused := RRF(k, ranked...)
+	out := make([]Chunk, 0, min(topK, len(fused)))
+	for _, f := range fused[:min(topK, len(fused))] {
+		c := byID[f.ID]
+		c.Score = f.Score
+		out = append(out, c)
+	}
+	return out
+}
+
+// unionOf fuses the contexts of several local retrievals: their passages by RRF (best
+// topK), their entities, relationships and reports each once, in order of first
+// appearance.
+func unionOf(k float64, topK int, rs []Retrieved) Retrieved {
+	var out Retrieved
+	chunks := make([][]Chunk, 0, len(rs))
+	seenEnt, seenRel := map[string]bool{}, map[string]bool{}
+	for _, r := range rs {
+		chunks = append(chunks, r.Chunks)
+		for _, en := range r.Entities {
+			if !seenEnt[en.Key] {
+				seenEnt[en.Key] = true
+				out.Entities = append(out.Entities, en)
+			}
+		}
+		for _, rel := range r.Relationships {
+			key := rel.Source + "\x00" + rel.Type + "\x00" + rel.Target
+			if !seenRel[key] {
+				seenRel[key] = true
+				out.Relationships = append(out.Relationships, rel)
+			}
+		}
+		out.Communities = joinCommunities(out.Communities, r.Communities)
+	}
+	out.Chunks = fuseChunks(k, topK, chunks...)
+	return out
+}
+
+// joinCommunities appends to a the reports of b it does not hold.
+func joinCommunities(a, b []Community) []Community {
+	out := slices.Clone(a)
+	for _, c := range b {
+		if !slices.ContainsFunc(out, func(o Community) bool { return o.ID == c.ID }) {
+			out = append(out, c)
+		}
+	}
+	return out
+}

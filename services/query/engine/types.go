@@ -173,11 +173,11 @@ type Citation struct {
 
 // Response answers a question.
 type Response struct {
-	Answer    string             `json:"answer"`
-	Mode      string             `json:"mode"`
-	Citations []Citation         `json:"citations"`
-	Context   Retrieved          `json:"context"`
-	Partials  []PartialAnswer    `json:"partial_answers,omitempty"`
+	Answer    string          `json:"answer"`
+	Mode      string          `json:"mode"`
+	Citations []Citation      `json:"citations"`
+	Context   Retrieved       `json:"context"`
+	Partials  []PartialAnswer `json:"partial_answers,omitempty"`
 	// FollowUps are the follow-up questions a drift answer searched for.
 	FollowUps []string           `json:"follow_ups,omitempty"`
 	Timings   map[string]float64 `json:"timings_ms"`

@@ -45,6 +45,12 @@ var evalStrategies = map[string]engine.Request{
 	"graph_ppr":   {GraphRanking: engine.RankPPR},
 	"graph_path":  {GraphRanking: engine.RankPath},
 	"graph_only":  {Weights: &engine.Weights{Graph: 1}},
+	// The query modes whose passages differ from local search's (hybrid adds reports
+	// only, so it ranks as graph does): each ranks as /v1/retrieve does in that mode.
+	// Drift's follow-ups are then the top report's key entities, with a model too.
+	"naive": {Mode: engine.ModeNaive},
+	"mix":   {Mode: engine.ModeMix},
+	"drift": {Mode: engine.ModeDrift},
 }
 
 type evalDoc struct {

@@ -28,7 +28,7 @@ func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var token service.Secret
 	fs.Var(&token, "api-token", "bearer token for the API")
 	corpus := fs.String("corpus", "", "corpus name (required)")
-	mode := fs.String("mode", engine.ModeAuto, strings.Join(engine.Modes, ", ")+" (docs/api.md, \"Which mode when\")")
+	mode := fs.String("mode", engine.ModeAuto, strings.Join(engine.Modes, ", ")+" (README, \"Which mode when\")")
 	topK := fs.Int("top-k", 0, fmt.Sprintf("chunks in the context, 1..%d (0 = server default)", engine.MaxTopK))
 	responseType := fs.String("response-type", "", `the answer's form, e.g. "Bullet Points", "Single Paragraph" (empty = the answerer's own)`)
 	userPrompt := fs.String("user-prompt", "", "instructions added to the answer prompt after the question")

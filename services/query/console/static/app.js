@@ -265,7 +265,7 @@ async function exampleQuestions() {
   return qs;
 }
 
-// MODES are the query API's modes with what each answers from (docs/api.md, "Which mode
+// MODES are the query API's modes with what each answers from (README.md, "Which mode
 // when"), in the order of the mode selector.
 const MODES = [
   ['auto', 'local or global, decided from the question'],

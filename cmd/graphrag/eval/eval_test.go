@@ -62,7 +62,7 @@ func TestEvalCommand(t *testing.T) {
 	details := filepath.Join(t.TempDir(), "details.jsonl")
 	var stdout, stderr bytes.Buffer
 	err := Run(t.Context(), []string{"-data-dir", t.TempDir(), "-detect-debounce", "200ms",
-		"-dataset", "testdata/evalset", "-out", out, "-details", details, "-strategies", "bm25,dense,hybrid,graph,naive,mix,drift"}, &stdout, &stderr)
+		"-dataset", "testdata/evalset", "-out", out, "-details", details, "-strategies", "bm25,dense,hybrid,graph,naive,mix,drift", "-answer-mode", "drift"}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("eval: %v\n%s", err, stderr.String())
 	}
@@ -87,7 +87,7 @@ func TestEvalCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Offline, answers are extractive and scored by containing the gold answer only.
-	if a := rep.Answers; a == nil || !a.Extractive || a.ExactMatch != nil || a.Questions == 0 || rep.Titles != titlesAsShipped {
+	if a := rep.Answers; a == nil || !a.Extractive || a.ExactMatch != nil || a.Questions == 0 || a.Mode != "drift" || rep.Titles != titlesAsShipped {
 		t.Errorf("answers %+v, titles %q", rep.Answers, rep.Titles)
 	}
 	if rep.Indexing.Chunks != 5 || rep.Indexing.Entities == 0 || len(rep.Strategies) != 7 {

@@ -144,7 +144,8 @@ func checkText(field, s string, limit int, multiline bool) error {
 		return BadRequestf("%s: is not valid UTF-8", field)
 	}
 	for _, r := range s {
-		if unicode.IsControl(r) && !(multiline && (r == '\n' || r == '\t' || r == '\r')) {
+		lineBreak := r == '\n' || r == '\t' || r == '\r'
+		if unicode.IsControl(r) && (!multiline || !lineBreak) {
 			return BadRequestf("%s: holds the control character %U", field, r)
 		}
 	}

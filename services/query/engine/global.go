@@ -42,7 +42,8 @@ func (e *Engine) pickLevel(ctx context.Context, corpus string, want int) (int, e
 func (e *Engine) global(ctx context.Context, req Request, t *timer, onDelta func(string) error) (*Response, error) {
 	// When every mapped community costs a model call, MapTopK bounds the map phase (0 =
 	// all at the level, pruned). Offline the map phase is free: map them all and let the
-	// scores choose.
+	// scores choose. A context-only request gets what a model would be mapped: the
+	// ranked reports within MapTopK, not every report of the level.
 	k := e.cfg.MapTopK
 	paid := e.answer.PaysPerReport() || req.OnlyContext
 	all := k == 0 || !paid

@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/graphrag/graphrag/services/query/engine"
 )
 
 // The tests in this file run the graphrag binary as a user does, from the outside: the
@@ -252,6 +254,10 @@ func TestCLIMistakesFailWithTheirCause(t *testing.T) {
 		{"up with invalid values", []string{"up", "-data-dir", filepath.Join(elsewhere, "f"), "-nats-port", "-1", "-http-addr", "127.0.0.1:0",
 			"-entity-min-similarity", "1.5", "-pagerank-damping", "1", "-chunk-tokens", "-5"},
 			[]string{"-entity-min-similarity: must be -1 (automatic) or in (0, 1], got 1.5", "-pagerank-damping: must be in (0, 1), got 1", "-chunk-tokens: must be at least 1, got -5"}},
+		{"query in an unknown mode", []string{"query", "-api", "http://127.0.0.1:1", "-corpus", "demo", "-mode", "deep", "x"},
+			[]string{`mode: "deep" is not one of auto, naive, local, global, hybrid, mix, drift`}},
+		{"query with too long a user prompt", []string{"query", "-api", "http://127.0.0.1:1", "-corpus", "demo", "-user-prompt", strings.Repeat("u", 2001), "x"},
+			[]string{"user_prompt: is 2001 bytes, limit 2000"}},
 		{"publish a path that does not exist", []string{"publish", "-nats-url", "nats://127.0.0.1:1", "-corpus", "notes", filepath.Join(elsewhere, "notes")},
 			[]string{"nothing published", "no such file or directory"}},
 	} {
@@ -322,10 +328,26 @@ func TestCLIAgainstRunningUp(t *testing.T) {
 		checkCitations(t, stream.stdout)
 	})
 	t.Run("a question of stop words is answered", func(t *testing.T) {
-		for _, mode := range []string{"auto", "local", "global"} {
+		for _, mode := range engine.Modes {
 			if res := runCLI(t, bin, "", "", "query", "-api", up.api, "-corpus", "demo", "-mode", mode, "What is this about?"); res.code != 0 {
 				t.Errorf("%s: exit %d: %s", mode, res.code, res.stderr)
 			}
+		}
+	})
+	t.Run("every mode answers with citations, or shows its context", func(t *testing.T) {
+		for _, mode := range []string{engine.ModeNaive, engine.ModeHybrid, engine.ModeMix, engine.ModeDrift} {
+			res := runCLI(t, bin, "", "", "query", "-api", up.api, "-corpus", "demo", "-mode", mode, "-response-type", "Bullet Points", "Who keeps Gullhead Lighthouse?")
+			if res.code != 0 {
+				t.Fatalf("%s: exit %d: %s", mode, res.code, res.stderr)
+			}
+			if !strings.Contains(res.stdout, "Q ("+mode+")") || !strings.Contains(res.stdout, "A: - ") {
+				t.Errorf("%s: the answer is not a list from this mode:\n%s", mode, res.stdout)
+			}
+			checkCitations(t, res.stdout)
+		}
+		res := runCLI(t, bin, "", "", "query", "-api", up.api, "-corpus", "demo", "-mode", engine.ModeDrift, "-only-context", "Who keeps Gullhead Lighthouse?")
+		if res.code != 0 || !strings.Contains(res.stdout, "Q (drift, context only)") || !strings.Contains(res.stdout, "follow-up: ") || !strings.Contains(res.stdout, "   1. ") {
+			t.Errorf("drift -only-context: exit %d, stdout:\n%s", res.code, res.stdout)
 		}
 	})
 	t.Run("status of an unknown corpus fails", func(t *testing.T) {

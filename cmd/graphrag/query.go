@@ -28,8 +28,11 @@ func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var token service.Secret
 	fs.Var(&token, "api-token", "bearer token for the API")
 	corpus := fs.String("corpus", "", "corpus name (required)")
-	mode := fs.String("mode", engine.ModeAuto, "auto, local or global")
-	topK := fs.Int("top-k", 0, "chunks in the context (0 = server default)")
+	mode := fs.String("mode", engine.ModeAuto, strings.Join(engine.Modes, ", ")+" (README, \"Which mode when\")")
+	topK := fs.Int("top-k", 0, fmt.Sprintf("chunks in the context, 1..%d (0 = server default)", engine.MaxTopK))
+	responseType := fs.String("response-type", "", `the answer's form, e.g. "Bullet Points", "Single Paragraph" (empty = the answerer's own)`)
+	userPrompt := fs.String("user-prompt", "", "instructions added to the answer prompt after the question")
+	onlyContext := fs.Bool("only-context", false, "print the context the mode assembles, without an answer")
 	level := fs.Int("level", -1, "community level (-1 = automatic)")
 	asJSON := fs.Bool("json", false, "print the whole JSON response")
 	stream := fs.Bool("stream", false, "stream the answer as it is generated")
@@ -45,7 +48,8 @@ func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.Usage()
 		return errors.New("no question given")
 	}
-	req := engine.Request{Corpus: *corpus, Query: strings.Join(fs.Args(), " "), Mode: *mode, TopK: *topK, Stream: *stream && !*asJSON}
+	req := engine.Request{Corpus: *corpus, Query: strings.Join(fs.Args(), " "), Mode: *mode, TopK: *topK, Stream: *stream && !*asJSON && !*onlyContext,
+		ResponseType: *responseType, UserPrompt: *userPrompt, OnlyContext: *onlyContext}
 	if *level >= 0 {
 		req.Level = level
 	}
@@ -87,8 +91,40 @@ func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
 		return fmt.Errorf("decoding the answer: %w", err)
 	}
+	if req.OnlyContext {
+		printContext(stdout, req.Query, &r)
+		return nil
+	}
 	printAnswer(stdout, req.Query, &r)
 	return nil
+}
+
+// printContext lists what a mode assembled: the follow-ups of a drift search, the
+// passages best first, the entities and the community reports.
+func printContext(w io.Writer, q string, r *engine.Response) {
+	c := r.Context
+	fmt.Fprintf(w, "Q (%s, context only): %s\n", r.Mode, q)
+	for _, f := range r.FollowUps {
+		fmt.Fprintf(w, "   follow-up: %s\n", f)
+	}
+	for i, ch := range c.Chunks {
+		title := ch.Title
+		if title == "" {
+			title = ch.DocumentID
+		}
+		fmt.Fprintf(w, "   %d. %s: %s (%s)\n", i+1, title, snippet(ch.Text, 100), ch.ID)
+	}
+	if len(c.Entities) > 0 {
+		names := make([]string, 0, len(c.Entities))
+		for _, en := range c.Entities {
+			names = append(names, en.Name)
+		}
+		fmt.Fprintf(w, "   entities: %s\n", strings.Join(names, ", "))
+	}
+	for _, rep := range c.Communities {
+		fmt.Fprintf(w, "   report: %s (community %s)\n", rep.Title, rep.ID)
+	}
+	fmt.Fprintf(w, "   (%.0f ms)\n\n", r.Timings["total"])
 }
 
 // printStream prints delta events as they come and the citations of the done event.

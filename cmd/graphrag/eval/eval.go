@@ -45,6 +45,12 @@ var evalStrategies = map[string]engine.Request{
 	"graph_ppr":   {GraphRanking: engine.RankPPR},
 	"graph_path":  {GraphRanking: engine.RankPath},
 	"graph_only":  {Weights: &engine.Weights{Graph: 1}},
+	// The query modes whose passages differ from local search's (hybrid adds reports
+	// only, so it ranks as graph does): each ranks as /v1/retrieve does in that mode.
+	// Drift's follow-ups are then the top report's key entities, with a model too.
+	"naive": {Mode: engine.ModeNaive},
+	"mix":   {Mode: engine.ModeMix},
+	"drift": {Mode: engine.ModeDrift},
 }
 
 type evalDoc struct {
@@ -113,6 +119,7 @@ type AnswerResult struct {
 	F1           *float64 `json:"f1,omitempty"`
 	Questions    int      `json:"questions"`
 	Extractive   bool     `json:"extractive"`
+	Mode         string   `json:"mode"` // the query mode that answered (-answer-mode)
 }
 
 var evalKs = []int{2, 5, 10}
@@ -121,7 +128,7 @@ var evalKs = []int{2, 5, 10}
 // data dir unless -data-dir is given) until the report is written.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := stack.DefaultConfig()
-	var dataset, out, strategies, details, titles string
+	var dataset, out, strategies, details, titles, answerMode string
 	var limit int
 	var candidates, noWait bool
 	// Log quietly: the table and the progress bar are the output.
@@ -149,6 +156,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fs.StringVar(&details, "details", "", "also write one JSON line per question and strategy (top 10 documents, gold ranks) and per answer here")
 			fs.BoolVar(&noWait, "no-wait", false, "with a -data-dir that already holds the dataset: retrieve at once, without waiting for community reports (they do not rank passages); the entity vectors written so far are counted")
 			fs.BoolVar(&candidates, "candidates", false, "with -details: also write every fused candidate passage with its rank and score in each list (to study fusion offline)")
+			fs.StringVar(&answerMode, "answer-mode", engine.ModeLocal, "query mode the answers are written in: "+strings.Join(engine.Modes[1:], ", "))
 			fs.StringVar(&titles, "titles", titlesAsShipped, "document titles: "+titlesAsShipped+", or "+titlesOpaque+" (each replaced by doc-NNNNN, as most real corpora name their files)")
 		},
 		Config: &cfg,
@@ -167,6 +175,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 					return nil, fmt.Errorf("-dataset %s: %w (a dataset directory holds corpus.jsonl and questions.jsonl; docs/evaluation.md says how to get one)", dataset, err)
 				}
 			}
+			if !slices.Contains(engine.Modes, answerMode) || answerMode == engine.ModeAuto {
+				return nil, fmt.Errorf("-answer-mode: %q is not one of %s", answerMode, strings.Join(engine.Modes[1:], ", "))
+			}
 			names := strings.Split(strategies, ",")
 			for _, n := range names {
 				if _, ok := evalStrategies[n]; !ok {
@@ -181,7 +192,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				// The evaluation's end is the process's: its error is kept here, since
 				// cancelling ctx races with reporting it as the loop's failure.
 				defer cancel()
-				r, err := evaluate(ctx, p, st, evalOptions{dir: dataset, strategies: names, limit: limit, details: details, titles: titles, candidates: candidates, noWait: noWait}, stderr)
+				r, err := evaluate(ctx, p, st, evalOptions{dir: dataset, strategies: names, limit: limit, details: details, titles: titles, candidates: candidates, noWait: noWait, answerMode: answerMode}, stderr)
 				if err == nil {
 					err = writeReport(out, r)
 				}
@@ -254,6 +265,7 @@ type evalOptions struct {
 	titles     string   // titlesAsShipped or titlesOpaque
 	candidates bool     // details also hold every fused candidate with its list hits
 	noWait     bool     // an indexed data dir: retrieve without waiting for reports
+	answerMode string   // the query mode of the answers
 }
 
 // questionDetail is one line of the -details file: how a strategy ranked one question's
@@ -420,7 +432,7 @@ func evaluate(ctx context.Context, p *platform.Platform, st *stack.Stack, o eval
 	}
 	prog.done()
 
-	ar, err := evaluateAnswers(ctx, st, qs, p.LLM == nil, details)
+	ar, err := evaluateAnswers(ctx, st, qs, o.answerMode, p.LLM == nil, details)
 	if err != nil {
 		return nil, err
 	}
@@ -428,13 +440,13 @@ func evaluate(ctx context.Context, p *platform.Platform, st *stack.Stack, o eval
 	return rep, nil
 }
 
-// evaluateAnswers answers every question with the default local search and scores the
+// evaluateAnswers answers every question in mode (local by default) and scores the
 // answers against the gold ones.
-func evaluateAnswers(ctx context.Context, st *stack.Stack, qs []evalQuestion, extractive bool, details *json.Encoder) (*AnswerResult, error) {
-	ar := &AnswerResult{Questions: len(qs), Extractive: extractive}
+func evaluateAnswers(ctx context.Context, st *stack.Stack, qs []evalQuestion, mode string, extractive bool, details *json.Encoder) (*AnswerResult, error) {
+	ar := &AnswerResult{Questions: len(qs), Extractive: extractive, Mode: mode}
 	var em, f1 float64
 	for _, q := range qs {
-		resp, err := st.Engine.Query(ctx, engine.Request{Corpus: evalCorpus, Query: q.Question, Mode: engine.ModeLocal}, nil)
+		resp, err := st.Engine.Query(ctx, engine.Request{Corpus: evalCorpus, Query: q.Question, Mode: mode}, nil)
 		if err != nil {
 			return nil, fmt.Errorf("answering %s: %w", q.ID, err)
 		}
@@ -680,6 +692,6 @@ func printReport(w io.Writer, r *EvalReport) {
 		if a.ExactMatch != nil {
 			fmt.Fprintf(w, ", exact match %.3f, F1 %.3f", *a.ExactMatch, *a.F1)
 		}
-		fmt.Fprintf(w, " over %d questions (%s)\n", a.Questions, map[bool]string{true: "extractive, offline", false: "chat model"}[a.Extractive])
+		fmt.Fprintf(w, " over %d questions (%s mode, %s)\n", a.Questions, a.Mode, map[bool]string{true: "extractive, offline", false: "chat model"}[a.Extractive])
 	}
 }

@@ -62,7 +62,7 @@ func TestEvalCommand(t *testing.T) {
 	details := filepath.Join(t.TempDir(), "details.jsonl")
 	var stdout, stderr bytes.Buffer
 	err := Run(t.Context(), []string{"-data-dir", t.TempDir(), "-detect-debounce", "200ms",
-		"-dataset", "testdata/evalset", "-out", out, "-details", details, "-strategies", "bm25,dense,hybrid,graph"}, &stdout, &stderr)
+		"-dataset", "testdata/evalset", "-out", out, "-details", details, "-strategies", "bm25,dense,hybrid,graph,naive,mix,drift", "-answer-mode", "drift"}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("eval: %v\n%s", err, stderr.String())
 	}
@@ -87,10 +87,10 @@ func TestEvalCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Offline, answers are extractive and scored by containing the gold answer only.
-	if a := rep.Answers; a == nil || !a.Extractive || a.ExactMatch != nil || a.Questions == 0 || rep.Titles != titlesAsShipped {
+	if a := rep.Answers; a == nil || !a.Extractive || a.ExactMatch != nil || a.Questions == 0 || a.Mode != "drift" || rep.Titles != titlesAsShipped {
 		t.Errorf("answers %+v, titles %q", rep.Answers, rep.Titles)
 	}
-	if rep.Indexing.Chunks != 5 || rep.Indexing.Entities == 0 || len(rep.Strategies) != 4 {
+	if rep.Indexing.Chunks != 5 || rep.Indexing.Entities == 0 || len(rep.Strategies) != 7 {
 		t.Fatalf("report %+v", rep)
 	}
 	for _, s := range rep.Strategies {
@@ -98,7 +98,8 @@ func TestEvalCommand(t *testing.T) {
 			t.Errorf("%s: recall@10 %v MRR %v on a five-document corpus", s.Name, s.Recall["10"], s.MRR)
 		}
 		// The phases say where the latency went: the lists the strategy computes, no other.
-		want := map[string][]string{"bm25": {"lexical"}, "dense": {"dense"}, "hybrid": {"lexical", "dense"}, "graph": {"lexical", "link", "graph"}}[s.Name]
+		want := map[string][]string{"bm25": {"lexical"}, "dense": {"dense"}, "hybrid": {"lexical", "dense"}, "graph": {"lexical", "link", "graph"},
+			"naive": {"lexical"}, "mix": {"lexical", "link", "graph", "mix", "reports"}, "drift": {"primer", "follow_ups", "lexical", "link", "graph", "union"}}[s.Name]
 		for _, ph := range want {
 			if _, ok := s.Phases[ph]; !ok {
 				t.Errorf("%s: no %q phase in %v", s.Name, ph, s.Phases)
@@ -106,6 +107,11 @@ func TestEvalCommand(t *testing.T) {
 		}
 		if _, ok := s.Phases["dense"]; ok && s.Name == "bm25" {
 			t.Errorf("bm25 reports a dense phase: %v", s.Phases)
+		}
+		for _, ph := range []string{"link", "graph", "subject", "communities"} {
+			if _, ok := s.Phases[ph]; ok && s.Name == "naive" {
+				t.Errorf("naive mode reports a %s phase: %v", ph, s.Phases)
+			}
 		}
 	}
 	if rep.Indexing.CPUSeconds <= 0 {
@@ -123,8 +129,8 @@ func TestEvalCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ds) != 5*len(qs) {
-		t.Fatalf("%d detail lines, want %d (4 strategies and the answer per question)", len(ds), 5*len(qs))
+	if len(ds) != 8*len(qs) {
+		t.Fatalf("%d detail lines, want %d (7 strategies and the answer per question)", len(ds), 8*len(qs))
 	}
 	for _, d := range ds {
 		if d.Strategy == "answer" {

@@ -17,19 +17,49 @@ type Answerer interface {
 	// map-reduce over community reports) rather than about specific things; linked says
 	// whether retrieval linked an entity of the graph to the question.
 	Global(ctx context.Context, question string, linked bool) bool
-	// Local answers a local question from what retrieval found; the answer's markers
-	// [n] cite found.Chunks. onDelta, when not nil, receives the answer as it is written.
-	Local(ctx context.Context, question string, found evidence.Retrieved, onDelta func(string) error) (Answer, error)
+	// Local answers a local question from what retrieval found, in the form style asks
+	// for; the answer's markers [n] cite found.Chunks. onDelta, when not nil, receives
+	// the answer as it is written.
+	Local(ctx context.Context, question string, found evidence.Retrieved, style Style, onDelta func(string) error) (Answer, error)
 	// PaysPerReport reports whether mapping a community report costs a model call: the
 	// caller then ranks the candidate reports by the question and maps only the best.
 	PaysPerReport() bool
 	// Map writes a partial answer from each community report, in the order given (the
 	// best-ranked first), and returns the relevant ones, best score first, with the
-	// reports it mapped (a prefix of reports).
-	Map(ctx context.Context, question string, reports []evidence.Community) ([]evidence.PartialAnswer, []evidence.Community, error)
-	// Reduce answers a global question from the partial answers; the answer's markers
-	// [n] cite partials. onDelta is as for Local.
-	Reduce(ctx context.Context, question string, partials []evidence.PartialAnswer, onDelta func(string) error) (Answer, error)
+	// reports it mapped (a prefix of reports). style is the one Reduce will be given
+	// (its instructions count in the token budget).
+	Map(ctx context.Context, question string, reports []evidence.Community, style Style) ([]evidence.PartialAnswer, []evidence.Community, error)
+	// Reduce answers a global question from the partial answers, in the form style
+	// asks for; the answer's markers [n] cite partials. onDelta is as for Local.
+	Reduce(ctx context.Context, question string, partials []evidence.PartialAnswer, style Style, onDelta func(string) error) (Answer, error)
+	// FollowUps derives at most n follow-up questions from the community reports
+	// ranked first for a question (a drift search's primer, best first), each to be
+	// answered by a local search. keyEntities are the names of the top report's
+	// members, most central first: the extractive answerer's follow-ups, and the
+	// model's when its call fails.
+	FollowUps(ctx context.Context, question string, primer []evidence.Community, keyEntities []string, n int) []string
+}
+
+// Style is how the asker wants an answer written: the request's response_type and
+// user_prompt, checked by the engine (length, characters).
+type Style struct {
+	// ResponseType is the answer's form, free text: "Multiple Paragraphs", "Single
+	// Paragraph", "Bullet Points".
+	ResponseType string
+	// UserPrompt holds the asker's instructions, added to the prompt after the question.
+	UserPrompt string
+}
+
+// Bullets reports whether the response type asks for a list.
+func (s Style) Bullets() bool {
+	t := strings.ToLower(s.ResponseType)
+	return strings.Contains(t, "bullet") || strings.Contains(t, "list")
+}
+
+// Paragraph reports whether the response type asks for a single paragraph.
+func (s Style) Paragraph() bool {
+	t := strings.ToLower(s.ResponseType)
+	return strings.Contains(t, "single paragraph") || t == "paragraph"
 }
 
 // Answer is a written answer.

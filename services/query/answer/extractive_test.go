@@ -144,3 +144,53 @@ func TestExtractiveAnswerYesNoAndChoice(t *testing.T) {
 		t.Errorf("choice answer %q, want The Exies (1997 before 2006)", got)
 	}
 }
+
+// The extractive answers honour the response type: bullets for a local answer, one
+// paragraph for a global one; other types leave them as they are.
+func TestExtractiveResponseTypes(t *testing.T) {
+	ctx := t.Context()
+	found := evidence.Retrieved{Chunks: []evidence.Chunk{
+		{ID: "c1", Text: "Ada Lovelace wrote the first published algorithm for the Analytical Engine."},
+		{ID: "c2", Text: "Lovelace worked with Charles Babbage and translated a memoir by Luigi Menabrea."},
+	}}
+	q := "What did Ada Lovelace write and who did she work with?"
+	plain, err := extractive{}.Local(ctx, q, found, Style{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bullets, err := extractive{}.Local(ctx, q, found, Style{ResponseType: "Bullet Points"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.HasPrefix(plain.Text, "- ") {
+		t.Errorf("default answer is a list: %q", plain.Text)
+	}
+	lines := strings.Split(bullets.Text, "\n")
+	if len(lines) < 2 {
+		t.Fatalf("bullet answer %q has %d lines, want one per cited statement (plain: %q)", bullets.Text, len(lines), plain.Text)
+	}
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "- ") || !strings.HasSuffix(l, "]") {
+			t.Errorf("line %q is not a cited bullet", l)
+		}
+	}
+	if !slices.Equal(bullets.Cited, plain.Cited) {
+		t.Errorf("bullets cite %v, plain %v: the same sources in the same order", bullets.Cited, plain.Cited)
+	}
+
+	partials := []evidence.PartialAnswer{{CommunityID: "k1", Answer: "Lovelace's algorithm", Score: 80}, {CommunityID: "k2", Answer: "Babbage's engines", Score: 60}}
+	list, err := extractive{}.Reduce(ctx, "main themes?", partials, Style{ResponseType: "Multiple Paragraphs"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	para, err := extractive{}.Reduce(ctx, "main themes?", partials, Style{ResponseType: "Single Paragraph"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(list.Text, "\n- ") {
+		t.Errorf("reduce answer %q is not the usual list", list.Text)
+	}
+	if want := "The corpus covers these themes: Lovelace's algorithm [1]; Babbage's engines [2]."; para.Text != want {
+		t.Errorf("single paragraph = %q, want %q", para.Text, want)
+	}
+}

@@ -21,6 +21,11 @@ var globalCue = regexp.MustCompile(`(?i)\b(main|major|key|overall|common|recurri
 // isGlobal is the heuristic classifier: the question has a global cue.
 func isGlobal(q string) bool { return globalCue.MatchString(q) }
 
+// HasGlobalCue is the extractive answerer's classifier, for a caller that must not call
+// a model: the question asks about the corpus as a whole ("the main themes", "across the
+// documents", "summarize").
+func HasGlobalCue(q string) bool { return isGlobal(q) }
+
 // Topic is what a global question is about: the question without its global cue
 // ("the main themes", "across the corpus") and generic words; the question itself when
 // nothing else is left ("what are the main themes?" is about everything). Reports are

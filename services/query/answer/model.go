@@ -49,8 +49,8 @@ func (m *modelAnswerer) Global(ctx context.Context, q string, linked bool) bool 
 	return out.Scope == "global"
 }
 
-func (m *modelAnswerer) Local(ctx context.Context, q string, found evidence.Retrieved, onDelta func(string) error) (Answer, error) {
-	a := Answer{Prompt: localPrompt(q, found)}
+func (m *modelAnswerer) Local(ctx context.Context, q string, found evidence.Retrieved, style Style, onDelta func(string) error) (Answer, error) {
+	a := Answer{Prompt: localPrompt(q, found, style)}
 	rn := newRenumberer(len(found.Chunks))
 	text, err := m.generate(ctx, llm.ChatRequest{Stage: "query", System: localSystem, User: a.Prompt, MaxTokens: m.cfg.AnswerTokens}, rn, onDelta)
 	if err != nil {
@@ -65,11 +65,11 @@ func (m *modelAnswerer) PaysPerReport() bool { return true }
 
 // Reduce asks the model to synthesize the partial answers; without any, it says that no
 // report is relevant, as the extractive answer does.
-func (m *modelAnswerer) Reduce(ctx context.Context, q string, partials []evidence.PartialAnswer, onDelta func(string) error) (Answer, error) {
+func (m *modelAnswerer) Reduce(ctx context.Context, q string, partials []evidence.PartialAnswer, style Style, onDelta func(string) error) (Answer, error) {
 	if len(partials) == 0 {
-		return extractive{}.Reduce(ctx, q, partials, onDelta)
+		return extractive{}.Reduce(ctx, q, partials, style, onDelta)
 	}
-	a := Answer{Prompt: reducePrompt(q, partials)}
+	a := Answer{Prompt: reducePrompt(q, partials, style)}
 	rn := newRenumberer(len(partials))
 	text, err := m.generate(ctx, llm.ChatRequest{Stage: "query", System: reduceSystem, User: a.Prompt, MaxTokens: m.cfg.ReduceTokens}, rn, onDelta)
 	if err != nil {
@@ -128,9 +128,9 @@ type mapBudget struct {
 // "[n] (score N) " and the blank line after it.
 const perPartial = 8
 
-func (m *modelAnswerer) newMapBudget(q string, n int) *mapBudget {
+func (m *modelAnswerer) newMapBudget(q string, n int, style Style) *mapBudget {
 	return &mapBudget{limit: m.cfg.GlobalTokenBudget, freed: make(chan struct{}, n),
-		spent: estimateTokens(reduceSystem) + estimateTokens(reducePrompt(q, nil))}
+		spent: estimateTokens(reduceSystem) + estimateTokens(reducePrompt(q, nil, style))}
 }
 
 // reserve takes tokens for one call if they fit (always for the first call, so that a
@@ -157,11 +157,11 @@ func (b *mapBudget) settle(reserved, real int) {
 // (bounded), within the token budget (mapBudget), drops the irrelevant ones and sorts
 // the rest by score. It returns the partial answers and the communities it mapped (a
 // prefix of comms). Wall time is about that of the slowest wave of calls, not their sum.
-func (m *modelAnswerer) Map(ctx context.Context, q string, comms []evidence.Community) ([]evidence.PartialAnswer, []evidence.Community, error) {
+func (m *modelAnswerer) Map(ctx context.Context, q string, comms []evidence.Community, style Style) ([]evidence.PartialAnswer, []evidence.Community, error) {
 	out := make([]evidence.PartialAnswer, len(comms))
 	errs := make([]error, len(comms))
 	sem := make(chan struct{}, m.cfg.MapConcurrency)
-	budget := m.newMapBudget(q, len(comms))
+	budget := m.newMapBudget(q, len(comms), style)
 	var wg sync.WaitGroup
 	inFlight, mapped := 0, 0
 dispatch:

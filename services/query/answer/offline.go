@@ -2,6 +2,8 @@ package answer
 
 import (
 	"context"
+	"regexp"
+	"strings"
 
 	"github.com/graphrag/graphrag/pkg/words"
 	"github.com/graphrag/graphrag/services/query/evidence"
@@ -17,10 +19,14 @@ var _ Answerer = extractive{}
 
 func (extractive) Global(_ context.Context, q string, _ bool) bool { return isGlobal(q) }
 
-func (extractive) Local(_ context.Context, q string, found evidence.Retrieved, onDelta func(string) error) (Answer, error) {
-	a := Answer{Prompt: localPrompt(q, found)}
+func (extractive) Local(_ context.Context, q string, found evidence.Retrieved, style Style, onDelta func(string) error) (Answer, error) {
+	a := Answer{Prompt: localPrompt(q, found, style)}
+	text := extractiveAnswer(q, found)
+	if style.Bullets() {
+		text = asBullets(text)
+	}
 	var err error
-	a.Text, a.Cited, err = cite(extractiveAnswer(q, found), len(found.Chunks), onDelta)
+	a.Text, a.Cited, err = cite(text, len(found.Chunks), onDelta)
 	return a, err
 }
 
@@ -28,7 +34,7 @@ func (extractive) Local(_ context.Context, q string, found evidence.Retrieved, o
 // mapped and the scores choose.
 func (extractive) PaysPerReport() bool { return false }
 
-func (extractive) Map(_ context.Context, q string, reports []evidence.Community) ([]evidence.PartialAnswer, []evidence.Community, error) {
+func (extractive) Map(_ context.Context, q string, reports []evidence.Community, _ Style) ([]evidence.PartialAnswer, []evidence.Community, error) {
 	terms := words.Terms(globalCue.ReplaceAllString(q, " "))
 	for _, w := range genericWords {
 		delete(terms, w)
@@ -40,9 +46,57 @@ func (extractive) Map(_ context.Context, q string, reports []evidence.Community)
 	return keepRelevant(out, nil), reports, nil
 }
 
-func (extractive) Reduce(_ context.Context, q string, partials []evidence.PartialAnswer, onDelta func(string) error) (Answer, error) {
-	a := Answer{Prompt: reducePrompt(q, partials)}
+func (extractive) Reduce(_ context.Context, q string, partials []evidence.PartialAnswer, style Style, onDelta func(string) error) (Answer, error) {
+	a := Answer{Prompt: reducePrompt(q, partials, style)}
+	text := extractiveReduce(partials)
+	if style.Paragraph() {
+		text = asParagraph(text)
+	}
 	var err error
-	a.Text, a.Cited, err = cite(extractiveReduce(partials), len(partials), onDelta)
+	a.Text, a.Cited, err = cite(text, len(partials), onDelta)
 	return a, err
+}
+
+// FollowUps are the top report's key entities: a local search for each finds the
+// passages about what the report is about.
+func (extractive) FollowUps(_ context.Context, q string, _ []evidence.Community, keyEntities []string, n int) []string {
+	return EntityFollowUps(q, keyEntities, n)
+}
+
+// EntityFollowUps are the follow-ups of a drift search made without a model: at most n
+// of the key entities, each a search of its own.
+func EntityFollowUps(question string, keyEntities []string, n int) []string {
+	return followUps(keyEntities, n, question)
+}
+
+// citedPart is one cited statement of an extractive answer: its text and its marker(s).
+var citedPart = regexp.MustCompile(`(\[\d+\](?:\[\d+\])*)\s+`)
+
+// asBullets writes an extractive answer (cited statements, each followed by its
+// marker) as a list, one statement a line.
+func asBullets(text string) string {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return text
+	}
+	return "- " + citedPart.ReplaceAllString(text, "$1\n- ")
+}
+
+// asParagraph writes a list (lines starting with "- ") as one paragraph, the items
+// separated by semicolons.
+func asParagraph(text string) string {
+	lines := strings.Split(text, "\n")
+	var lead string
+	var items []string
+	for _, l := range lines {
+		if item, ok := strings.CutPrefix(strings.TrimSpace(l), "- "); ok {
+			items = append(items, item)
+		} else if len(items) == 0 {
+			lead = strings.TrimSpace(lead + " " + l)
+		}
+	}
+	if len(items) == 0 {
+		return text
+	}
+	return strings.TrimSpace(lead+" "+strings.Join(items, "; ")) + "."
 }

@@ -11,8 +11,8 @@ const localSystem = `You answer questions using only the context provided: theme
 Cite the passages you use with their numbers in square brackets, like [1] or [2][3]. If the context does not contain the answer, say so. Be concise and specific.`
 
 // localPrompt renders the generation prompt: themes (community reports), relationships,
-// numbered passages, then the question.
-func localPrompt(question string, c evidence.Retrieved) string {
+// numbered passages, the question, then the asker's style (styled).
+func localPrompt(question string, c evidence.Retrieved, style Style) string {
 	var b strings.Builder
 	if len(c.Communities) > 0 {
 		b.WriteString("## Themes\n")
@@ -35,7 +35,23 @@ func localPrompt(question string, c evidence.Retrieved) string {
 	b.WriteString("## Question\n")
 	b.WriteString(question)
 	b.WriteString("\n")
+	styled(&b, style)
 	return b.String()
+}
+
+func (s Style) empty() bool {
+	return strings.TrimSpace(s.ResponseType) == "" && strings.TrimSpace(s.UserPrompt) == ""
+}
+
+// styled writes the asker's response type and instructions after the question, where
+// the model reads them last; nothing when there are none.
+func styled(b *strings.Builder, s Style) {
+	if t := strings.TrimSpace(s.ResponseType); t != "" {
+		fmt.Fprintf(b, "\n## Response type\n%s\n", t)
+	}
+	if u := strings.TrimSpace(s.UserPrompt); u != "" {
+		fmt.Fprintf(b, "\n## Additional instructions\n%s\n", u)
+	}
 }
 
 func oneLine(s string, n int) string {
@@ -57,7 +73,7 @@ Return JSON {"answer": "...", "score": N}: the answer holds the points of the re
 const reduceSystem = `You synthesize partial answers, each from one community of a knowledge graph and numbered, into one coherent answer to the question. Remove redundancy, organize by theme, keep the most relevant points first, and cite the partial answers you use as [n]. Use only what the partial answers say.`
 
 // reducePrompt renders the reduce prompt.
-func reducePrompt(q string, partials []evidence.PartialAnswer) string {
+func reducePrompt(q string, partials []evidence.PartialAnswer, style Style) string {
 	var b strings.Builder
 	b.WriteString("## Partial answers\n")
 	for i, p := range partials {
@@ -65,6 +81,10 @@ func reducePrompt(q string, partials []evidence.PartialAnswer) string {
 	}
 	b.WriteString("## Question\n")
 	b.WriteString(q)
+	if !style.empty() {
+		b.WriteString("\n")
+		styled(&b, style)
+	}
 	return b.String()
 }
 

@@ -14,7 +14,7 @@ func TestCommunityContextInPrompt(t *testing.T) {
 		Communities:   []evidence.Community{{ID: "k1", Title: "Computing pioneers", Summary: "Lovelace and Babbage built the foundations."}},
 		Relationships: []evidence.Relationship{{Source: "ada lovelace", Target: "charles babbage", Type: "WORKED_WITH", Description: "They corresponded."}},
 	}
-	p := localPrompt("Who worked with Babbage?", c)
+	p := localPrompt("Who worked with Babbage?", c, Style{})
 	for _, want := range []string{"## Themes", "Computing pioneers", "Lovelace and Babbage built the foundations.",
 		"## Relationships", "WORKED_WITH", "## Passages", "[1] (c1) Passage one.", "## Question", "Who worked with Babbage?"} {
 		if !strings.Contains(p, want) {

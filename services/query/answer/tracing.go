@@ -22,8 +22,8 @@ const (
 	// AttrSources is the number of passages (Local), reports (Map) or partial answers
 	// (Reduce) the answer is written from.
 	AttrSources = attribute.Key("graphrag.answer.sources")
-	// AttrCited is the number of sources the answer cites (Local, Reduce) or of relevant
-	// partial answers (Map).
+	// AttrCited is the number of sources the answer cites (Local, Reduce), of relevant
+	// partial answers (Map) or of follow-up questions (FollowUps).
 	AttrCited = attribute.Key("graphrag.answer.cited")
 	// AttrGlobal is Global's verdict.
 	AttrGlobal = attribute.Key("graphrag.answer.global")
@@ -69,25 +69,32 @@ func (t traced) Global(ctx context.Context, question string, linked bool) bool {
 	return g
 }
 
-func (t traced) Local(ctx context.Context, question string, found evidence.Retrieved, onDelta func(string) error) (Answer, error) {
+func (t traced) Local(ctx context.Context, question string, found evidence.Retrieved, style Style, onDelta func(string) error) (Answer, error) {
 	ctx, span := t.start(ctx, "Local", len(found.Chunks))
-	a, err := t.a.Local(ctx, question, found, onDelta)
+	a, err := t.a.Local(ctx, question, found, style, onDelta)
 	end(span, len(a.Cited), err)
 	return a, err
 }
 
 func (t traced) PaysPerReport() bool { return t.a.PaysPerReport() }
 
-func (t traced) Map(ctx context.Context, question string, reports []evidence.Community) ([]evidence.PartialAnswer, []evidence.Community, error) {
+func (t traced) Map(ctx context.Context, question string, reports []evidence.Community, style Style) ([]evidence.PartialAnswer, []evidence.Community, error) {
 	ctx, span := t.start(ctx, "Map", len(reports))
-	partials, mapped, err := t.a.Map(ctx, question, reports)
+	partials, mapped, err := t.a.Map(ctx, question, reports, style)
 	end(span, len(partials), err)
 	return partials, mapped, err
 }
 
-func (t traced) Reduce(ctx context.Context, question string, partials []evidence.PartialAnswer, onDelta func(string) error) (Answer, error) {
+func (t traced) Reduce(ctx context.Context, question string, partials []evidence.PartialAnswer, style Style, onDelta func(string) error) (Answer, error) {
 	ctx, span := t.start(ctx, "Reduce", len(partials))
-	a, err := t.a.Reduce(ctx, question, partials, onDelta)
+	a, err := t.a.Reduce(ctx, question, partials, style, onDelta)
 	end(span, len(a.Cited), err)
 	return a, err
+}
+
+func (t traced) FollowUps(ctx context.Context, question string, primer []evidence.Community, keyEntities []string, n int) []string {
+	ctx, span := t.start(ctx, "FollowUps", len(primer))
+	qs := t.a.FollowUps(ctx, question, primer, keyEntities, n)
+	end(span, len(qs), nil)
+	return qs
 }

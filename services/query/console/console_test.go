@@ -5,8 +5,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/graphrag/graphrag/services/query/engine"
 )
 
 func get(t *testing.T, srv *httptest.Server, path string) (*http.Response, string) {
@@ -112,5 +115,24 @@ func TestScriptWritesNoHTML(t *testing.T) {
 		if strings.Contains(string(b), bad) {
 			t.Errorf("app.js uses %s", bad)
 		}
+	}
+}
+
+// The Ask page's mode selector offers every mode of the query API, in its order.
+func TestAskOffersEveryMode(t *testing.T) {
+	b, err := static.ReadFile("static/app.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := regexp.MustCompile(`(?s)const MODES = \[(.*?)\n\];`).FindSubmatch(b)
+	if block == nil {
+		t.Fatal("app.js has no MODES list")
+	}
+	var got []string
+	for _, m := range regexp.MustCompile(`\['([a-z]+)', '[^']+'\]`).FindAllSubmatch(block[1], -1) {
+		got = append(got, string(m[1]))
+	}
+	if !slices.Equal(got, engine.Modes) {
+		t.Errorf("the mode selector offers %q, want the API's modes %q", got, engine.Modes)
 	}
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"flag"
+	"fmt"
 	"log/slog"
 
 	"github.com/graphrag/graphrag/pkg/llm"
@@ -65,11 +66,18 @@ type Config struct {
 	// SubjectPassages is how many of the best dense/lexical passages contribute the
 	// entities they mention to the subject list (0: none).
 	SubjectPassages int
+	// DriftFollowUps bounds the follow-up questions of a drift search, each a local
+	// search of its own.
+	DriftFollowUps int
 	// ReverseHops adds to the subject list, after the forward hops, the passage that
 	// mentions a first-hop passage's subject and best matches what the first hop left
 	// unexplained in the question.
 	ReverseHops bool
 }
+
+// MaxDriftFollowUps bounds DriftFollowUps: a drift question runs one local search per
+// follow-up after its own.
+const MaxDriftFollowUps = 10
 
 // NoTokenBudget as GlobalTokenBudget leaves global questions unbounded.
 const NoTokenBudget = -1
@@ -118,6 +126,7 @@ func DefaultConfig() Config {
 		PassageSeedWeight: 0.5,
 		SubjectPassages:   2,
 		ReverseHops:       true,
+		DriftFollowUps:    3,
 	}
 }
 
@@ -140,7 +149,7 @@ type Deps struct {
 func (c Config) withDefaults(offline bool) Config {
 	service.FillZeros(&c, DefaultConfig(), "TopK", "Pool", "Depth", "MaxNeighbors", "RRFK", "Weights",
 		"GraphRanking", "EntityTopK", "EntityMargin", "CommunityTopK", "MapConcurrency", "MapMaxTokens",
-		"ReduceTokens", "GlobalTokenBudget", "AnswerTokens", "PassageSeedWeight", "Damping")
+		"ReduceTokens", "GlobalTokenBudget", "AnswerTokens", "PassageSeedWeight", "Damping", "DriftFollowUps")
 	if c.Weights.Dense == Auto {
 		c.Weights.Dense = 1
 		if offline {
@@ -195,6 +204,9 @@ func (c Config) Validate() error {
 	service.AtLeast(&p, "-passage-seeds", c.PassageSeeds, 0)
 	service.Positive(&p, "-passage-seed-weight", c.PassageSeedWeight)
 	service.AtLeast(&p, "-subject-passages", c.SubjectPassages, 0)
+	if c.DriftFollowUps < 1 || c.DriftFollowUps > MaxDriftFollowUps {
+		p.Add("-drift-follow-ups", "must be in 1..%d, got %d", MaxDriftFollowUps, c.DriftFollowUps)
+	}
 	return p.Err()
 }
 
@@ -221,5 +233,6 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.MapConcurrency, "map-concurrency", c.MapConcurrency, "parallel map calls")
 	fs.IntVar(&c.PassageSeeds, "passage-seeds", c.PassageSeeds, "best dense/lexical passages whose document entity also seeds the graph walk (0 = off)")
 	fs.Float64Var(&c.PassageSeedWeight, "passage-seed-weight", c.PassageSeedWeight, "walk seed weight of the best passage's document entity (divided by rank)")
+	fs.IntVar(&c.DriftFollowUps, "drift-follow-ups", c.DriftFollowUps, fmt.Sprintf("follow-up questions of a drift search, each a local search of its own (1..%d)", MaxDriftFollowUps))
 	fs.Float64Var(&c.Damping, "ppr-damping", c.Damping, "personalized PageRank damping of the graph walk")
 }

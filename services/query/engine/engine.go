@@ -51,20 +51,8 @@ type retrieval struct {
 	found  Retrieved
 	linked []linkedEntity
 	qvec   []float32
-}
-
-// Retrieve runs local retrieval and returns what it found with the duration of each
-// phase in milliseconds.
-func (e *Engine) Retrieve(ctx context.Context, req Request) (Retrieved, map[string]float64, error) {
-	if err := req.Validate(); err != nil {
-		return Retrieved{}, nil, err
-	}
-	t := newTimer()
-	r, err := e.retrieve(ctx, req, t)
-	if err != nil {
-		return Retrieved{}, nil, err
-	}
-	return r.found, t.done(), nil
+	p      plan      // what was asked
+	s      *searched // the first step's lists, which mix fuses again as text only
 }
 
 // embedQuery embeds the question. It returns nil, not an error, when the embedding has
@@ -115,7 +103,10 @@ func (e *Engine) retrieve(ctx context.Context, req Request, t *timer) (*retrieva
 	if err := e.checkCorpus(ctx, req.Corpus); err != nil {
 		return nil, err
 	}
-	p := e.planOf(req)
+	p, err := e.planOf(req)
+	if err != nil {
+		return nil, err
+	}
 	s, err := e.search(ctx, p, t)
 	if err != nil {
 		return nil, err
@@ -124,7 +115,7 @@ func (e *Engine) retrieve(ctx context.Context, req Request, t *timer) (*retrieva
 	if err != nil {
 		return nil, err
 	}
-	out := &retrieval{linked: s.linked, qvec: s.qvec}
+	out := &retrieval{linked: s.linked, qvec: s.qvec, p: p, s: s}
 	fctx, ph := t.begin(ctx, "fuse")
 	if out.found.Chunks, err = e.fuse(fctx, p, s, gl, sl); ph.end(err) != nil {
 		return nil, err
@@ -146,9 +137,12 @@ type plan struct {
 	weights       Weights
 	ranking       string
 	level         *int
+	// textOnly (naive mode) runs the text lists alone: no entity linking, graph walk,
+	// subject list, relationship or community report.
+	textOnly bool
 }
 
-func (e *Engine) planOf(req Request) plan {
+func (e *Engine) planOf(req Request) (plan, error) {
 	p := plan{corpus: req.Corpus, query: req.Query, topK: req.TopK, weights: e.cfg.Weights, ranking: e.cfg.GraphRanking, level: req.Level}
 	if p.topK == 0 {
 		p.topK = e.cfg.TopK
@@ -160,8 +154,21 @@ func (e *Engine) planOf(req Request) plan {
 	if req.GraphRanking != "" {
 		p.ranking = req.GraphRanking
 	}
-	return p
+	if req.Mode == ModeNaive {
+		p.textOnly = true
+		p.weights = textWeights(p.weights)
+		if p.weights == (Weights{}) {
+			if req.Weights != nil {
+				return p, BadRequestf("weights: naive mode ranks by the dense and lexical lists; at least one must be positive")
+			}
+			p.weights.Lexical = 1 // configured without text lists: BM25
+		}
+	}
+	return p, nil
 }
+
+// textWeights keeps the weights of the text lists (dense, lexical) of w.
+func textWeights(w Weights) Weights { return Weights{Dense: w.Dense, Lexical: w.Lexical} }
 
 // searched holds the results of the first step, the searches that need only the
 // question and its embedding.
@@ -193,6 +200,9 @@ func (e *Engine) search(ctx context.Context, p plan, t *timer) (*searched, error
 		})
 	}
 	g.Go(func() error {
+		if p.textOnly && p.weights.Dense == 0 {
+			return nil // nothing needs the question's vector
+		}
 		err := t.timed(gctx, "embed", func(gctx context.Context) (err error) {
 			s.qvec, err = e.embedQuery(gctx, p.query)
 			return err
@@ -210,6 +220,9 @@ func (e *Engine) search(ctx context.Context, p plan, t *timer) (*searched, error
 					return nil
 				})
 			})
+		}
+		if p.textOnly {
+			return nil
 		}
 		g.Go(func() error {
 			return t.timed(gctx, "link", func(gctx context.Context) (err error) {

@@ -37,42 +37,25 @@ func (e *Engine) pickLevel(ctx context.Context, corpus string, want int) (int, e
 	return best, nil
 }
 
-// global answers with map-reduce over community reports.
+// global answers with map-reduce over community reports. With only_context it returns
+// the reports it would map, ranked and bounded as with a model.
 func (e *Engine) global(ctx context.Context, req Request, t *timer, onDelta func(string) error) (*Response, error) {
-	sctx, sel := t.begin(ctx, "select")
-	if err := e.checkCorpus(sctx, req.Corpus); err != nil {
-		return nil, sel.end(err)
-	}
-	// Reports are selected by what the question is about, not by how it asks for a
-	// survey: "what are the main themes" matches every report alike.
-	qvec, err := e.embedQuery(sctx, answer.Topic(req.Query))
-	if err != nil {
-		return nil, sel.end(err)
-	}
-	var level int
-	if req.Level != nil {
-		level = *req.Level
-	} else if level, err = e.pickLevel(sctx, req.Corpus, max(2, e.cfg.MapTopK)); err != nil {
-		return nil, sel.end(err)
-	}
 	// When every mapped community costs a model call, MapTopK bounds the map phase (0 =
 	// all at the level, pruned). Offline the map phase is free: map them all and let the
-	// scores choose.
+	// scores choose. A context-only request gets what a model would be mapped: the
+	// ranked reports within MapTopK, not every report of the level.
 	k := e.cfg.MapTopK
-	paid := e.answer.PaysPerReport()
+	paid := e.answer.PaysPerReport() || req.OnlyContext
 	all := k == 0 || !paid
 	candidates := 10000
 	if !all {
 		// More candidates than are mapped, for the lexical list to reorder.
 		candidates = max(4*k, 64)
 	}
-	hits, err := e.selectReports(sctx, req.Corpus, qvec, level, candidates)
+	sctx, sel := t.begin(ctx, "select")
+	comms, err := e.reportCandidates(sctx, req, candidates)
 	if err != nil {
 		return nil, sel.end(err)
-	}
-	comms := make([]Community, 0, len(hits))
-	for _, h := range hits {
-		comms = append(comms, CommunityOf(h.Record, h.Score))
 	}
 	if paid {
 		// Every mapped report is a model call: rank them by the question's topic, dense
@@ -83,14 +66,18 @@ func (e *Engine) global(ctx context.Context, req Request, t *timer, onDelta func
 		}
 	}
 	_ = sel.end(nil)
+	if req.OnlyContext {
+		return &Response{Mode: ModeGlobal, Context: Retrieved{Communities: comms}, Citations: []Citation{}, Timings: t.done()}, nil
+	}
 
+	style := styleOf(req)
 	mctx, ph := t.begin(ctx, "map")
-	partials, comms, err := e.answer.Map(mctx, req.Query, comms)
+	partials, comms, err := e.answer.Map(mctx, req.Query, comms, style)
 	if ph.end(err) != nil {
 		return nil, err
 	}
 	rctx, ph := t.begin(ctx, "reduce")
-	a, err := e.answer.Reduce(rctx, req.Query, partials, onDelta)
+	a, err := e.answer.Reduce(rctx, req.Query, partials, style, onDelta)
 	if ph.end(err) != nil {
 		return nil, err
 	}
@@ -101,6 +88,35 @@ func (e *Engine) global(ctx context.Context, req Request, t *timer, onDelta func
 	}
 	resp.Timings = t.done()
 	return resp, nil
+}
+
+// reportCandidates returns up to n reports of the level a global question is answered
+// at (the request's, else pickLevel's), the most similar to the question's topic first.
+func (e *Engine) reportCandidates(ctx context.Context, req Request, n int) ([]Community, error) {
+	if err := e.checkCorpus(ctx, req.Corpus); err != nil {
+		return nil, err
+	}
+	// Reports are selected by what the question is about, not by how it asks for a
+	// survey: "what are the main themes" matches every report alike.
+	qvec, err := e.embedQuery(ctx, answer.Topic(req.Query))
+	if err != nil {
+		return nil, err
+	}
+	var level int
+	if req.Level != nil {
+		level = *req.Level
+	} else if level, err = e.pickLevel(ctx, req.Corpus, max(2, e.cfg.MapTopK)); err != nil {
+		return nil, err
+	}
+	hits, err := e.selectReports(ctx, req.Corpus, qvec, level, n)
+	if err != nil {
+		return nil, err
+	}
+	comms := make([]Community, 0, len(hits))
+	for _, h := range hits {
+		comms = append(comms, CommunityOf(h.Record, h.Score))
+	}
+	return comms, nil
 }
 
 // selectReports returns up to k reports at level, the most similar to the question

@@ -3,11 +3,15 @@ package engine
 import (
 	"context"
 	"strconv"
+
+	"github.com/graphrag/graphrag/services/query/answer"
 )
 
-// Query answers a question: local retrieval, then the answerer (package answer)
-// classifies it and writes the answer. onDelta, when not nil, receives the answer as it
-// is generated (streamed from the LLM; offline, in one piece).
+// Query answers a question in the request's mode (modes.go): the mode assembles the
+// context, then the answerer (package answer) writes the answer from it; global mode
+// maps and reduces community reports instead. onDelta, when not nil, receives the answer
+// as it is generated (streamed from the LLM; offline, in one piece). With OnlyContext the
+// response holds the context and no answer.
 func (e *Engine) Query(ctx context.Context, req Request, onDelta func(string) error) (*Response, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
@@ -17,33 +21,47 @@ func (e *Engine) Query(ctx context.Context, req Request, onDelta func(string) er
 	if mode == "" {
 		mode = ModeAuto
 	}
-	var r *retrieval
-	if mode != ModeGlobal {
-		var err error
-		if r, err = e.retrieve(ctx, req, t); err != nil {
-			return nil, err
-		}
-	}
-	if mode == ModeAuto {
-		mode = ModeLocal
-		cctx, ph := t.begin(ctx, "classify")
-		if e.answer.Global(cctx, req.Query, len(r.linked) > 0) {
-			mode = ModeGlobal
-		}
-		_ = ph.end(nil)
-	}
 	if mode == ModeGlobal {
 		return e.global(ctx, req, t, onDelta)
 	}
-	gctx, ph := t.begin(ctx, "generate")
-	a, err := e.answer.Local(gctx, req.Query, r.found, onDelta)
-	if ph.end(err) != nil {
+	g, err := e.gather(ctx, req, mode, t)
+	if err != nil {
 		return nil, err
 	}
-	resp := &Response{Mode: ModeLocal, Answer: a.Text, Context: r.found, Prompt: a.Prompt,
-		Citations: chunkCitations(a.Cited, r.found)}
+	if g.mode == ModeGlobal { // auto classified the question as global
+		return e.global(ctx, req, t, onDelta)
+	}
+	resp := &Response{Mode: g.mode, Context: g.found, FollowUps: g.followUps, Citations: []Citation{}}
+	if !req.OnlyContext {
+		gctx, ph := t.begin(ctx, "generate")
+		a, err := e.answer.Local(gctx, req.Query, g.found, styleOf(req), onDelta)
+		if ph.end(err) != nil {
+			return nil, err
+		}
+		resp.Answer, resp.Prompt, resp.Citations = a.Text, a.Prompt, chunkCitations(a.Cited, g.found)
+	}
 	resp.Timings = t.done()
 	return resp, nil
+}
+
+// Retrieve returns the context the request's mode assembles, without an answer, with
+// the duration of each phase in milliseconds: Query with OnlyContext, where auto (the
+// default) is local retrieval.
+func (e *Engine) Retrieve(ctx context.Context, req Request) (Retrieved, map[string]float64, error) {
+	if req.Mode == "" || req.Mode == ModeAuto {
+		req.Mode = ModeLocal
+	}
+	req.OnlyContext = true
+	resp, err := e.Query(ctx, req, nil)
+	if err != nil {
+		return Retrieved{}, nil, err
+	}
+	return resp.Context, resp.Timings, nil
+}
+
+// styleOf is how the request asks for its answer to be written.
+func styleOf(req Request) answer.Style {
+	return answer.Style{ResponseType: req.ResponseType, UserPrompt: req.UserPrompt}
 }
 
 // chunkCitations are the citations of a local answer: marker n cites the passage

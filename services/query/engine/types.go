@@ -3,22 +3,52 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/services/query/evidence"
 )
 
-// Modes of a query.
+// Modes of a query (modes.go says what each one composes).
 const (
-	ModeAuto   = "auto"
-	ModeLocal  = "local"
+	// ModeAuto classifies the question: local, or global for a question about the
+	// corpus as a whole.
+	ModeAuto = "auto"
+	// ModeNaive answers from the text lists alone (dense and BM25, fused as local
+	// search fuses them): no entity, relationship or community report.
+	ModeNaive = "naive"
+	// ModeLocal answers from local retrieval: passages, entities, relationships and the
+	// most similar community reports.
+	ModeLocal = "local"
+	// ModeGlobal answers by map-reduce over the community reports of a level.
 	ModeGlobal = "global"
+	// ModeHybrid answers from local retrieval with the reports global search ranks
+	// first for the question added to its context.
+	ModeHybrid = "hybrid"
+	// ModeMix is hybrid whose passages are the local ones and the naive ones fused.
+	ModeMix = "mix"
+	// ModeDrift ranks the community reports (the primer), derives follow-up questions
+	// from them, runs a local search for the question and each follow-up, and answers
+	// from the union.
+	ModeDrift = "drift"
 )
 
-// MaxQueryBytes bounds a question.
-const MaxQueryBytes = 4096
+// Modes lists every mode, auto first.
+var Modes = []string{ModeAuto, ModeNaive, ModeLocal, ModeGlobal, ModeHybrid, ModeMix, ModeDrift}
+
+// Bounds of a request.
+const (
+	MaxQueryBytes = 4096 // a question
+	// MaxResponseTypeBytes bounds response_type ("Multiple Paragraphs", "Bullet Points").
+	MaxResponseTypeBytes = 100
+	// MaxUserPromptBytes bounds user_prompt, the instructions added to the answer
+	// prompt (about 500 tokens).
+	MaxUserPromptBytes = 2000
+	MaxTopK            = 100 // top_k
+)
 
 // ErrBadRequest is matched by every request validation error (the API answers 400).
 var ErrBadRequest = errors.New("bad request")
@@ -42,8 +72,18 @@ func BadRequestf(format string, args ...any) error {
 type Request struct {
 	Corpus string `json:"corpus"`
 	Query  string `json:"query"`
-	Mode   string `json:"mode,omitempty"`  // auto (default), local, global
+	Mode   string `json:"mode,omitempty"`  // one of Modes; auto by default
 	TopK   int    `json:"top_k,omitempty"` // chunks in the context; default from config
+	// ResponseType says what form the answer takes ("Multiple Paragraphs", "Single
+	// Paragraph", "Bullet Points"): given to the model; the extractive answers honour
+	// bullets and a single paragraph.
+	ResponseType string `json:"response_type,omitempty"`
+	// UserPrompt holds instructions added to the answer prompt (not to retrieval).
+	UserPrompt string `json:"user_prompt,omitempty"`
+	// OnlyContext returns the context the mode assembled, without an answer: no
+	// classification, follow-up or answer call (auto classifies by the question's
+	// global cue; drift's follow-ups are the top report's key entities).
+	OnlyContext bool `json:"only_context,omitempty"`
 	// Level selects the community level (0 = finest); nil picks automatically.
 	Level  *int `json:"level,omitempty"`
 	Stream bool `json:"stream,omitempty"`
@@ -68,13 +108,17 @@ func (r *Request) Validate() error {
 	case !utf8.ValidString(r.Query):
 		return BadRequestf("query: is not valid UTF-8")
 	}
-	switch r.Mode {
-	case "", ModeAuto, ModeLocal, ModeGlobal:
-	default:
-		return BadRequestf("mode: %q is not one of auto, local, global", r.Mode)
+	if r.Mode != "" && !slices.Contains(Modes, r.Mode) {
+		return BadRequestf("mode: %q is not one of %s", r.Mode, strings.Join(Modes, ", "))
 	}
-	if r.TopK < 0 || r.TopK > 100 {
-		return BadRequestf("top_k: %d is outside 0..100", r.TopK)
+	if r.TopK < 0 || r.TopK > MaxTopK {
+		return BadRequestf("top_k: %d is outside 0..%d (0: the server's default)", r.TopK, MaxTopK)
+	}
+	if err := checkText("response_type", r.ResponseType, MaxResponseTypeBytes, false); err != nil {
+		return err
+	}
+	if err := checkText("user_prompt", r.UserPrompt, MaxUserPromptBytes, true); err != nil {
+		return err
 	}
 	if r.Level != nil && (*r.Level < 0 || *r.Level > 16) {
 		return BadRequestf("level: %d is outside 0..16", *r.Level)
@@ -86,6 +130,24 @@ func (r *Request) Validate() error {
 	case "", RankPPR, RankPath:
 	default:
 		return BadRequestf("graph_ranking: %q is not %s or %s", r.GraphRanking, RankPPR, RankPath)
+	}
+	return nil
+}
+
+// checkText checks an instruction of a request: valid UTF-8 within limit bytes, without
+// control characters (line breaks only when multiline).
+func checkText(field, s string, limit int, multiline bool) error {
+	switch {
+	case len(s) > limit:
+		return BadRequestf("%s: is %d bytes, limit %d", field, len(s), limit)
+	case !utf8.ValidString(s):
+		return BadRequestf("%s: is not valid UTF-8", field)
+	}
+	for _, r := range s {
+		lineBreak := r == '\n' || r == '\t' || r == '\r'
+		if unicode.IsControl(r) && (!multiline || !lineBreak) {
+			return BadRequestf("%s: holds the control character %U", field, r)
+		}
 	}
 	return nil
 }
@@ -112,11 +174,13 @@ type Citation struct {
 
 // Response answers a question.
 type Response struct {
-	Answer    string             `json:"answer"`
-	Mode      string             `json:"mode"`
-	Citations []Citation         `json:"citations"`
-	Context   Retrieved          `json:"context"`
-	Partials  []PartialAnswer    `json:"partial_answers,omitempty"`
+	Answer    string          `json:"answer"`
+	Mode      string          `json:"mode"`
+	Citations []Citation      `json:"citations"`
+	Context   Retrieved       `json:"context"`
+	Partials  []PartialAnswer `json:"partial_answers,omitempty"`
+	// FollowUps are the follow-up questions a drift answer searched for.
+	FollowUps []string           `json:"follow_ups,omitempty"`
 	Timings   map[string]float64 `json:"timings_ms"`
 	Prompt    string             `json:"-"` // the generation prompt, for tests and debugging
 }

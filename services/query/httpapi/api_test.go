@@ -25,7 +25,12 @@ import (
 // newTestAPI serves the fixture engine behind cfg; the server is closed at cleanup.
 func newTestAPI(t *testing.T, cfg Config, opts ...Option) *httptest.Server {
 	t.Helper()
-	st := querytest.Demo(t)
+	return newTestAPIOver(t, querytest.Demo(t), cfg, opts...)
+}
+
+// newTestAPIOver serves an offline engine over st behind cfg.
+func newTestAPIOver(t *testing.T, st querytest.Stores, cfg Config, opts ...Option) *httptest.Server {
+	t.Helper()
 	e, err := engine.New(engine.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()})
 	if err != nil {
 		t.Fatalf("building engine: %v", err)
@@ -425,7 +430,16 @@ func TestHTTPBadInput(t *testing.T) {
 		{"bad mode", http.MethodPost, "/v1/query", `{"corpus":"demo","query":"x","mode":"deep"}`, 400, "mode"},
 		{"bad level", http.MethodPost, "/v1/query", `{"corpus":"demo","query":"x","mode":"global","level":17}`, 400, "level"},
 		{"negative level", http.MethodPost, "/v1/query", `{"corpus":"demo","query":"x","level":-1}`, 400, "level"},
-		{"bad top_k", http.MethodPost, "/v1/retrieve", `{"corpus":"demo","query":"x","top_k":101}`, 400, "top_k"},
+		{"bad top_k", http.MethodPost, "/v1/retrieve", `{"corpus":"demo","query":"x","top_k":101}`, 400, "top_k: 101 is outside 0..100"},
+		{"negative top_k", http.MethodPost, "/v1/query", `{"corpus":"demo","query":"x","top_k":-1}`, 400, "top_k: -1 is outside 0..100"},
+		{"top_k not a number", http.MethodPost, "/v1/query", `{"corpus":"demo","query":"x","top_k":"ten"}`, 400, "top_k"},
+		{"mode lists the modes", http.MethodPost, "/v1/query", `{"corpus":"demo","query":"x","mode":"deep"}`, 400, "auto, naive, local, global, hybrid, mix, drift"},
+		{"user_prompt too long", http.MethodPost, "/v1/query", `{"corpus":"demo","query":"x","user_prompt":"` + strings.Repeat("u", engine.MaxUserPromptBytes+1) + `"}`, 400, "user_prompt: is 2001 bytes, limit 2000"},
+		{"user_prompt control character", http.MethodPost, "/v1/query", `{"corpus":"demo","query":"x","user_prompt":"a\u0000b"}`, 400, "user_prompt: holds the control character U+0000"},
+		{"response_type too long", http.MethodPost, "/v1/query", `{"corpus":"demo","query":"x","response_type":"` + strings.Repeat("r", engine.MaxResponseTypeBytes+1) + `"}`, 400, "response_type: is 101 bytes, limit 100"},
+		{"response_type on two lines", http.MethodPost, "/v1/query", `{"corpus":"demo","query":"x","response_type":"Bullet\nPoints"}`, 400, "response_type: holds the control character U+000A"},
+		{"only_context not a boolean", http.MethodPost, "/v1/query", `{"corpus":"demo","query":"x","only_context":"yes"}`, 400, "only_context"},
+		{"naive without text lists", http.MethodPost, "/v1/query", `{"corpus":"demo","query":"x","mode":"naive","weights":{"graph":1}}`, 400, "naive mode"},
 		{"bad graph ranking", http.MethodPost, "/v1/retrieve", `{"corpus":"demo","query":"x","graph_ranking":"bfs"}`, 400, "graph_ranking"},
 		{"all-zero weights", http.MethodPost, "/v1/retrieve", `{"corpus":"demo","query":"x","weights":{"dense":0,"lexical":0,"graph":0}}`, 400, "weights"},
 		{"depth not a number", http.MethodGet, entityPath("demo", "Ada Lovelace") + "?depth=two", "", 400, "depth"},
@@ -755,4 +769,69 @@ func TestHTTPQueryTextIsData(t *testing.T) {
 	if len(nb.Neighbors) != 2 || len(nb.Relationships) != 3 {
 		t.Errorf("neighbourhood after the hostile queries = %+v, want 2 neighbours and 3 relationships", nb)
 	}
+}
+
+// Every mode answers over the corpus with reports, echoes its name and returns the
+// context it composes; only_context returns that context without an answer, and a
+// bullet response type makes the extractive answer a list.
+func TestHTTPQueryModes(t *testing.T) {
+	srv := newTestAPIOver(t, querytest.DemoWithReports(t), DefaultConfig())
+	const q = "What did Ada Lovelace write for the Analytical Engine?"
+	for _, tc := range []struct {
+		mode                 string
+		graph, reports, more bool // entities, community reports, follow-ups in the context
+	}{
+		{engine.ModeNaive, false, false, false},
+		{engine.ModeLocal, true, true, false},
+		{engine.ModeHybrid, true, true, false},
+		{engine.ModeMix, true, true, false},
+		{engine.ModeDrift, true, true, true},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			var r engine.Response
+			resp, body := call(t, srv, http.MethodPost, "/v1/query", "", mustJSON(t, engine.Request{Corpus: "demo", Query: q, Mode: tc.mode, ResponseType: "Bullet Points"}))
+			decodeOK(t, resp, body, &r)
+			c := r.Context
+			if r.Mode != tc.mode || len(c.Chunks) == 0 || (len(c.Entities) > 0) != tc.graph || (len(c.Communities) > 0) != tc.reports || (len(r.FollowUps) > 0) != tc.more {
+				t.Fatalf("mode %s: %d chunks, %d entities, %d reports, follow-ups %q", r.Mode, len(c.Chunks), len(c.Entities), len(c.Communities), r.FollowUps)
+			}
+			if !strings.HasPrefix(r.Answer, "- ") || len(r.Citations) == 0 {
+				t.Errorf("answer %q with %d citations: want a cited bullet list", r.Answer, len(r.Citations))
+			}
+
+			var only engine.Response
+			resp, body = call(t, srv, http.MethodPost, "/v1/query", "", mustJSON(t, engine.Request{Corpus: "demo", Query: q, Mode: tc.mode, OnlyContext: true}))
+			decodeOK(t, resp, body, &only)
+			if only.Answer != "" || len(only.Citations) != 0 || only.Mode != tc.mode {
+				t.Errorf("only_context: mode %s, answer %q, citations %v: want the mode, no answer", only.Mode, only.Answer, only.Citations)
+			}
+			if got, want := mustJSON(t, only.Context), mustJSON(t, r.Context); got != want {
+				t.Errorf("only_context context differs from the answered one:\n got %s\nwant %s", got, want)
+			}
+
+			var rr retrieveResponse
+			resp, body = call(t, srv, http.MethodPost, "/v1/retrieve", "", mustJSON(t, engine.Request{Corpus: "demo", Query: q, Mode: tc.mode}))
+			decodeOK(t, resp, body, &rr)
+			if got, want := mustJSON(t, rr.Context), mustJSON(t, r.Context); got != want {
+				t.Errorf("/v1/retrieve context differs from the query's:\n got %s\nwant %s", got, want)
+			}
+		})
+	}
+	t.Run("global only_context", func(t *testing.T) {
+		var r engine.Response
+		resp, body := call(t, srv, http.MethodPost, "/v1/query", "", mustJSON(t, engine.Request{Corpus: "demo", Query: "What are the main themes?", OnlyContext: true}))
+		decodeOK(t, resp, body, &r)
+		if r.Mode != engine.ModeGlobal || r.Answer != "" || len(r.Context.Communities) == 0 || len(r.Partials) != 0 {
+			t.Errorf("auto with a global cue: mode %s, answer %q, %d reports, %d partials: want global's reports, no map phase",
+				r.Mode, r.Answer, len(r.Context.Communities), len(r.Partials))
+		}
+	})
+	t.Run("top_k", func(t *testing.T) {
+		var r engine.Response
+		resp, body := call(t, srv, http.MethodPost, "/v1/query", "", mustJSON(t, engine.Request{Corpus: "demo", Query: q, Mode: engine.ModeMix, TopK: 1}))
+		decodeOK(t, resp, body, &r)
+		if len(r.Context.Chunks) != 1 {
+			t.Errorf("mix with top_k 1: %d passages", len(r.Context.Chunks))
+		}
+	})
 }

@@ -27,10 +27,13 @@ type SearchResult struct {
 	// Passages are the retrieved passages, best first; a passage the answer cites
 	// carries the marker it is cited with.
 	Passages []Passage `json:"passages"`
-	// Themes are the community reports a global answer was drawn from.
-	Themes   []Theme                `json:"themes,omitempty"`
-	Context  *engine.Retrieved      `json:"context,omitempty"`
-	Partials []engine.PartialAnswer `json:"partial_answers,omitempty"`
+	// Themes are the community reports a global, hybrid, mix or drift answer was drawn
+	// from.
+	Themes []Theme `json:"themes,omitempty"`
+	// FollowUps are the follow-up questions a drift answer searched.
+	FollowUps []string               `json:"follow_ups,omitempty"`
+	Context   *engine.Retrieved      `json:"context,omitempty"`
+	Partials  []engine.PartialAnswer `json:"partial_answers,omitempty"`
 }
 
 // Passage is a retrieved passage, in short.
@@ -54,7 +57,7 @@ type Theme struct {
 
 // searchResult shapes an engine response for the tool.
 func searchResult(resp *engine.Response, detail string) SearchResult {
-	out := SearchResult{Answer: resp.Answer, Mode: resp.Mode, Passages: []Passage{}}
+	out := SearchResult{Answer: resp.Answer, Mode: resp.Mode, Passages: []Passage{}, FollowUps: resp.FollowUps}
 	chunkMarker, communityMarker := map[string]string{}, map[string]string{}
 	for _, c := range resp.Citations {
 		if c.ChunkID != "" {
@@ -71,9 +74,11 @@ func searchResult(resp *engine.Response, detail string) SearchResult {
 		out.Passages = append(out.Passages, Passage{Marker: chunkMarker[ch.ID], ID: ch.ID, DocumentID: ch.DocumentID,
 			Title: title, Text: snippet(ch.Text), Why: why(ch)})
 	}
-	// A global answer cites partial answers by community; a local one does not cite the
-	// reports of its context, which the full detail carries.
-	if resp.Mode == engine.ModeGlobal {
+	// A global answer cites partial answers by community; hybrid, mix and drift add
+	// the reports global search ranks first to their context. A local one does not cite
+	// the reports of its context, which the full detail carries.
+	switch resp.Mode {
+	case engine.ModeGlobal, engine.ModeHybrid, engine.ModeMix, engine.ModeDrift:
 		for _, c := range resp.Context.Communities {
 			out.Themes = append(out.Themes, Theme{Marker: communityMarker[c.ID], ID: c.ID, Level: c.Level, Title: c.Title, Summary: snippet(c.Summary)})
 		}

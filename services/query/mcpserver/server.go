@@ -42,10 +42,15 @@ const serverName = "graphrag-query"
 type SearchInput struct {
 	Corpus string `json:"corpus" jsonschema:"name of the indexed corpus to search (e.g. demo)"`
 	Query  string `json:"query" jsonschema:"the question in natural language"`
-	Mode   string `json:"mode,omitempty" jsonschema:"auto (default) classifies the question; local answers from passages and the entities they mention; global answers from community reports (map-reduce), for questions about the corpus as a whole"`
+	Mode   string `json:"mode,omitempty" jsonschema:"auto (default) classifies the question as local or global; naive answers from the dense and BM25 passages alone; local from passages, the entities they mention and their relationships; global from community reports (map-reduce), for questions about the corpus as a whole; hybrid is local plus the reports that rank first for the question; mix is hybrid with the naive passages fused in; drift derives follow-up questions from the top reports and searches each locally"`
 	TopK   int    `json:"top_k,omitempty" jsonschema:"number of passages in the context (1..100; 0 or absent: the server default)"`
 	Level  *int   `json:"level,omitempty" jsonschema:"community level for reports (0 is the finest); absent: chosen automatically"`
 	Detail string `json:"detail,omitempty" jsonschema:"concise (default): the answer and each passage's id, title, opening text and why it was retrieved; full: also the whole retrieval context (entities, relationships, reports, full passages) and the partial answers of global mode"`
+	// ResponseType, UserPrompt and OnlyContext are the query API's options of the same
+	// names.
+	ResponseType string `json:"response_type,omitempty" jsonschema:"the answer's form, e.g. Multiple Paragraphs, Single Paragraph, Bullet Points"`
+	UserPrompt   string `json:"user_prompt,omitempty" jsonschema:"instructions added to the answer prompt after the question"`
+	OnlyContext  bool   `json:"only_context,omitempty" jsonschema:"return the passages and reports the mode assembled, without writing an answer"`
 }
 
 // ExploreInput is the input of the explore_entity_graph tool.
@@ -136,20 +141,26 @@ func (t *tools) addSearch(s *mcp.Server) {
 	in := schemaOf[SearchInput]()
 	in.Properties["query"].MinLength = new(1)
 	in.Properties["query"].MaxLength = new(engine.MaxQueryBytes)
-	in.Properties["mode"].Enum = []any{engine.ModeAuto, engine.ModeLocal, engine.ModeGlobal}
+	in.Properties["mode"].Enum = make([]any, len(engine.Modes))
+	for i, m := range engine.Modes {
+		in.Properties["mode"].Enum[i] = m
+	}
 	in.Properties["mode"].Default = json.RawMessage(strconv.Quote(engine.ModeAuto))
 	in.Properties["top_k"].Minimum = new(0.0)
 	in.Properties["top_k"].Maximum = new(100.0)
 	in.Properties["level"].Minimum = new(0.0)
 	in.Properties["level"].Maximum = new(16.0)
+	in.Properties["response_type"].MaxLength = new(engine.MaxResponseTypeBytes)
+	in.Properties["user_prompt"].MaxLength = new(engine.MaxUserPromptBytes)
 	in.Properties["detail"].Enum = []any{DetailConcise, DetailFull}
 	in.Properties["detail"].Default = json.RawMessage(strconv.Quote(DetailConcise))
 	out := schemaOf[SearchResult]()
 	describe(out, map[string]string{
-		"answer":          "the answer; [n] cites the passage (or, in global mode, the theme) whose marker is n",
-		"mode":            "the mode that answered: local or global",
+		"answer":          "the answer; [n] cites the passage (or, in global mode, the theme) whose marker is n; empty with only_context",
+		"mode":            "the mode that answered: auto resolves to local or global",
 		"passages":        "the retrieved passages, best first: id, document, title, opening text, marker when cited, and why it was retrieved (list and rank; the entity path of the graph list)",
-		"themes":          "global mode: the community reports the answer was drawn from",
+		"themes":          "global, hybrid, mix and drift modes: the community reports the answer was drawn from",
+		"follow_ups":      "drift mode: the follow-up questions searched after the question",
 		"context":         "detail full: what retrieval found: passages ranked by fused score, entities, relationships, community reports",
 		"partial_answers": "detail full, global mode: the per-community answers that were reduced into the answer",
 	})
@@ -237,7 +248,8 @@ func (t *tools) search(ctx context.Context, req *mcp.CallToolRequest, in SearchI
 			onDelta = progress(ctx, req.Session, token)
 		}
 	}
-	resp, err := t.e.Query(ctx, engine.Request{Corpus: in.Corpus, Query: in.Query, Mode: in.Mode, TopK: in.TopK, Level: in.Level}, onDelta)
+	resp, err := t.e.Query(ctx, engine.Request{Corpus: in.Corpus, Query: in.Query, Mode: in.Mode, TopK: in.TopK, Level: in.Level,
+		ResponseType: in.ResponseType, UserPrompt: in.UserPrompt, OnlyContext: in.OnlyContext}, onDelta)
 	if err != nil {
 		return nil, SearchResult{}, t.toolError(ctx, ToolSearch, err)
 	}

@@ -89,7 +89,7 @@ func TestMCPListTools(t *testing.T) {
 	}
 	// Required inputs and a few output properties each tool must declare.
 	want := map[string]struct{ required, outProps []string }{
-		ToolSearch:  {[]string{"corpus", "query"}, []string{"answer", "mode", "passages", "themes", "context", "partial_answers"}},
+		ToolSearch:  {[]string{"corpus", "query"}, []string{"answer", "mode", "passages", "themes", "follow_ups", "context", "partial_answers"}},
 		ToolExplore: {[]string{"corpus", "entity_name"}, []string{"entity", "neighbors", "relationships", "truncated", "more"}},
 		ToolStats:   {[]string{"corpus"}, []string{"chunks", "entities", "relationships", "communities", "reports"}},
 	}
@@ -190,6 +190,25 @@ func TestMCPCallTools(t *testing.T) {
 					t.Errorf("passages %+v: want fixture passages", r.Passages)
 				}
 			}},
+		{name: "search naive bullets", tool: ToolSearch, args: map[string]any{"corpus": "demo", "query": "Who designed the Analytical Engine?", "mode": "naive", "response_type": "Bullet Points", "detail": "full"},
+			check: func(t *testing.T, res *mcp.CallToolResult) {
+				var r SearchResult
+				structured(t, res, &r)
+				if r.Mode != engine.ModeNaive || !strings.HasPrefix(r.Answer, "- ") {
+					t.Errorf("mode %q answer %q: want a naive answer as a list", r.Mode, r.Answer)
+				}
+				if r.Context == nil || len(r.Context.Chunks) == 0 || len(r.Context.Entities) != 0 {
+					t.Errorf("context %+v: want passages and no entity", r.Context)
+				}
+			}},
+		{name: "search drift only context", tool: ToolSearch, args: map[string]any{"corpus": "demo", "query": "What did Ada Lovelace write?", "mode": "drift", "only_context": true},
+			check: func(t *testing.T, res *mcp.CallToolResult) {
+				var r SearchResult
+				structured(t, res, &r)
+				if r.Mode != engine.ModeDrift || r.Answer != "" || len(r.Passages) == 0 {
+					t.Errorf("mode %q answer %q, %d passages: want drift's passages without an answer", r.Mode, r.Answer, len(r.Passages))
+				}
+			}},
 		{name: "explore", tool: ToolExplore, args: map[string]any{"corpus": "demo", "entity_name": "charles BABBAGE", "depth": 1},
 			check: func(t *testing.T, res *mcp.CallToolResult) {
 				var nb explore.Neighborhood
@@ -231,6 +250,7 @@ func TestMCPCallTools(t *testing.T) {
 		{name: "search missing query", tool: ToolSearch, args: map[string]any{"corpus": "demo"}, wantErr: "query"},
 		{name: "search bad detail", tool: ToolSearch, args: map[string]any{"corpus": "demo", "query": "x", "detail": "everything"}, wantErr: "detail"},
 		{name: "search bad mode", tool: ToolSearch, args: map[string]any{"corpus": "demo", "query": "x", "mode": "deep"}, wantErr: "mode"},
+		{name: "search user_prompt too long", tool: ToolSearch, args: map[string]any{"corpus": "demo", "query": "x", "user_prompt": strings.Repeat("u", engine.MaxUserPromptBytes+1)}, wantErr: "user_prompt"},
 		{name: "search top_k too large", tool: ToolSearch, args: map[string]any{"corpus": "demo", "query": "x", "top_k": 1000}, wantErr: "top_k"},
 		{name: "search wrong type", tool: ToolSearch, args: map[string]any{"corpus": "demo", "query": 42}, wantErr: "query"},
 		{name: "explore unknown entity", tool: ToolExplore, args: map[string]any{"corpus": "demo", "entity_name": "Grace Hopper"}, wantErr: "not found"},

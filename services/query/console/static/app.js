@@ -200,7 +200,7 @@ async function showPassage(panel, chunkID, terms, heading) {
 
 pages.ask = (main) => {
   const q = h('textarea', { id: 'question', rows: 2, placeholder: 'Ask a question about the corpus…', required: true });
-  const mode = h('select', { id: 'mode' }, ['auto', 'local', 'global'].map((m) => h('option', { value: m }, m)));
+  const mode = h('select', { id: 'mode' }, MODES.map(([m, title]) => h('option', { value: m, title }, m)));
   const btn = h('button', { type: 'submit', id: 'ask' }, 'Ask');
   const answer = h('div', { class: 'answer', id: 'answer', 'aria-live': 'polite' });
   const cites = h('div', { id: 'citations' });
@@ -265,6 +265,18 @@ async function exampleQuestions() {
   return qs;
 }
 
+// MODES are the query API's modes with what each answers from (README.md, "Which mode
+// when"), in the order of the mode selector.
+const MODES = [
+  ['auto', 'local or global, decided from the question'],
+  ['naive', 'the passages the dense and BM25 searches rank first, no graph'],
+  ['local', 'passages, the entities they mention and their relationships'],
+  ['global', 'the community reports, mapped and reduced: questions about the corpus as a whole'],
+  ['hybrid', 'local, with the community reports that rank first for the question'],
+  ['mix', 'hybrid, with the naive passages fused in'],
+  ['drift', 'follow-up questions from the top community reports, each searched locally'],
+];
+
 // ask posts a streamed query and calls onDelta with each piece of answer text; it
 // resolves with the final response (the "done" event).
 async function ask(query, mode, signal, onDelta) {
@@ -320,6 +332,9 @@ function renderAnswer(resp, question, answer, cites, why, side) {
     else answer.append(`[${part}]`);
   }
   answer.append(h('div', { class: 'muted' }, `${resp.mode} · ${fmt(resp.timings_ms?.total, 0)} ms`));
+  if (resp.follow_ups?.length) {
+    answer.append(h('div', { class: 'muted', id: 'follow-ups' }, 'Follow-ups searched: ', resp.follow_ups.join(' · ')));
+  }
   if (byMarker.size) {
     const label = citationLabels(resp, [...byMarker.values()]);
     cites.append(h('h3', {}, 'Citations'), h('ol', { class: 'citations' }, [...byMarker.values()].map((c) => h('li', {},

@@ -153,6 +153,9 @@ func TestResourcesEndToEnd(t *testing.T) {
 	t.Run("chat with the openai package", func(t *testing.T) {
 		checkChatPython(t, srv.URL+"/v1", "demo", "Who keeps Gullhead Lighthouse?", "Arden")
 	})
+	t.Run("chat with the ollama package", func(t *testing.T) {
+		checkOllamaPython(t, srv.URL, "demo", "Who keeps Gullhead Lighthouse?", "Arden")
+	})
 }
 
 // checkExports exports the corpus through the API with `graphrag export -api` in two
@@ -208,6 +211,24 @@ func checkChatPython(t *testing.T, baseURL, model, question, expect string) {
 	}
 	if err != nil {
 		t.Fatalf("the openai client failed: %v\n%s", err, out)
+	}
+	t.Logf("%s(%s)", out, fmt.Sprint(time.Since(start).Round(time.Millisecond)))
+}
+
+// checkOllamaPython asks the Ollama-compatible routes with Ollama's official Python
+// client (scripts/ollama-check): chat and generate, streamed and not, the model list.
+func checkOllamaPython(t *testing.T, host, model, question, expect string) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed: the ollama package cannot run")
+	}
+	start := time.Now()
+	out, err := exec.CommandContext(t.Context(), "../../scripts/ollama-check/run.sh", host, "", model, question, expect).CombinedOutput()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 3 {
+		t.Skipf("the ollama package could not be installed from PyPI: %s", out)
+	}
+	if err != nil {
+		t.Fatalf("the ollama client failed: %v\n%s", err, out)
 	}
 	t.Logf("%s(%s)", out, fmt.Sprint(time.Since(start).Round(time.Millisecond)))
 }

@@ -30,7 +30,7 @@ func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	corpus := fs.String("corpus", "", "corpus name (required)")
 	mode := fs.String("mode", engine.ModeAuto, "auto, local or global")
 	topK := fs.Int("top-k", 0, "chunks in the context (0 = server default)")
-	level := fs.Int("level", -1, "community level (-1 = automatic)")
+	level := fs.Int("level", -1, "community level, 0 the coarsest (-1 = automatic)")
 	asJSON := fs.Bool("json", false, "print the whole JSON response")
 	stream := fs.Bool("stream", false, "stream the answer as it is generated")
 	timeout := fs.Duration("timeout", 2*time.Minute, "request timeout")

@@ -54,16 +54,22 @@ type retrieval struct {
 }
 
 // Retrieve runs local retrieval and returns what it found with the duration of each
-// phase in milliseconds.
+// phase in milliseconds. Community levels are numbered from the coarsest, in the
+// request and in what it returns (levels.go).
 func (e *Engine) Retrieve(ctx context.Context, req Request) (Retrieved, map[string]float64, error) {
 	if err := req.Validate(); err != nil {
 		return Retrieved{}, nil, err
 	}
 	t := newTimer()
+	levels, err := e.storedLevel(ctx, &req)
+	if err != nil {
+		return Retrieved{}, nil, err
+	}
 	r, err := e.retrieve(ctx, req, t)
 	if err != nil {
 		return Retrieved{}, nil, err
 	}
+	showLevels(&r.found, levels)
 	return r.found, t.done(), nil
 }
 

@@ -5,10 +5,8 @@ import (
 	"strconv"
 )
 
-// Query answers a question: local retrieval, then the answerer (package answer)
-// classifies it and writes the answer. onDelta, when not nil, receives the answer as it
-// is generated (streamed from the LLM; offline, in one piece).
-func (e *Engine) Query(ctx context.Context, req Request, onDelta func(string) error) (*Response, error) {
+// query answers a question as Query does, with levels in the stores' numbering.
+func (e *Engine) query(ctx context.Context, req Request, onDelta func(string) error) (*Response, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}

@@ -44,7 +44,8 @@ type Request struct {
 	Query  string `json:"query"`
 	Mode   string `json:"mode,omitempty"`  // auto (default), local, global
 	TopK   int    `json:"top_k,omitempty"` // chunks in the context; default from config
-	// Level selects the community level (0 = finest); nil picks automatically.
+	// Level selects the community level (0 = the coarsest, the root); nil picks
+	// automatically.
 	Level  *int `json:"level,omitempty"`
 	Stream bool `json:"stream,omitempty"`
 	// Weights overrides the configured RRF list weights for this request; a zero weight

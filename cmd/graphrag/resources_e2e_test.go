@@ -235,14 +235,14 @@ func checkOllamaPython(t *testing.T, host, model, question, expect string) {
 }
 
 // checkLevels: a community has the same level in the API (the hierarchy, one community,
-// the reports a global answer used) as in the export, 0 the root.
+// the reports a global answer used) as in the export, 0 the roots.
 func checkLevels(t *testing.T, srv *httptest.Server, corpus, communitiesJSONL string) {
 	t.Helper()
 	b, err := os.ReadFile(communitiesJSONL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	exported := map[string]int{}
+	exported, root := map[string]int{}, map[string]bool{}
 	for line := range bytes.Lines(b) {
 		var c struct {
 			ID     string `json:"id"`
@@ -252,7 +252,7 @@ func checkLevels(t *testing.T, srv *httptest.Server, corpus, communitiesJSONL st
 		if err := json.Unmarshal(line, &c); err != nil {
 			t.Fatal(err)
 		}
-		exported[c.ID] = c.Level
+		exported[c.ID], root[c.ID] = c.Level, c.Parent == ""
 		if (c.Parent == "") != (c.Level == 0) {
 			t.Errorf("exported community %s at level %d, parent %q: want level 0 exactly at the root", c.ID, c.Level, c.Parent)
 		}
@@ -295,8 +295,8 @@ func checkLevels(t *testing.T, srv *httptest.Server, corpus, communitiesJSONL st
 			t.Fatalf("global query at level %d: %d, %v: %s", level, code, err, body)
 		}
 		for _, c := range r.Context.Communities {
-			if c.Level != level || exported[c.ID] != level {
-				t.Errorf("global query at level %d used community %s at level %d, exported at %d", level, c.ID, c.Level, exported[c.ID])
+			if c.Level != level || exported[c.ID] != level || root[c.ID] != (level == 0) {
+				t.Errorf("global query at level %d used community %s at level %d (a root: %v), exported at %d", level, c.ID, c.Level, root[c.ID], exported[c.ID])
 			}
 		}
 	}

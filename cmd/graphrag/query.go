@@ -33,7 +33,7 @@ func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	responseType := fs.String("response-type", "", `the answer's form, e.g. "Bullet Points", "Single Paragraph" (empty = the answerer's own)`)
 	userPrompt := fs.String("user-prompt", "", "instructions added to the answer prompt after the question")
 	onlyContext := fs.Bool("only-context", false, "print the context the mode assembles, without an answer")
-	level := fs.Int("level", -1, "community level (-1 = automatic)")
+	level := fs.Int("level", -1, "community level, 0 the coarsest (-1 = automatic)")
 	asJSON := fs.Bool("json", false, "print the whole JSON response")
 	stream := fs.Bool("stream", false, "stream the answer as it is generated")
 	timeout := fs.Duration("timeout", 2*time.Minute, "request timeout")

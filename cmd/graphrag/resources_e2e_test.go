@@ -153,6 +153,9 @@ func TestResourcesEndToEnd(t *testing.T) {
 	t.Run("chat with the openai package", func(t *testing.T) {
 		checkChatPython(t, srv.URL+"/v1", "demo", "Who keeps Gullhead Lighthouse?", "Arden")
 	})
+	t.Run("chat with the ollama package", func(t *testing.T) {
+		checkOllamaPython(t, srv.URL, "demo", "Who keeps Gullhead Lighthouse?", "Arden")
+	})
 }
 
 // checkExports exports the corpus through the API with `graphrag export -api` in two
@@ -179,6 +182,7 @@ func checkExports(t *testing.T, srv *httptest.Server, corpus string) {
 	if want["entities"] == 0 || want["chunks"] == 0 || want["reports"] == 0 {
 		t.Fatalf("the JSON Lines export is empty: %v", want)
 	}
+	checkLevels(t, srv, corpus, filepath.Join(root, "jsonl", export.CommunitiesJSONL))
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 is not installed: the export readers cannot run")
 	}
@@ -210,4 +214,90 @@ func checkChatPython(t *testing.T, baseURL, model, question, expect string) {
 		t.Fatalf("the openai client failed: %v\n%s", err, out)
 	}
 	t.Logf("%s(%s)", out, fmt.Sprint(time.Since(start).Round(time.Millisecond)))
+}
+
+// checkOllamaPython asks the Ollama-compatible routes with Ollama's official Python
+// client (scripts/ollama-check): chat and generate, streamed and not, the model list.
+func checkOllamaPython(t *testing.T, host, model, question, expect string) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed: the ollama package cannot run")
+	}
+	start := time.Now()
+	out, err := exec.CommandContext(t.Context(), "../../scripts/ollama-check/run.sh", host, "", model, question, expect).CombinedOutput()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 3 {
+		t.Skipf("the ollama package could not be installed from PyPI: %s", out)
+	}
+	if err != nil {
+		t.Fatalf("the ollama client failed: %v\n%s", err, out)
+	}
+	t.Logf("%s(%s)", out, fmt.Sprint(time.Since(start).Round(time.Millisecond)))
+}
+
+// checkLevels: a community has the same level in the API (the hierarchy, one community,
+// the reports a global answer used) as in the export, 0 the roots.
+func checkLevels(t *testing.T, srv *httptest.Server, corpus, communitiesJSONL string) {
+	t.Helper()
+	b, err := os.ReadFile(communitiesJSONL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exported, root := map[string]int{}, map[string]bool{}
+	for line := range bytes.Lines(b) {
+		var c struct {
+			ID     string `json:"id"`
+			Level  int    `json:"level"`
+			Parent string `json:"parent"`
+		}
+		if err := json.Unmarshal(line, &c); err != nil {
+			t.Fatal(err)
+		}
+		exported[c.ID], root[c.ID] = c.Level, c.Parent == ""
+		if (c.Parent == "") != (c.Level == 0) {
+			t.Errorf("exported community %s at level %d, parent %q: want level 0 exactly at the root", c.ID, c.Level, c.Parent)
+		}
+	}
+	code, body := apiCall(t, srv, http.MethodGet, "/v1/corpora/"+corpus+"/communities", "", nil)
+	var tree struct {
+		Communities []struct {
+			ID    string `json:"id"`
+			Level int    `json:"level"`
+		} `json:"communities"`
+	}
+	if err := json.Unmarshal(body, &tree); code != http.StatusOK || err != nil || len(tree.Communities) != len(exported) {
+		t.Fatalf("communities: %d, %v, %d of %d exported", code, err, len(tree.Communities), len(exported))
+	}
+	for _, c := range tree.Communities {
+		if l, ok := exported[c.ID]; !ok || l != c.Level {
+			t.Errorf("community %s: level %d in the API, %d exported", c.ID, c.Level, l)
+		}
+	}
+	one := tree.Communities[len(tree.Communities)-1]
+	code, body = apiCall(t, srv, http.MethodGet, "/v1/corpora/"+corpus+"/communities/"+one.ID, "", nil)
+	var c struct {
+		Level int `json:"level"`
+	}
+	if err := json.Unmarshal(body, &c); code != http.StatusOK || err != nil || c.Level != exported[one.ID] {
+		t.Errorf("community %s: %d, level %d in the API, %d exported", one.ID, code, c.Level, exported[one.ID])
+	}
+	for level := range 2 {
+		q := fmt.Sprintf(`{"corpus":%q,"query":"What are the main themes?","mode":"global","level":%d}`, corpus, level)
+		code, body = apiCall(t, srv, http.MethodPost, "/v1/query", "application/json", strings.NewReader(q))
+		var r struct {
+			Context struct {
+				Communities []struct {
+					ID    string `json:"id"`
+					Level int    `json:"level"`
+				} `json:"communities"`
+			} `json:"context"`
+		}
+		if err := json.Unmarshal(body, &r); code != http.StatusOK || err != nil || len(r.Context.Communities) == 0 {
+			t.Fatalf("global query at level %d: %d, %v: %s", level, code, err, body)
+		}
+		for _, c := range r.Context.Communities {
+			if c.Level != level || exported[c.ID] != level || root[c.ID] != (level == 0) {
+				t.Errorf("global query at level %d used community %s at level %d (a root: %v), exported at %d", level, c.ID, c.Level, root[c.ID], exported[c.ID])
+			}
+		}
+	}
 }

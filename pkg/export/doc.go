@@ -4,15 +4,16 @@
 //
 //   - jsonl: one JSON object per line in entities.jsonl, relationships.jsonl,
 //     communities.jsonl (each with its report) and chunks.jsonl, in this platform's
-//     own terms (entity keys, community levels with 0 the finest);
+//     own terms (entity keys, community levels with 0 the coarsest, the root, as
+//     everywhere in the platform's outputs);
 //   - graphml: graph.graphml, the entity graph for Gephi, networkx or any GraphML
 //     reader (entities as nodes with their community per level, relationships as
 //     directed edges), with communities.jsonl and chunks.jsonl beside it, since
 //     GraphML has no place for reports and passages;
 //   - parquet: the output tables of Microsoft GraphRAG (entities, relationships,
-//     communities, community_reports, text_units), with its column names, types and
-//     level numbering (0 the coarsest), so that its query notebooks load them; the
-//     column mapping is in docs/operations.md.
+//     communities, community_reports, text_units), with its column names and types
+//     (its level numbering is the platform's: 0 the coarsest), so that its query
+//     notebooks load them; the column mapping is in docs/operations.md.
 //
 // Files go to a Sink: a directory (the CLI) or a zip archive streamed to an HTTP
 // response (the query service). Everything but the chunks is read into memory first

@@ -134,7 +134,7 @@ type model struct {
 	byKey    map[string]*entity
 	rels     []relationship
 	relsOf   map[string][]int // chunk id -> indexes into rels
-	comms    []community      // coarsest level first, then by id
+	comms    []community      // coarsest level (0) first, then by id
 	levels   int
 }
 
@@ -273,8 +273,16 @@ func (m *model) loadCommunities(ctx context.Context, g GraphReader, v VectorRead
 	for _, c := range cs {
 		m.levels = max(m.levels, c.Level+1)
 	}
+	// Every format numbers levels from the coarsest, 0 the root, as users read them
+	// everywhere (graphstore.ShownLevel); the store numbers them from the finest.
+	for i := range cs {
+		cs[i].Level = graphstore.ShownLevel(cs[i].Level, m.levels)
+	}
+	for i := range m.entities {
+		m.entities[i].Communities = graphstore.ShownCommunities(m.entities[i].Communities, m.levels)
+	}
 	slices.SortFunc(cs, func(a, b graphstore.Community) int {
-		return cmp.Or(cmp.Compare(b.Level, a.Level), cmp.Compare(a.ID, b.ID))
+		return cmp.Or(cmp.Compare(a.Level, b.Level), cmp.Compare(a.ID, b.ID))
 	})
 	hid := map[string]int{}
 	for i, c := range cs {

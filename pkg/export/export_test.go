@@ -171,8 +171,8 @@ func TestJSONL(t *testing.T) {
 			ada = e
 		}
 	}
-	if ada.Degree != 2 || ada.Mentions != 2 || len(ada.ChunkIDs) != 2 || len(ada.Communities) != 2 || ada.Communities[0] != "engine" || ada.Communities[1] != "top" {
-		t.Errorf("Ada = %+v, want degree 2, two chunks, communities engine then top", ada)
+	if ada.Degree != 2 || ada.Mentions != 2 || len(ada.ChunkIDs) != 2 || len(ada.Communities) != 2 || ada.Communities[0] != "top" || ada.Communities[1] != "engine" {
+		t.Errorf("Ada = %+v, want degree 2, two chunks, communities top (level 0, the root) then engine", ada)
 	}
 	comms := readLines[communityLine](t, filepath.Join(dir, CommunitiesJSONL))
 	reported := 0
@@ -183,7 +183,7 @@ func TestJSONL(t *testing.T) {
 				t.Errorf("community %s report %+v", c.ID, c.Report)
 			}
 		}
-		if c.ID == "top" && (c.Level != 1 || !slices.Equal(c.Children, []string{"engine", "light"}) || len(c.Members) != 5) {
+		if c.ID == "top" && (c.Level != 0 || !slices.Equal(c.Children, []string{"engine", "light"}) || len(c.Members) != 5) {
 			t.Errorf("top = %+v", c)
 		}
 	}

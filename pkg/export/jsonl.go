@@ -26,7 +26,7 @@ type (
 		Mentions     int      `json:"mentions"`
 		PageRank     float64  `json:"pagerank"`
 		Degree       int      `json:"degree"`
-		// Communities holds the community id per level (0 the finest); "" where none.
+		// Communities holds the community id per level (0 the coarsest); "" where none.
 		Communities []string `json:"communities"`
 		ChunkIDs    []string `json:"chunk_ids"`
 	}

@@ -156,9 +156,9 @@ func (w *parquetWriter) graph(m *model) error {
 	return table(w, CommunityReportsParquet, reports)
 }
 
-// communityRows maps the hierarchy to GraphRAG's: its level 0 is the coarsest (ours
-// is the finest), communities are numbered across levels, the parent of a top
-// community is -1.
+// communityRows maps the hierarchy to GraphRAG's: level 0 is the coarsest (as in every
+// format: load renumbered them), communities are numbered across levels, the parent of
+// a top community is -1.
 func (w *parquetWriter) communityRows(m *model) ([]pqCommunity, []pqReport, error) {
 	comms := make([]pqCommunity, 0, len(m.comms))
 	var reports []pqReport
@@ -167,7 +167,7 @@ func (w *parquetWriter) communityRows(m *model) ([]pqCommunity, []pqReport, erro
 		for i, h := range c.ChildHIDs {
 			children[i] = int64(h)
 		}
-		level := int64(m.levels - 1 - c.Level)
+		level := int64(c.Level)
 		title := fmt.Sprintf("Community %d", c.HID)
 		if c.report != nil && c.report.Title != "" {
 			title = c.report.Title

@@ -59,8 +59,9 @@ type Entity struct {
 	ChunkIDs                     []string
 	MentionCount                 int
 	PageRank                     float64
-	// Communities holds the community id per level (index = level) from the last
-	// ReplaceCommunities; "" where the entity is in no community at that level.
+	// Communities holds the community id per level (index = stored level; outputs
+	// reorder it with ShownCommunities) from the last ReplaceCommunities; "" where the
+	// entity is in no community at that level.
 	Communities []string
 }
 
@@ -98,6 +99,7 @@ type Snapshot struct {
 
 // Community is one node of the community hierarchy. Level 0 is the finest level (C0,
 // the smallest communities); a community's parent is at Level+1, one level coarser.
+// Users read the levels the other way round (ShownLevel: 0 the coarsest).
 type Community struct {
 	ID       string
 	Level    int

@@ -512,7 +512,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&c.DetectGrowth, "detect-growth", c.DetectGrowth, "a forced detection run while busy also waits until the chunks merged since the last run are this multiple of those merged before it (0: -detect-max-changes alone)")
 	fs.Float64Var(&c.Resolution, "leiden-resolution", c.Resolution, "Leiden resolution γ (higher: more, smaller communities)")
 	fs.Uint64Var(&c.Seed, "leiden-seed", c.Seed, "Leiden random seed (fixed for determinism)")
-	fs.IntVar(&c.MaxLevels, "leiden-max-levels", c.MaxLevels, "community levels kept (C0 finest)")
+	fs.IntVar(&c.MaxLevels, "leiden-max-levels", c.MaxLevels, "community levels kept")
 	fs.IntVar(&c.MinCommunitySize, "min-community-size", c.MinCommunitySize, "smallest community that gets a report")
 	fs.Float64Var(&c.Damping, "pagerank-damping", c.Damping, "PageRank damping factor")
 	fs.Float64Var(&c.MaxCommunityChange, "community-max-change", c.MaxCommunityChange, "share of its members a community may change (and of its size since its report) and keep its id and report (0: any change is a new community)")

@@ -136,8 +136,8 @@ func New(cfg Config, deps Deps) (*Service, error) {
 // Engine returns the engine, for callers in the same process (the CLI, eval).
 func (s *Service) Engine() *engine.Engine { return s.engine }
 
-// Mount adds the service's routes to mux: the HTTP API (/v1/..., /openapi.json) and the
-// MCP tools over streamable HTTP (/mcp), behind the same authentication (with the
+// Mount adds the service's routes to mux: the HTTP API (/v1/..., the Ollama-compatible
+// /api/..., /openapi.json) and the MCP tools over streamable HTTP (/mcp), behind the same authentication (with the
 // token's scopes handed to the tools), rate limit and deadline (the transport's own
 // plain-text errors answered in the API's JSON error shape), and the web console
 // (/ui/), whose pages call the API with the same token.

@@ -7,12 +7,10 @@ import (
 	"github.com/graphrag/graphrag/services/query/answer"
 )
 
-// Query answers a question in the request's mode (modes.go): the mode assembles the
-// context, then the answerer (package answer) writes the answer from it; global mode
-// maps and reduces community reports instead. onDelta, when not nil, receives the answer
-// as it is generated (streamed from the LLM; offline, in one piece). With OnlyContext the
-// response holds the context and no answer.
-func (e *Engine) Query(ctx context.Context, req Request, onDelta func(string) error) (*Response, error) {
+// query answers a question as Query does (modes.go: the mode assembles the context,
+// then the answerer writes the answer from it; global mode maps and reduces community
+// reports instead), with levels in the stores' numbering.
+func (e *Engine) query(ctx context.Context, req Request, onDelta func(string) error) (*Response, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}

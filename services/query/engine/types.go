@@ -84,7 +84,8 @@ type Request struct {
 	// classification, follow-up or answer call (auto classifies by the question's
 	// global cue; drift's follow-ups are the top report's key entities).
 	OnlyContext bool `json:"only_context,omitempty"`
-	// Level selects the community level (0 = finest); nil picks automatically.
+	// Level selects the community level (0 = the coarsest, the root); nil picks
+	// automatically.
 	Level  *int `json:"level,omitempty"`
 	Stream bool `json:"stream,omitempty"`
 	// Weights overrides the configured RRF list weights for this request; a zero weight

@@ -1,10 +1,12 @@
 package explore
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -87,10 +89,21 @@ type Neighborhood struct {
 }
 
 // entityOf is what the console shows of an entity: its mention count and community per
-// level, so a client can size and colour it.
-func entityOf(en graphstore.Entity, dist int) engine.Entity {
+// level (0 the coarsest, in a hierarchy of levels levels), so a client can size and
+// colour it.
+func entityOf(en graphstore.Entity, dist, levels int) engine.Entity {
 	return engine.Entity{Key: en.Key, Name: en.Name, Type: en.Type, Description: en.Description, PageRank: en.PageRank,
-		Distance: dist, Mentions: en.MentionCount, Communities: en.Communities}
+		Distance: dist, Mentions: en.MentionCount, Communities: graphstore.ShownCommunities(en.Communities, levels)}
+}
+
+// levels is how many community levels the corpus's hierarchy has: the reads number
+// them from the coarsest (graphstore.ShownLevel), the store from the finest.
+func (rd *Reader) levels(ctx context.Context, corpus string) (int, error) {
+	st, err := rd.graph.Stats(ctx, corpus)
+	if err != nil {
+		return 0, fmt.Errorf("counting levels: %w", err)
+	}
+	return st.Levels, nil
 }
 
 // validCorpus checks the corpus (and the name asked for) as a query request would be.
@@ -139,10 +152,14 @@ func (rd *Reader) Neighborhood(ctx context.Context, corpus, name string, depth, 
 	if err != nil {
 		return Neighborhood{}, fmt.Errorf("walking the graph: %w", err)
 	}
-	out := Neighborhood{Entity: entityOf(en, 0), Neighbors: make([]engine.Entity, 0, len(nb))}
+	levels, err := rd.levels(ctx, corpus)
+	if err != nil {
+		return Neighborhood{}, err
+	}
+	out := Neighborhood{Entity: entityOf(en, 0, levels), Neighbors: make([]engine.Entity, 0, len(nb))}
 	keys := []string{en.Key}
 	for _, n := range nb {
-		out.Neighbors = append(out.Neighbors, entityOf(n.Entity, n.Distance))
+		out.Neighbors = append(out.Neighbors, entityOf(n.Entity, n.Distance, levels))
 		keys = append(keys, n.Entity.Key)
 	}
 	rels, err := rd.graph.RelationshipsAmong(ctx, corpus, keys)
@@ -344,7 +361,11 @@ func (rd *Reader) Passages(ctx context.Context, corpus, name string, limit int) 
 	if err != nil {
 		return EntityPassages{}, err
 	}
-	out := EntityPassages{Entity: entityOf(en, 0)}
+	levels, err := rd.levels(ctx, corpus)
+	if err != nil {
+		return EntityPassages{}, err
+	}
+	out := EntityPassages{Entity: entityOf(en, 0, levels)}
 	out.Entity.Descriptions = en.Descriptions
 	recs, err := rd.vectors.Get(ctx, schema.Collection(corpus, schema.Chunks), head(en.ChunkIDs, limit))
 	if err != nil && !errors.Is(err, vectorstore.ErrNotFound) {
@@ -398,8 +419,9 @@ type CommunityLevels struct {
 	Communities []CommunitySummary `json:"communities"`
 }
 
-// CommunityTree returns the communities of one level (-1: every level) with their
-// report titles and ratings, by level then id.
+// CommunityTree returns the communities of one level (0 the coarsest; -1: every level)
+// with their report titles and ratings, by level then id. A level the hierarchy does not
+// have is the caller's mistake; without a hierarchy yet, every level is empty.
 func (rd *Reader) CommunityTree(ctx context.Context, corpus string, level int) (CommunityLevels, error) {
 	if err := validCorpus(corpus, "x"); err != nil {
 		return CommunityLevels{}, err
@@ -407,11 +429,21 @@ func (rd *Reader) CommunityTree(ctx context.Context, corpus string, level int) (
 	if level < -1 || level > 16 {
 		return CommunityLevels{}, engine.BadRequestf("level: %d is outside 0..16", level)
 	}
-	st, err := rd.graph.Stats(ctx, corpus)
+	levels, err := rd.levels(ctx, corpus)
 	if err != nil {
-		return CommunityLevels{}, fmt.Errorf("counting levels: %w", err)
+		return CommunityLevels{}, err
 	}
-	cs, err := rd.graph.Communities(ctx, corpus, level)
+	if levels == 0 {
+		return CommunityLevels{Communities: []CommunitySummary{}}, nil
+	}
+	if level >= levels {
+		return CommunityLevels{}, engine.BadRequestf("level: %d is outside 0..%d (corpus %s has %d levels; 0 is the coarsest)", level, levels-1, corpus, levels)
+	}
+	stored := -1
+	if level >= 0 {
+		stored = graphstore.ShownLevel(level, levels)
+	}
+	cs, err := rd.graph.Communities(ctx, corpus, stored)
 	if err != nil {
 		return CommunityLevels{}, fmt.Errorf("reading communities: %w", err)
 	}
@@ -423,12 +455,15 @@ func (rd *Reader) CommunityTree(ctx context.Context, corpus string, level int) (
 	if err != nil {
 		return CommunityLevels{}, err
 	}
-	out := CommunityLevels{Levels: st.Levels, Communities: make([]CommunitySummary, 0, len(cs))}
+	out := CommunityLevels{Levels: levels, Communities: make([]CommunitySummary, 0, len(cs))}
 	for _, c := range cs {
 		r := reports[c.ID]
-		out.Communities = append(out.Communities, CommunitySummary{ID: c.ID, Level: c.Level, Parent: c.ParentID,
+		out.Communities = append(out.Communities, CommunitySummary{ID: c.ID, Level: graphstore.ShownLevel(c.Level, levels), Parent: c.ParentID,
 			Children: nonNil(c.ChildIDs), Title: r.Title, Rating: r.Rating, Members: len(c.Members)})
 	}
+	slices.SortStableFunc(out.Communities, func(a, b CommunitySummary) int {
+		return cmp.Or(cmp.Compare(a.Level, b.Level), cmp.Compare(a.ID, b.ID))
+	})
 	return out, nil
 }
 
@@ -483,8 +518,12 @@ func (rd *Reader) Community(ctx context.Context, corpus, id string) (CommunityRe
 		return CommunityReport{}, fmt.Errorf("reading the members of %q: %w", id, err)
 	}
 	sort.SliceStable(ents, func(i, j int) bool { return ents[i].PageRank > ents[j].PageRank })
+	levels, err := rd.levels(ctx, corpus)
+	if err != nil {
+		return CommunityReport{}, err
+	}
 	r := reports[id]
-	out := CommunityReport{ID: c.ID, Level: c.Level, Parent: c.ParentID, Children: nonNil(c.ChildIDs),
+	out := CommunityReport{ID: c.ID, Level: graphstore.ShownLevel(c.Level, levels), Parent: c.ParentID, Children: nonNil(c.ChildIDs),
 		Title: r.Title, Rating: r.Rating, Summary: r.Summary, Findings: findingsOf(r), MemberCount: len(c.Members),
 		Members: make([]CommunityMember, 0, min(len(ents), MaxCommunityMembers))}
 	for _, en := range head(ents, MaxCommunityMembers) {

@@ -51,7 +51,8 @@ type API struct {
 // New builds the HTTP handler: POST /v1/query, POST /v1/retrieve,
 // GET /v1/corpora/{corpus}/entities/{name}, GET /v1/corpora/{corpus}/stats, the corpus
 // and document resources (resources.go: their backends come as options), export,
-// the chat-compatible routes (chat.go), GET /openapi.json. A route added here is
+// the chat-compatible routes (chat.go) and their Ollama-compatible twins under /api/
+// (ollama.go), GET /openapi.json. A route added here is
 // documented in openapi.json (the tests check both ways). Handlers served beside the
 // API (the MCP endpoint) get the same guard from Guard. The exploration routes read x.
 // Zero fields of cfg take their defaults (see Config); the rest must pass Validate,
@@ -78,6 +79,7 @@ func New(e *engine.Engine, x Explorer, cfg Config, log *slog.Logger, opts ...Opt
 	a.addResourceRoutes()
 	a.addExportRoute()
 	a.addChatRoutes()
+	a.addOllamaRoutes()
 	// Exploration (explore.go, served by x), read by the console.
 	a.mux.HandleFunc("GET /v1/corpora/{corpus}/entities", a.guard(a.known(a.searchEntities)))
 	a.mux.HandleFunc("GET /v1/corpora/{corpus}/entities/{name}/passages", a.guard(a.known(a.entityPassages)))
@@ -259,5 +261,6 @@ func (a *API) stats(w http.ResponseWriter, r *http.Request) {
 // Mount adds the API routes to mux.
 func (a *API) Mount(mux *http.ServeMux) {
 	mux.Handle("/v1/", a)
+	mux.Handle("/api/", a)
 	mux.Handle("GET /openapi.json", a)
 }

@@ -303,6 +303,7 @@ func TestHTTPOpenAPI(t *testing.T) {
 		{http.MethodGet, "/v1/corpora/{corpus}/communities/{id}", "/v1/corpora/demo/communities/" + commTop, ""},
 	}
 	routes = append(routes, resourceRoutes...)
+	routes = append(routes, ollamaRoutes...)
 	served := map[string]bool{}
 	for _, r := range routes {
 		served[r.method+" "+r.pattern] = true

@@ -281,15 +281,7 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		a.chatFail(w, r, err)
 		return
 	}
-	if err := access.Check(r.Context(), req.Corpus, access.Read, "read"); err != nil {
-		a.chatFail(w, r, err)
-		return
-	}
-	// Checked before a stream starts: once it has, the status is 200 whatever happens.
-	if _, err := a.e.Stats(r.Context(), req.Corpus); err != nil {
-		if errors.Is(err, engine.ErrUnknownCorpus) {
-			err = &modelNotFound{c.Model}
-		}
+	if err := a.modelReady(r, req.Corpus, c.Model); err != nil {
 		a.chatFail(w, r, err)
 		return
 	}
@@ -312,6 +304,23 @@ func (a *API) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	base.Citations = resp.Citations
 	base.Choices = []chatChoice{{Message: &chatOut{Role: "assistant", Content: answer}, FinishReason: new("stop")}}
 	writeJSON(w, http.StatusOK, base)
+}
+
+// modelReady checks that the token may read the corpus of a model and that the corpus
+// holds passages to answer from (else the model does not exist). The chat-compatible
+// routes (OpenAI's and Ollama's) check it before a stream starts: once one has, the
+// status is 200 whatever happens.
+func (a *API) modelReady(r *http.Request, corpus, model string) error {
+	if err := access.Check(r.Context(), corpus, access.Read, "read"); err != nil {
+		return err
+	}
+	if _, err := a.e.Stats(r.Context(), corpus); err != nil {
+		if errors.Is(err, engine.ErrUnknownCorpus) {
+			return &modelNotFound{model}
+		}
+		return err
+	}
+	return nil
 }
 
 // chatStream answers with server-sent events in OpenAI's chunk format: a first chunk

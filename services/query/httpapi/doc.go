@@ -1,7 +1,8 @@
 // Package httpapi is the query service's HTTP JSON API over an engine.Engine: the routes
 // under /v1/ (query, with server-sent events when streamed; retrieve; an entity's
 // neighbourhood; corpus statistics; the corpus and document resources: listings,
-// status, upload, deletion, export; OpenAI-compatible chat completions and models),
+// status, upload, deletion, export; OpenAI-compatible chat completions and models) and
+// the Ollama-compatible routes under /api/ (chat, generate, tags, show, version),
 // the OpenAPI 3.1 document that describes them (openapi.json, embedded and served at
 // /openapi.json, lint-clean with redocly: make lint-openapi), and the guard every route
 // goes through: bearer-token authentication with scopes (package access: a route
@@ -9,6 +10,6 @@
 // size limit and a request deadline. The resource routes read and publish through
 // small interfaces (Catalog, Publisher, Deleter, Exporter) given as options; a route
 // whose backend is missing answers 503. Errors are JSON {"error": "..."} with the status
-// the error implies (400, 403, 404, 413, 415, 503, 504, else 500); the chat routes
-// answer their own errors in OpenAI's shape.
+// the error implies (400, 403, 404, 413, 415, 503, 504, else 500); the OpenAI-compatible
+// chat routes answer their own errors in OpenAI's shape.
 package httpapi

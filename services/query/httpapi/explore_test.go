@@ -128,8 +128,9 @@ func TestHTTPEntityForExplorer(t *testing.T) {
 	resp, body := call(t, srv, http.MethodGet, entityPath("demo", "Ada Lovelace")+"?depth=1", "", "")
 	var nb explore.Neighborhood
 	decodeOK(t, resp, body, &nb)
-	if !slices.Equal(nb.Entity.Communities, []string{commPeople, commTop}) || nb.Entity.Mentions != 2 || nb.Entity.PageRank != 0.5 {
-		t.Errorf("entity = %+v, want communities [%s %s], 2 mentions, PageRank 0.5", nb.Entity, commPeople, commTop)
+	// Per level, the coarsest first (level 0 is the root, as in every export).
+	if !slices.Equal(nb.Entity.Communities, []string{commTop, commPeople}) || nb.Entity.Mentions != 2 || nb.Entity.PageRank != 0.5 {
+		t.Errorf("entity = %+v, want communities [%s %s], 2 mentions, PageRank 0.5", nb.Entity, commTop, commPeople)
 	}
 	for _, n := range nb.Neighbors {
 		if len(n.Communities) != 2 || n.Mentions != 2 {
@@ -206,10 +207,11 @@ func TestHTTPCommunities(t *testing.T) {
 	}
 	resp, body := call(t, srv, http.MethodGet, "/v1/corpora/demo/communities", "", "")
 	decodeOK(t, resp, body, &all)
+	// Level 0 is the root, the coarsest, as in every export.
 	want := []summary{
-		{ID: commMachine, Level: 0, Parent: commTop, Children: []string{}, Members: 1},
-		{ID: commPeople, Level: 0, Parent: commTop, Children: []string{}, Title: "Lovelace and Babbage", Rating: 7.5, Members: 2},
-		{ID: commTop, Level: 1, Children: []string{commMachine, commPeople}, Title: "The Analytical Engine circle", Rating: 9, Members: 3},
+		{ID: commTop, Level: 0, Children: []string{commMachine, commPeople}, Title: "The Analytical Engine circle", Rating: 9, Members: 3},
+		{ID: commMachine, Level: 1, Parent: commTop, Children: []string{}, Members: 1},
+		{ID: commPeople, Level: 1, Parent: commTop, Children: []string{}, Title: "Lovelace and Babbage", Rating: 7.5, Members: 2},
 	}
 	if all.Levels != 2 || len(all.Communities) != len(want) {
 		t.Fatalf("got %d levels, %d communities: want 2 and %d: %s", all.Levels, len(all.Communities), len(want), body)
@@ -221,10 +223,14 @@ func TestHTTPCommunities(t *testing.T) {
 			t.Errorf("community %d = %+v, want %+v", i, c, w)
 		}
 	}
-	resp, body = call(t, srv, http.MethodGet, "/v1/corpora/demo/communities?level=1", "", "")
+	resp, body = call(t, srv, http.MethodGet, "/v1/corpora/demo/communities?level=0", "", "")
 	decodeOK(t, resp, body, &all)
 	if len(all.Communities) != 1 || all.Communities[0].ID != commTop {
-		t.Errorf("level 1 = %+v, want only %s", all.Communities, commTop)
+		t.Errorf("level 0 = %+v, want only %s", all.Communities, commTop)
+	}
+	resp, body = call(t, srv, http.MethodGet, "/v1/corpora/demo/communities?level=2", "", "")
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "outside 0..1") {
+		t.Errorf("a level the hierarchy lacks: status %d, body %s: want 400 naming the levels", resp.StatusCode, body)
 	}
 }
 
@@ -234,7 +240,7 @@ func TestHTTPCommunity(t *testing.T) {
 	var c explore.CommunityReport
 	decodeOK(t, resp, body, &c)
 	if c.Title != "Lovelace and Babbage" || c.Summary != "Two collaborators." || c.Rating != 7.5 || c.MemberCount != 2 ||
-		len(c.Findings) != 1 || c.Findings[0].Explanation == "" || c.Parent != commTop {
+		len(c.Findings) != 1 || c.Findings[0].Explanation == "" || c.Parent != commTop || c.Level != 1 {
 		t.Errorf("community = %+v, want the fixture's report", c)
 	}
 	var names []string

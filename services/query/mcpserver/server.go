@@ -44,7 +44,7 @@ type SearchInput struct {
 	Query  string `json:"query" jsonschema:"the question in natural language"`
 	Mode   string `json:"mode,omitempty" jsonschema:"auto (default) classifies the question as local or global; naive answers from the dense and BM25 passages alone; local from passages, the entities they mention and their relationships; global from community reports (map-reduce), for questions about the corpus as a whole; hybrid is local plus the reports that rank first for the question; mix is hybrid with the naive passages fused in; drift derives follow-up questions from the top reports and searches each locally"`
 	TopK   int    `json:"top_k,omitempty" jsonschema:"number of passages in the context (1..100; 0 or absent: the server default)"`
-	Level  *int   `json:"level,omitempty" jsonschema:"community level for reports (0 is the finest); absent: chosen automatically"`
+	Level  *int   `json:"level,omitempty" jsonschema:"community level for reports (0 is the coarsest, the root); absent: chosen automatically"`
 	Detail string `json:"detail,omitempty" jsonschema:"concise (default): the answer and each passage's id, title, opening text and why it was retrieved; full: also the whole retrieval context (entities, relationships, reports, full passages) and the partial answers of global mode"`
 	// ResponseType, UserPrompt and OnlyContext are the query API's options of the same
 	// names.

@@ -251,7 +251,7 @@ async function exampleQuestions() {
   try {
     const stats = await getJSON(corpusPath('/stats'));
     if (stats.levels > 0) {
-      const tree = await getJSON(corpusPath(`/communities?level=${stats.levels - 1}`));
+      const tree = await getJSON(corpusPath('/communities?level=0'));
       const top = [...tree.communities].sort((a, b) => b.members - a.members)[0];
       if (top) {
         const c = await getJSON(corpusPath(`/communities/${enc(top.id)}`));
@@ -709,8 +709,8 @@ pages.communities = (main, params) => {
     }
     const byID = new Map(r.communities.map((c) => [c.id, c]));
     const roots = r.communities.filter((c) => !c.parent || !byID.has(c.parent));
-    roots.sort((a, b) => b.level - a.level || b.members - a.members);
-    fill(tree, h('p', { class: 'muted' }, `${r.levels} levels (C0 finest … C${Math.max(0, r.levels - 1)}), ${r.communities.length} communities.`),
+    roots.sort((a, b) => a.level - b.level || b.members - a.members);
+    fill(tree, h('p', { class: 'muted' }, `${r.levels} levels (C0 coarsest … C${Math.max(0, r.levels - 1)} finest), ${r.communities.length} communities.`),
       roots.map((c) => communityNode(c, byID, report)));
     if (!r.communities.length) tree.append(h('p', {}, 'No communities yet: detection runs after indexing.'));
     if (params.get('open')) showCommunity(report, params.get('open'));

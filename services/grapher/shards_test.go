@@ -31,7 +31,7 @@ type shardedStores struct {
 	vs *embedded.Store
 }
 
-func openStores(t *testing.T) shardedStores {
+func openStores(t testing.TB) shardedStores {
 	t.Helper()
 	g, err := boltgraph.Open(filepath.Join(t.TempDir(), "g.db"))
 	if err != nil {
@@ -63,7 +63,7 @@ func shardTestConfig(shards int) Config {
 
 // startGrapher starts a grapher on its own connection to srv, as its own process would
 // be, and returns the connection so that the test can kill it.
-func startGrapher(t *testing.T, srv interface{ ClientURL() string }, st shardedStores, cfg Config, algo graphstore.Algorithms) (*Service, *nats.Conn) {
+func startGrapher(t testing.TB, srv interface{ ClientURL() string }, st shardedStores, cfg Config, algo graphstore.Algorithms) (*Service, *nats.Conn) {
 	t.Helper()
 	nc, err := nats.Connect(srv.ClientURL())
 	if err != nil {
@@ -110,7 +110,7 @@ func shardExtractions(corpus string, from, to int) []*events.Extraction {
 	return out
 }
 
-func publishExtractions(t *testing.T, b *bus.Bus, xs []*events.Extraction) {
+func publishExtractions(t testing.TB, b *bus.Bus, xs []*events.Extraction) {
 	t.Helper()
 	for _, x := range xs {
 		data, err := events.Encode(x)
@@ -139,7 +139,7 @@ func graphDone(ctx context.Context, b *bus.Bus, corpus string, want uint64) bool
 }
 
 // waitUntil polls cond until it holds; the deadline is a safety net, not a measure.
-func waitUntil(t *testing.T, what string, cond func() bool) {
+func waitUntil(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for !cond() {

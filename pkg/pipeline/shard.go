@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"maps"
@@ -50,6 +51,9 @@ func shardTransform(k events.Kind, n int) bus.Transform {
 // Shards reads how many shards kind k's stream has (0: not sharded).
 func Shards(ctx context.Context, b *bus.Bus, k events.Kind) (int, error) {
 	t, err := b.StreamTransform(ctx, StreamName(k))
+	if errors.Is(err, bus.ErrNotFound) {
+		return 0, nil // not provisioned yet: nothing is sharded
+	}
 	if err != nil || t == nil {
 		return 0, err
 	}

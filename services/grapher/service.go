@@ -271,6 +271,13 @@ func (s *Service) Start(ctx context.Context) (err error) {
 			}
 		}()
 	}
+	// Checked with the lease held: a sharded grapher shards the stream before it waits
+	// for this lease to be free (startSharded).
+	if n, err := pipeline.Shards(ctx, s.deps.Bus, events.KindExtractions); err != nil {
+		return fmt.Errorf("grapher: %w", err)
+	} else if n > 0 {
+		return fmt.Errorf("grapher: the bus's extractions are in %d shards: start every grapher with -shards %d", n, n)
+	}
 	if err := s.probe(ctx); err != nil {
 		return err
 	}

@@ -68,6 +68,18 @@ func (s *Service) startSharded(ctx context.Context) error {
 	if err := pipeline.EnsureShards(ctx, s.deps.Bus, events.KindExtractions, s.cfg.Shards); err != nil {
 		return fmt.Errorf("grapher: %w", err)
 	}
+	// An unsharded grapher still running (a rollout from one) would merge every corpus
+	// beside the shards' holders: wait until it has stopped. One that starts after the
+	// stream is sharded refuses to run (Start), so the wait is needed once.
+	if s.cfg.Lease {
+		l, err := s.deps.Bus.AcquireLease(ctx, schema.LeaseBucket, bus.LeaseOptions{Key: schema.GrapherLease, Holder: s.holder, Logger: s.log})
+		if err != nil {
+			return fmt.Errorf("grapher: waiting for an unsharded grapher to stop: %w", err)
+		}
+		if err := l.Release(ctx); err != nil {
+			return fmt.Errorf("grapher: %w", err)
+		}
+	}
 	if err := s.probe(ctx); err != nil {
 		return err
 	}

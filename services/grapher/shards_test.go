@@ -2,12 +2,14 @@ package grapher
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -340,5 +342,43 @@ func TestDetectionOfOneCorpusHoldsBackNoOther(t *testing.T) {
 				t.Fatalf("big corpus: %+v %v: want it still detecting (dirty)", st.Graph, err)
 			}
 		})
+	}
+}
+
+// A grapher started without -shards on a bus whose extractions are sharded refuses to
+// run: it would merge every corpus beside the shards' holders.
+func TestUnshardedGrapherRefusesShardedBus(t *testing.T) {
+	ctx := t.Context()
+	srv := bustest.StartServer(t)
+	b, err := bus.New(bustest.Connect(t, srv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pipeline.Provision(ctx, b, pipeline.DefaultTopology()); err != nil {
+		t.Fatal(err)
+	}
+	if err := pipeline.EnsureShards(ctx, b, events.KindExtractions, 4); err != nil {
+		t.Fatal(err)
+	}
+	st := openStores(t)
+	cfg := shardTestConfig(0)
+	cfg.Lease = true
+	s, err := New(cfg, Deps{Bus: b, Graph: st.g, Vectors: st.vs, Embedder: hashembed.New(32), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Stop(context.Background()) })
+	if err := s.Start(ctx); err == nil || !strings.Contains(err.Error(), "-shards 4") {
+		t.Fatalf("Start on a sharded bus: %v, want a refusal naming -shards 4", err)
+	}
+	// A sharded grapher with another number of shards refuses too.
+	cfg = shardTestConfig(8)
+	s8, err := New(cfg, Deps{Bus: b, Graph: st.g, Vectors: st.vs, Embedder: hashembed.New(32), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s8.Stop(context.Background()) })
+	if err := s8.Start(ctx); !errors.Is(err, bus.ErrInvalidSpec) {
+		t.Fatalf("Start with 8 shards on a bus of 4: %v, want ErrInvalidSpec", err)
 	}
 }

@@ -14,14 +14,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/graphrag/graphrag/pkg/bus"
 	"github.com/graphrag/graphrag/pkg/bus/bustest"
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/graphstore/boltgraph"
 	"github.com/graphrag/graphrag/pkg/hashembed"
+	"github.com/graphrag/graphrag/pkg/natsembed"
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore/embedded"
@@ -64,14 +63,10 @@ func shardTestConfig(shards int) Config {
 }
 
 // startGrapher starts a grapher on its own connection to srv, as its own process would
-// be, and returns the connection so that the test can kill it.
-func startGrapher(t testing.TB, srv interface{ ClientURL() string }, st shardedStores, cfg Config, algo graphstore.Algorithms) (*Service, *nats.Conn) {
+// be, and returns a func that cuts the connection, so that the test can kill it.
+func startGrapher(t testing.TB, srv *natsembed.Server, st shardedStores, cfg Config, algo graphstore.Algorithms) (*Service, func()) {
 	t.Helper()
-	nc, err := nats.Connect(srv.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	nc := bustest.Connect(t, srv)
 	b, err := bus.New(nc)
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +80,7 @@ func startGrapher(t testing.TB, srv interface{ ClientURL() string }, st shardedS
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Stop(context.Background()) })
-	return s, nc
+	return s, nc.Close
 }
 
 // shardCorpora are corpora whose extractions the tests publish: a triangle per chunk,
@@ -245,7 +240,7 @@ func TestShardsMoveWhenAGrapherDies(t *testing.T) {
 	}
 	st := openStores(t)
 	first, _ := startGrapher(t, srv, st, shardTestConfig(shards), nil)
-	second, secondConn := startGrapher(t, srv, st, shardTestConfig(shards), nil)
+	second, killSecond := startGrapher(t, srv, st, shardTestConfig(shards), nil)
 	waitUntil(t, "the shards to be shared", func() bool {
 		return len(first.heldShards()) == shards/2 && len(second.heldShards()) == shards/2
 	})
@@ -271,7 +266,7 @@ func TestShardsMoveWhenAGrapherDies(t *testing.T) {
 
 	// The second grapher dies: no more renewals, acknowledgements or releases.
 	dead := held(second)
-	secondConn.Close()
+	killSecond()
 	stopCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	_ = second.Stop(stopCtx)
 	cancel()

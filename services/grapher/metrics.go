@@ -21,8 +21,12 @@ const (
 	// MetricDetectionDuration is a histogram of the time of a detection run.
 	MetricDetectionDuration = "graphrag.grapher.detection.duration"
 	// MetricLeaseHeld is 1 while this grapher is the active one (it holds the lease,
-	// or runs without one), 0 while it waits for the lease or after losing it.
+	// or runs without one; sharded: it holds a shard), 0 while it waits for the lease or
+	// after losing it.
 	MetricLeaseHeld = "graphrag.grapher.lease.held"
+	// MetricShardsHeld is the number of shards a sharded grapher holds (0 unsharded): their
+	// sum over the graphers is the number of shards when every corpus has a grapher.
+	MetricShardsHeld = "graphrag.grapher.shards.held"
 )
 
 type grapherInstruments struct {
@@ -30,7 +34,7 @@ type grapherInstruments struct {
 	mergeBatch                    metric.Int64Histogram
 	mergeDuration, detectDuration metric.Float64Histogram
 	detections                    metric.Int64Counter
-	leaseHeld                     metric.Int64ObservableGauge
+	leaseHeld, shardsHeld         metric.Int64ObservableGauge
 }
 
 var (
@@ -42,7 +46,7 @@ var (
 var instruments = sync.OnceValue(func() grapherInstruments {
 	m := otel.Meter("github.com/graphrag/graphrag/services/grapher")
 	in := grapherInstruments{meter: m}
-	var errs [5]error
+	var errs [6]error
 	in.mergeBatch, errs[0] = m.Int64Histogram(MetricMergeBatch, metric.WithUnit("{chunk}"),
 		metric.WithDescription("Chunks merged into the graph store per group commit."),
 		metric.WithExplicitBucketBoundaries(1, 2, 4, 8, 16, 32, 64, 128, 256, 512))
@@ -55,6 +59,8 @@ var instruments = sync.OnceValue(func() grapherInstruments {
 		metric.WithExplicitBucketBoundaries(0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600))
 	in.leaseHeld, errs[4] = m.Int64ObservableGauge(MetricLeaseHeld,
 		metric.WithDescription("1 while this grapher is the active one, 0 while it waits for the lease or after losing it."))
+	in.shardsHeld, errs[5] = m.Int64ObservableGauge(MetricShardsHeld, metric.WithUnit("{shard}"),
+		metric.WithDescription("Shards of the corpora this grapher holds (0 when the corpora are not sharded)."))
 	for _, err := range errs {
 		if err != nil {
 			otel.Handle(err)
@@ -87,8 +93,9 @@ func recordDetection(ctx context.Context, took time.Duration, err error) {
 	in.detectDuration.Record(ctx, took.Seconds(), outcome)
 }
 
-// observeLease reports held() as the lease gauge until the returned function is called.
-func observeLease(held func() bool) func() {
+// observeLease reports held() as the lease gauge and shards() as the shards gauge until
+// the returned function is called.
+func observeLease(held func() bool, shards func() int) func() {
 	in := instruments()
 	reg, err := in.meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		v := int64(0)
@@ -96,8 +103,9 @@ func observeLease(held func() bool) func() {
 			v = 1
 		}
 		o.ObserveInt64(in.leaseHeld, v)
+		o.ObserveInt64(in.shardsHeld, int64(shards()))
 		return nil
-	}, in.leaseHeld)
+	}, in.leaseHeld, in.shardsHeld)
 	if err != nil {
 		otel.Handle(err)
 		return func() {}

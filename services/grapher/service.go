@@ -257,7 +257,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 // progress of every corpus (a crash between a merge and a detection run leaves the
 // corpus dirty, and detection resumes), then starts consuming and scheduling.
 func (s *Service) Start(ctx context.Context) (err error) {
-	s.unobserve = observeLease(s.active)
+	s.unobserve = observeLease(s.active, func() int { return len(s.heldShards()) })
 	if s.cfg.Shards > 0 {
 		return s.startSharded(ctx)
 	}

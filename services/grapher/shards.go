@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -368,4 +369,16 @@ func (s *Service) releaseShards(ctx context.Context) error {
 		errs = append(errs, l.Release(ctx))
 	}
 	return errors.Join(errs...)
+}
+
+// heldShards lists the shards this grapher holds, sorted.
+func (s *Service) heldShards() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]int, 0, len(s.owned))
+	for n := range s.owned {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
 }

@@ -147,16 +147,6 @@ func waitUntil(t testing.TB, what string, cond func() bool) {
 	}
 }
 
-func (s *Service) heldShards() []int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []int
-	for n := range s.owned {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
-}
 
 // graphOf is what a corpus's graph is made of: entities with their mention counts,
 // weighted edges, and the community hierarchy.

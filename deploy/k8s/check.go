@@ -45,7 +45,8 @@ type config struct {
 	knownEnv   map[string]map[string]bool // image repository -> accepted env names
 	envPrefix  string
 	singletons map[string]bool
-	queues     map[string]queue // scaled Deployment -> the stream and consumer it drains
+	sharded    map[string]string // Deployment -> the variable that gives it shards
+	queues     map[string]queue  // scaled Deployment -> the stream and consumer it drains
 }
 
 // WithKnownEnv declares the environment variables the binary in imageRepo (an image name
@@ -72,6 +73,15 @@ func WithEnvPrefix(p string) Option { return optionFunc(func(c *config) { c.envP
 // the Recreate strategy and never be autoscaled.
 func WithSingleton(deployment string) Option {
 	return optionFunc(func(c *config) { c.singletons[deployment] = true })
+}
+
+// WithSharded names a Deployment that is a singleton (WithSingleton) unless its pods get
+// envVar (the grapher's GRAPHRAG_SHARDS), from a ConfigMap or literally, at 1 or more:
+// then its replicas share the work by shard, any number of them (at least one) with any
+// strategy. It is never autoscaled either way: shards move on a rebalance, which a
+// replica count that follows the load would trigger again and again.
+func WithSharded(deployment, envVar string) Option {
+	return optionFunc(func(c *config) { c.sharded[deployment] = envVar })
 }
 
 // WithQueue says that deployment drains stream through the durable consumer named
@@ -187,7 +197,7 @@ func (s *set) workloads() []workload {
 // Check decodes objs strictly and returns every broken invariant, sorted. The error is
 // for objects that cannot be decoded at all.
 func Check(objs []Object, opts ...Option) ([]Violation, error) {
-	c := &config{knownEnv: map[string]map[string]bool{}, envPrefix: "GRAPHRAG_", singletons: map[string]bool{}, queues: map[string]queue{}}
+	c := &config{knownEnv: map[string]map[string]bool{}, envPrefix: "GRAPHRAG_", singletons: map[string]bool{}, sharded: map[string]string{}, queues: map[string]queue{}}
 	for _, o := range opts {
 		o.apply(c)
 	}
@@ -253,7 +263,17 @@ func checkWorkload(c *config, s *set, w workload, add addFunc) {
 	if pod.ServiceAccountName == "" || !s.serviceAccounts[w.namespace+"/"+pod.ServiceAccountName] {
 		add(id, "service-account", "serviceAccountName %q is not a rendered ServiceAccount", pod.ServiceAccountName)
 	}
-	if c.singletons[w.name] {
+	single := c.singletons[w.name]
+	if v, ok := c.sharded[w.name]; ok {
+		if n, err := strconv.Atoi(podEnv(s, w, v)); err == nil && n >= 1 {
+			if w.replicas != nil && *w.replicas < 1 {
+				add(id, "sharded-replicas", "must run at least 1 replica")
+			}
+		} else {
+			single = true
+		}
+	}
+	if single {
 		if w.kind != "Deployment" || w.replicas == nil || *w.replicas != 1 {
 			add(id, "singleton-replicas", "must run exactly 1 replica")
 		}
@@ -377,6 +397,34 @@ func checkResources(cid string, r corev1.ResourceRequirements, add addFunc) {
 	}
 }
 
+// podEnv is the value the first container of a workload's pods gets for the variable
+// name: a literal env entry wins over ConfigMaps in envFrom, of which the last wins, as in
+// Kubernetes ("" when none sets it).
+func podEnv(s *set, w workload, name string) string {
+	if len(w.template.Spec.Containers) == 0 {
+		return ""
+	}
+	ct := w.template.Spec.Containers[0]
+	for _, e := range ct.Env {
+		if e.Name == name && e.ValueFrom == nil {
+			return e.Value
+		}
+	}
+	v := ""
+	for _, ef := range ct.EnvFrom {
+		if ef.ConfigMapRef == nil {
+			continue
+		}
+		cm := s.configMaps[w.namespace+"/"+ef.ConfigMapRef.Name]
+		for k, val := range cm.Data {
+			if ef.Prefix+k == name {
+				v = val
+			}
+		}
+	}
+	return v
+}
+
 func checkEnv(c *config, s *set, w workload, cid string, ct corev1.Container, secretMounts map[string]string, add addFunc) {
 	var names []string
 	for _, ef := range ct.EnvFrom {
@@ -462,7 +510,7 @@ func checkAutoscalers(c *config, s *set, add addFunc) {
 		if !deployments[key] {
 			add(obj, "scale-target", "targets %s, which is not a rendered Deployment", target)
 		}
-		if c.singletons[target] {
+		if _, sharded := c.sharded[target]; c.singletons[target] || sharded {
 			add(obj, "scale-target", "autoscales the single-instance %s", target)
 		}
 		if prev, dup := scaled[key]; dup {

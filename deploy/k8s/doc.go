@@ -2,7 +2,7 @@
 // components and overlays) with the kustomize API in-process, decodes every object strictly
 // into the Kubernetes API types, and checks the invariants the deployment promises: probes,
 // resource requests and limits, a locked-down security context, pinned images, no secret
-// values in ConfigMaps or literal env, one grapher, every workload covered by a
+// values in ConfigMaps or literal env, one grapher unless it is sharded, every workload covered by a
 // PodDisruptionBudget and a NetworkPolicy, and well-formed KEDA ScaledObjects.
 //
 // The directory's layout and the reasons behind it are in docs/operations.md and

@@ -82,7 +82,7 @@ func serviceFlagSets() map[string]func() (*flag.FlagSet, *service.CommonFlags, *
 
 func checkOptions() []Option {
 	opts := []Option{
-		WithSingleton("graphrag-grapher"),
+		WithSharded("graphrag-grapher", "GRAPHRAG_SHARDS"),
 		WithQueue("graphrag-extractor", pipeline.StreamName(events.KindChunks), pipeline.Durable(pipeline.StageExtractor)),
 		WithQueue("graphrag-summarizer", pipeline.StreamName(events.KindCommunities), pipeline.Durable(pipeline.StageSummarizer)),
 	}
@@ -168,8 +168,8 @@ func TestProductionWiring(t *testing.T) {
 	if err := DecodeStrict(g, &grapherDep); err != nil {
 		t.Fatal(err)
 	}
-	if r := grapherDep.Spec.Replicas; r == nil || *r != 1 {
-		t.Errorf("grapher replicas = %v, want 1", r)
+	if r := grapherDep.Spec.Replicas; r == nil || *r != 2 {
+		t.Errorf("grapher replicas = %v, want 2 sharing the shards", r)
 	}
 	o, ok := find(objs, "ScaledObject", "graphrag-extractor")
 	if !ok {
@@ -339,10 +339,12 @@ func TestCheckFindsViolations(t *testing.T) {
 			func(m map[string]any) {
 				delete(obj(m, "spec", "template", "spec", "securityContext"), "seccompProfile")
 			}},
-		{"two graphers", "Deployment", "graphrag-grapher", "singleton-replicas",
-			func(m map[string]any) { obj(m, "spec")["replicas"] = 2 }},
-		{"rolling grapher", "Deployment", "graphrag-grapher", "singleton-strategy",
-			func(m map[string]any) { obj(m, "spec")["strategy"] = map[string]any{"type": "RollingUpdate"} }},
+		{"two graphers without shards", "ConfigMap", "graphrag-grapher", "singleton-replicas",
+			func(m map[string]any) { delete(obj(m, "data"), "GRAPHRAG_SHARDS") }},
+		{"rolling grapher without shards", "ConfigMap", "graphrag-grapher", "singleton-strategy",
+			func(m map[string]any) { obj(m, "data")["GRAPHRAG_SHARDS"] = "0" }},
+		{"no grapher", "Deployment", "graphrag-grapher", "sharded-replicas",
+			func(m map[string]any) { obj(m, "spec")["replicas"] = 0 }},
 		{"secret in ConfigMap", "ConfigMap", "graphrag-common", "secret-in-configmap",
 			func(m map[string]any) { obj(m, "data")["GRAPHRAG_LLM_API_KEY"] = "sk-live-123" }},
 		{"literal secret env", "Deployment", "graphrag-extractor", "secret-env",

@@ -132,6 +132,15 @@ type StreamSpec struct {
 	Replicas int
 }
 
+// Transform rewrites the subject of every message a stream stores (a nats-server
+// subject mapping: Source a filter of the stream's subjects, Destination with
+// {{wildcard(i)}} and {{partition(n,i)}}), so that consumers can filter on a token the
+// publisher did not write. SetStreamTransform sets it; EnsureStream keeps it, so that
+// the services which ensure a stream at start need not all know it.
+type Transform struct {
+	Source, Destination string
+}
+
 // EnsureStream creates the stream or updates it to match spec (limits
 // retention, file storage). Calling it again with the same spec changes
 // nothing, so every replica may call it at start.
@@ -165,11 +174,15 @@ func (b *Bus) EnsureStream(ctx context.Context, spec StreamSpec) error {
 		Replicas:          replicas,
 		Discard:           jetstream.DiscardOld,
 	}
+	cur, err := b.js.Stream(ctx, spec.Name)
+	if err == nil {
+		cfg.SubjectTransform = cur.CachedInfo().Config.SubjectTransform
+	}
 	// An unchanged stream is not updated: every replica ensures the streams at start,
 	// and nats-server (v2.15.2) races, in its file store, an update of a stream with
 	// the creation of a consumer on it (seen by the race detector in
 	// TestExtractorScalesHorizontally once consumers were created at start).
-	if cur, err := b.js.Stream(ctx, spec.Name); err == nil && sameStream(cur.CachedInfo().Config, cfg) {
+	if err == nil && sameStream(cur.CachedInfo().Config, cfg) {
 		return nil
 	}
 	if _, err := b.js.CreateOrUpdateStream(ctx, cfg); err != nil {
@@ -185,7 +198,40 @@ func sameStream(have, want jetstream.StreamConfig) bool {
 		have.MaxAge == want.MaxAge && have.MaxBytes == want.MaxBytes && have.MaxMsgSize == want.MaxMsgSize &&
 		have.MaxMsgs == want.MaxMsgs && have.MaxMsgsPerSubject == want.MaxMsgsPerSubject &&
 		have.Replicas == want.Replicas && have.Discard == want.Discard &&
-		(want.Duplicates == 0 || have.Duplicates == want.Duplicates)
+		(want.Duplicates == 0 || have.Duplicates == want.Duplicates) &&
+		(have.SubjectTransform == nil) == (want.SubjectTransform == nil) &&
+		(have.SubjectTransform == nil || *have.SubjectTransform == *want.SubjectTransform)
+}
+
+// SetStreamTransform gives an existing stream a subject transform (nil: none). Messages
+// stored before keep their subjects.
+func (b *Bus) SetStreamTransform(ctx context.Context, stream string, t *Transform) error {
+	st, err := b.js.Stream(ctx, stream)
+	if err != nil {
+		return fmt.Errorf("reading stream %s: %w", stream, translate(err))
+	}
+	cfg := st.CachedInfo().Config
+	cfg.SubjectTransform = nil
+	if t != nil {
+		cfg.SubjectTransform = &jetstream.SubjectTransformConfig{Source: t.Source, Destination: t.Destination}
+	}
+	if _, err := b.js.UpdateStream(ctx, cfg); err != nil {
+		return fmt.Errorf("setting the subject transform of stream %s: %w", stream, err)
+	}
+	return nil
+}
+
+// StreamTransform is the subject transform of a stream (nil: none).
+func (b *Bus) StreamTransform(ctx context.Context, stream string) (*Transform, error) {
+	st, err := b.js.Stream(ctx, stream)
+	if err != nil {
+		return nil, fmt.Errorf("reading stream %s: %w", stream, translate(err))
+	}
+	t := st.CachedInfo().Config.SubjectTransform
+	if t == nil {
+		return nil, nil //nolint:nilnil // no transform is no error
+	}
+	return &Transform{Source: t.Source, Destination: t.Destination}, nil
 }
 
 // EnsureKV creates or updates a file-backed key-value bucket whose entries

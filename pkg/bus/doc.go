@@ -34,4 +34,7 @@
 //   - Single-active services hold a Lease: a key in an expiring key-value
 //     bucket, written with compare-and-set and renewed, so that no second
 //     coordination system (Kubernetes leases, etcd) is needed off a cluster.
+//     A process that takes what it can of many leases (shards) asks with NoWait.
+//   - A stream may carry a subject transform (SetStreamTransform), which
+//     EnsureStream keeps: the transform is set by the one service that needs it.
 package bus

@@ -15,6 +15,9 @@ import (
 // holder took it, or the bucket could not be reached for too long.
 var ErrLeaseLost = errors.New("lease lost")
 
+// ErrLeaseHeld is returned by AcquireLease with NoWait when another holder has the key.
+var ErrLeaseHeld = errors.New("lease held by another process")
+
 // Lease is an exclusive, expiring claim on one key of a key-value bucket whose
 // entries expire (EnsureKV with a TTL; Bus.AcquireLease): the holder writes the key with
 // compare-and-set and renews it every fifteenth of the bucket's TTL; if it stops
@@ -56,6 +59,9 @@ type LeaseOptions struct {
 	Poll time.Duration
 	// Logger receives "waiting" and "lost" messages (default slog.Default()).
 	Logger *slog.Logger
+	// NoWait makes AcquireLease return ErrLeaseHeld at once instead of waiting while
+	// another holder has the key (one of many leases a process takes what it can of).
+	NoWait bool
 }
 
 // AcquireLease blocks until it holds the lease on opts.Key in the key-value
@@ -93,6 +99,9 @@ func (b *Bus) AcquireLease(ctx context.Context, bucket string, opts LeaseOptions
 		if err == nil {
 			l.rev = rev
 			break
+		}
+		if errors.Is(err, jetstream.ErrKeyExists) && opts.NoWait {
+			return nil, fmt.Errorf("lease %s: %w", opts.Key, ErrLeaseHeld)
 		}
 		if !errors.Is(err, jetstream.ErrKeyExists) {
 			if ctx.Err() != nil {

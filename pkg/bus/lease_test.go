@@ -234,3 +234,23 @@ func TestLeaseOutlivesAFailover(t *testing.T) {
 		t.Fatalf("Release: %v", err)
 	}
 }
+
+// With NoWait, a contender learns at once that the lease is held, and takes it once
+// it is released.
+func TestLeaseNoWait(t *testing.T) {
+	e := newEnv(t)
+	leaseBucket(t, e.b)
+	if _, err := acquire(t, testCtx(t), e.b, "a"); err != nil {
+		t.Fatalf("first AcquireLease: %v", err)
+	}
+	other := e.newBus(t)
+	opts := bus.LeaseOptions{Key: "grapher", Holder: "b", NoWait: true}
+	if _, err := other.AcquireLease(testCtx(t), "leases", opts); !errors.Is(err, bus.ErrLeaseHeld) {
+		t.Fatalf("AcquireLease with NoWait while held = %v, want ErrLeaseHeld", err)
+	}
+	l, err := other.AcquireLease(testCtx(t), "leases", bus.LeaseOptions{Key: "other", Holder: "b", NoWait: true})
+	if err != nil {
+		t.Fatalf("AcquireLease with NoWait of a free key: %v", err)
+	}
+	_ = l.Release(testCtx(t))
+}

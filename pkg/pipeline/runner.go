@@ -57,6 +57,9 @@ type Runner struct {
 	cfg     StageConfig
 	handler Handler
 	log     *slog.Logger
+	// durable and filter name the consumer; shard is true for one shard's (NewShardRunner).
+	durable, filter string
+	shard           bool
 
 	mu       sync.Mutex
 	consumer *bus.Consumer
@@ -74,7 +77,17 @@ func NewRunner(b *bus.Bus, stage string, input events.Kind, cfg StageConfig, h H
 		log = slog.Default()
 	}
 	return &Runner{bus: b, stage: stage, input: input, cfg: cfg, handler: h, log: log.With("stage", stage),
-		seen: map[string]bool{}, rates: newRateMeter(time.Now()), rateEvery: rateFlush}
+		durable: Durable(stage), filter: events.AllSubjects(input), seen: map[string]bool{}, rates: newRateMeter(time.Now()), rateEvery: rateFlush}
+}
+
+// NewShardRunner prepares a runner of one shard of a sharded stream (EnsureShards): its
+// own durable consumer (ShardDurable) reads graphrag.<input>.<shard>.*, the messages of
+// the corpora in that shard, so that the replica owning the shard alone handles them.
+func NewShardRunner(b *bus.Bus, stage string, input events.Kind, shard int, cfg StageConfig, h Handler, log *slog.Logger) *Runner {
+	r := NewRunner(b, stage, input, cfg, h, log)
+	r.log = r.log.With("shard", shard)
+	r.durable, r.filter, r.shard = ShardDurable(stage, shard), ShardSubjects(input, shard), true
+	return r
 }
 
 // Start creates (or binds to) the stage's durable consumer and starts handling its
@@ -86,14 +99,17 @@ func (r *Runner) Start(ctx context.Context) error {
 	if r.stopped || r.consumer != nil {
 		return nil
 	}
-	start, err := r.migrateStart(ctx)
-	if err != nil {
-		return err
+	var start uint64
+	if !r.shard {
+		var err error
+		if start, err = r.migrateStart(ctx); err != nil {
+			return err
+		}
 	}
 	spec := bus.ConsumerSpec{
 		Stream:        StreamName(r.input),
-		Durable:       Durable(r.stage),
-		FilterSubject: events.AllSubjects(r.input),
+		Durable:       r.durable,
+		FilterSubject: r.filter,
 		StartSeq:      start,
 		AckWait:       r.cfg.AckWait,
 		MaxDeliver:    r.cfg.MaxDeliver,
@@ -116,6 +132,9 @@ func (r *Runner) Start(ctx context.Context) error {
 	}()
 	r.stopRates = func() { cancel(); <-done }
 	r.log.Info("consuming", "durable", spec.Durable, "subjects", spec.FilterSubject)
+	if r.shard {
+		return nil
+	}
 	if err := r.dropLegacy(ctx); err != nil {
 		r.log.Warn("removing per-corpus consumers of an earlier version", "err", err)
 	}

@@ -159,13 +159,19 @@ func GetStatus(ctx context.Context, b *bus.Bus, corpus string) (Status, error) {
 			}
 		}
 		ss := StageStatus{Stage: s.Name, DeadLettered: dlq[events.DeadLetterSubject(s.Name, corpus)]}
-		counts, err := subjectCounts(ctx, b, StreamName(s.Input), events.Subject(s.Input, corpus))
+		counts, err := corpusSubjects(ctx, b, s.Input, corpus)
 		if err != nil {
 			return st, fmt.Errorf("counting %s: %w", s.Input, err)
 		}
-		ss.Total = counts[events.Subject(s.Input, corpus)]
-		if ss.Pending, ss.InFlight, err = stageProgress(ctx, b, s.Name, s.Input, corpus, ss.Total); err != nil {
-			return st, err
+		if len(counts) == 0 {
+			counts[events.Subject(s.Input, corpus)] = 0
+		}
+		for subject, total := range counts {
+			pending, inFlight, err := stageProgress(ctx, b, s.Name, s.Input, subject, total)
+			if err != nil {
+				return st, err
+			}
+			ss.Total, ss.Pending, ss.InFlight = ss.Total+total, ss.Pending+pending, ss.InFlight+inFlight
 		}
 		if ss.Pending+ss.InFlight <= ss.Total {
 			ss.Done = ss.Total - ss.Pending - ss.InFlight

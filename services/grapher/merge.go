@@ -3,6 +3,7 @@ package grapher
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -215,13 +216,16 @@ func (m *merger) commitCorpus(ctx context.Context, corpus string, reqs []mergeRe
 }
 
 // versionCache remembers the current version of the documents the merger has seen,
-// so that most extractions are checked without a read of the document record. Only
-// the merger's goroutine uses it. An entry is trusted only to accept an extraction of
-// the version it names; anything else reads the record again, and a removal of one of
-// the document's chunks drops the entry (the version it names is then superseded).
+// so that most extractions are checked without a read of the document record. The
+// merger's goroutine uses it, and a sharded grapher taking a shard forgets the shard's
+// corpora (forgetCorpora): another grapher may have seen newer versions meanwhile. An
+// entry is trusted only to accept an extraction of the version it names; anything else
+// reads the record again, and a removal of one of the document's chunks drops the entry
+// (the version it names is then superseded).
 type versionCache struct {
 	kv  bus.KV
 	max int
+	mu  sync.Mutex
 	m   map[string]string
 }
 
@@ -231,20 +235,40 @@ func newVersionCache(kv bus.KV, maxEntries int) *versionCache {
 
 func (c *versionCache) key(corpus, docID string) string { return corpus + "\x00" + docID }
 
-func (c *versionCache) forget(corpus, docID string) { delete(c.m, c.key(corpus, docID)) }
+func (c *versionCache) forget(corpus, docID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, c.key(corpus, docID))
+}
+
+// forgetCorpora drops the entries of the corpora drop reports.
+func (c *versionCache) forgetCorpora(drop func(corpus string) bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.m {
+		if corpus, _, _ := strings.Cut(k, "\x00"); drop(corpus) {
+			delete(c.m, k)
+		}
+	}
+}
 
 func (c *versionCache) current(ctx context.Context, corpus, docID, version string) (bool, error) {
 	if version == "" {
 		return true, nil // an extraction from before versions existed
 	}
 	k := c.key(corpus, docID)
-	if c.m[k] == version {
+	c.mu.Lock()
+	hit := c.m[k] == version
+	c.mu.Unlock()
+	if hit {
 		return true, nil
 	}
 	rec, rev, err := pipeline.LoadDocument(ctx, c.kv, corpus, docID)
 	if err != nil {
 		return false, err
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if rev == 0 || rec.Deleted {
 		delete(c.m, k)
 		return false, nil

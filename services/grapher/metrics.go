@@ -23,8 +23,12 @@ const (
 	// MetricDetectionDuration is a histogram of the time of a detection run.
 	MetricDetectionDuration = "graphrag.grapher.detection.duration"
 	// MetricLeaseHeld is 1 while this grapher is the active one (it holds the lease,
-	// or runs without one), 0 while it waits for the lease or after losing it.
+	// or runs without one; sharded: it holds a shard), 0 while it waits for the lease or
+	// after losing it.
 	MetricLeaseHeld = "graphrag.grapher.lease.held"
+	// MetricShardsHeld is the number of shards a sharded grapher holds (0 unsharded): their
+	// sum over the graphers is the number of shards when every corpus has a grapher.
+	MetricShardsHeld = "graphrag.grapher.shards.held"
 )
 
 type grapherInstruments struct {
@@ -32,7 +36,7 @@ type grapherInstruments struct {
 	mergeBatch                    metric.Int64Histogram
 	mergeDuration, detectDuration metric.Float64Histogram
 	detections                    metric.Int64Counter
-	leaseHeld                     metric.Int64ObservableGauge
+	leaseHeld, shardsHeld         metric.Int64ObservableGauge
 }
 
 var (
@@ -54,7 +58,8 @@ var instruments = sync.OnceValue(func() grapherInstruments {
 			attribute.NewSet(attribute.String("outcome", "ok")), attribute.NewSet(attribute.String("outcome", "error"))),
 		detectDuration: m.Histogram(MetricDetectionDuration, "s", "Time of one community detection run (Leiden, PageRank, writes, embeddings).",
 			0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600),
-		leaseHeld: m.Gauge(MetricLeaseHeld, "", "1 while this grapher is the active one, 0 while it waits for the lease or after losing it."),
+		leaseHeld:  m.Gauge(MetricLeaseHeld, "", "1 while this grapher is the active one, 0 while it waits for the lease or after losing it."),
+		shardsHeld: m.Gauge(MetricShardsHeld, "{shard}", "Shards of the corpora this grapher holds (0 when the corpora are not sharded)."),
 	}
 })
 
@@ -74,8 +79,9 @@ func recordDetection(ctx context.Context, took time.Duration, err error) {
 	in.detectDuration.Record(ctx, took.Seconds(), outcome)
 }
 
-// observeLease reports held() as the lease gauge until the returned function is called.
-func observeLease(held func() bool) func() {
+// observeLease reports held() as the lease gauge and shards() as the shards gauge until
+// the returned function is called.
+func observeLease(held func() bool, shards func() int) func() {
 	in := instruments()
 	reg, err := in.metrics.Meter().RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		v := int64(0)
@@ -83,8 +89,9 @@ func observeLease(held func() bool) func() {
 			v = 1
 		}
 		o.ObserveInt64(in.leaseHeld, v)
+		o.ObserveInt64(in.shardsHeld, int64(shards()))
 		return nil
-	}, in.leaseHeld)
+	}, in.leaseHeld, in.shardsHeld)
 	if err != nil {
 		otel.Handle(err)
 		return func() {}

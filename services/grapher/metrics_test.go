@@ -121,4 +121,11 @@ func TestGrapherMetrics(t *testing.T) {
 	if got := collectGrapher(t, reader); got[MetricLeaseHeld] != 0 {
 		t.Errorf("lease gauge %d after Stop, want 0 (not reported)", got[MetricLeaseHeld])
 	}
+	// A sharded grapher reports the shards it holds: all of them when it is alone. (One
+	// test holds every metric check: the instruments bind to the first global provider.)
+	sharded, _ := startGrapher(t, srv, shardedStores{g: g, vs: vs}, shardTestConfig(4), nil)
+	waitUntil(t, "the grapher to hold every shard", func() bool { return len(sharded.heldShards()) == 4 })
+	if got := collectGrapher(t, reader); got[MetricShardsHeld] != 4 || got[MetricLeaseHeld] != 1 {
+		t.Errorf("shards gauge %d, lease gauge %d: want 4 and 1 (all %v)", got[MetricShardsHeld], got[MetricLeaseHeld], got)
+	}
 }

@@ -33,7 +33,7 @@ func (s *Service) reportsToCheck() []string {
 	var out []string
 	now := time.Now()
 	for c, st := range s.corpora {
-		if !st.state.Dirty && st.state.Unreported > 0 && now.Sub(st.reportsChecked) >= reportCheckEvery {
+		if !st.state.Dirty && st.state.Unreported > 0 && now.Sub(st.reportsChecked) >= reportCheckEvery && s.owner(c) != nil {
 			out = append(out, c)
 		}
 	}
@@ -124,7 +124,15 @@ func (s *Service) saveState(ctx context.Context, corpus string) error {
 	s.saveMu.Lock()
 	defer s.saveMu.Unlock()
 	s.mu.Lock()
-	snapshot := s.corpora[corpus].state
+	st, ok := s.corpora[corpus]
+	mine := s.owner(corpus) != nil
+	var snapshot pipeline.GraphState
+	if ok {
+		snapshot = st.state
+	}
 	s.mu.Unlock()
+	if !ok || !mine {
+		return nil // the corpus's shard was given up: its new holder keeps its state
+	}
 	return pipeline.SaveGraphState(ctx, s.kv, corpus, snapshot)
 }

@@ -24,7 +24,8 @@ import (
 )
 
 // Config tunes the grapher. New gives Debounce, MaxChanges, Resolution, MaxLevels,
-// MinCommunitySize, Damping, SummarizeAfter, EntityEmbed, BatchSize and BatchWait their
+// MinCommunitySize, Damping, SummarizeAfter, EntityEmbed, BatchSize, BatchWait and
+// DetectConcurrency their
 // DefaultConfig value when zero, Taxonomy its own when its PerCorpus is zero and Stage
 // its own when its Workers is zero; every other zero is a value. Validate rejects what
 // New would not run with.
@@ -77,6 +78,18 @@ type Config struct {
 	// merges and detects; the other waits. Off only where one grapher is certain
 	// otherwise (graphrag up on the embedded graph store, whose file lock allows one).
 	Lease bool
+	// Shards, when not 0, splits the corpora into this many shards (pipeline.ShardOf)
+	// which the grapher replicas share: each shard is a lease one replica holds at a time
+	// and a durable consumer of its corpora's extractions, and a replica holds its fair
+	// share of them (see shards.go, ADR 0064). 0 keeps one active grapher per bus (the
+	// grapher lease). The number is fixed once the bus has it.
+	Shards int
+	// DetectConcurrency is how many corpora one grapher detects at once: a long run of
+	// one corpus holds back the runs of the others only when this many run.
+	DetectConcurrency int
+	// shardPoll is how often a replica looks at the other replicas and the shards
+	// (default: a tenth of the lease TTL); tests shorten it.
+	shardPoll time.Duration
 }
 
 // DefaultConfig holds the seeds' parameters (Leiden γ 1.0, seed 42, 3 levels, minimum
@@ -103,6 +116,7 @@ func DefaultConfig() Config {
 		Taxonomy:           taxonomy.DefaultOptions(),
 		Stage:              st,
 		Lease:              true,
+		DetectConcurrency:  2,
 	}
 }
 
@@ -111,7 +125,7 @@ func DefaultConfig() Config {
 func (c Config) withDefaults() Config {
 	def := DefaultConfig()
 	service.FillZeros(&c, def, "Debounce", "MaxChanges", "Resolution", "MaxLevels", "MinCommunitySize",
-		"Damping", "SummarizeAfter", "EntityEmbed", "BatchSize", "BatchWait")
+		"Damping", "SummarizeAfter", "EntityEmbed", "BatchSize", "BatchWait", "DetectConcurrency")
 	if c.Taxonomy.PerCorpus == 0 {
 		c.Taxonomy = def.Taxonomy
 	}
@@ -134,6 +148,8 @@ func (c Config) Validate() error {
 	service.AtLeast(&p, "-summarize-descriptions-after", c.SummarizeAfter, 1)
 	service.OneOf(&p, "-entity-embed", c.EntityEmbed, EntityEmbedDescription, EntityEmbedName)
 	service.AtLeast(&p, "-merge-batch", c.BatchSize, 1)
+	service.Within(&p, "-shards", c.Shards, 0, pipeline.MaxShards)
+	service.AtLeast(&p, "-detect-concurrency", c.DetectConcurrency, 1)
 	service.OneOf(&p, "-taxonomy-strategy", c.Taxonomy.Strategy, taxonomy.Stratified, taxonomy.Global)
 	service.AtLeast(&p, "-taxonomy-types-per-corpus", c.Taxonomy.PerCorpus, 1)
 	service.Within(&p, "-taxonomy-min-percent", c.Taxonomy.MinPercent, 0, 100)
@@ -173,10 +189,23 @@ type Service struct {
 	embedder llm.Embedder
 	lease    *bus.Lease
 	failed   chan error
+	// holder names this grapher in the leases it holds.
+	holder string
 
 	mu      sync.Mutex
 	corpora map[string]*corpusState
-	saveMu  sync.Mutex // serializes state saves (saveState)
+	// all stands for every corpus when the grapher is not sharded; owned holds the
+	// shards a sharded one holds (see shards.go).
+	all    *shard
+	owned  map[int]*shard
+	member *bus.Lease // a sharded grapher's membership (see rebalance)
+	saveMu sync.Mutex // serializes state saves (saveState)
+
+	// detectSlots bounds the detection runs under way (Config.DetectConcurrency).
+	detectSlots chan struct{}
+	detectCtx   context.Context // the parent of every detection's context
+	quitBalance chan struct{}   // ends balance (sharded)
+	balanced    chan struct{}   // closed when balance has returned
 
 	started      atomic.Bool // Start succeeded
 	stopPauses   func()      // ends the record of a pause (pipeline.ReportPauses)
@@ -195,6 +224,8 @@ type corpusState struct {
 	// not known since the start); reportsChecked is when (see checkReports).
 	unreported     []string
 	reportsChecked time.Time
+	// detecting is set while a detection run of the corpus is under way.
+	detecting bool
 }
 
 // New prepares the grapher.
@@ -210,8 +241,11 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if log == nil {
 		log = slog.Default()
 	}
+	host, _ := os.Hostname()
 	s := &Service{cfg: cfg, deps: deps, embedder: llm.NonZero(deps.Embedder), log: log.With("service", "grapher"), corpora: map[string]*corpusState{},
-		stop: make(chan struct{}), done: make(chan struct{}), failed: make(chan error, 1)}
+		stop: make(chan struct{}), done: make(chan struct{}), failed: make(chan error, 1),
+		holder: fmt.Sprintf("%s/%d/%x", host, os.Getpid(), rand.Uint64()), all: &shard{n: -1}, owned: map[int]*shard{},
+		detectSlots: make(chan struct{}, cfg.DetectConcurrency), quitBalance: make(chan struct{}), balanced: make(chan struct{})}
 	s.merger = newMerger(deps.Graph, newVersionCache(nil, versionCacheEntries), cfg.BatchSize, cfg.BatchWait)
 	instruments().metrics.Zero(context.Background())
 	s.runner = pipeline.NewRunner(deps.Bus, pipeline.StageGrapher, events.KindExtractions, cfg.Stage, s.handleExtraction, s.log)
@@ -223,7 +257,10 @@ func New(cfg Config, deps Deps) (*Service, error) {
 // progress of every corpus (a crash between a merge and a detection run leaves the
 // corpus dirty, and detection resumes), then starts consuming and scheduling.
 func (s *Service) Start(ctx context.Context) (err error) {
-	s.unobserve = observeLease(s.active)
+	s.unobserve = observeLease(s.active, func() int { return len(s.heldShards()) })
+	if s.cfg.Shards > 0 {
+		return s.startSharded(ctx)
+	}
 	if s.cfg.Lease {
 		if err := s.acquireLease(ctx); err != nil {
 			return err
@@ -234,23 +271,22 @@ func (s *Service) Start(ctx context.Context) (err error) {
 			}
 		}()
 	}
-	kv, err := s.deps.Bus.KV(ctx, schema.StateBucket)
-	if err != nil {
-		return fmt.Errorf("grapher: opening state bucket: %w", err)
-	}
-	s.kv = kv
-	s.merger.versions.kv = kv
-	dim, err := llm.ProbeDimension(ctx, s.deps.Embedder)
-	if err != nil {
+	// Checked with the lease held: a sharded grapher shards the stream before it waits
+	// for this lease to be free (startSharded).
+	if n, err := pipeline.Shards(ctx, s.deps.Bus, events.KindExtractions); err != nil {
 		return fmt.Errorf("grapher: %w", err)
+	} else if n > 0 {
+		return fmt.Errorf("grapher: the bus's extractions are in %d shards: start every grapher with -shards %d", n, n)
 	}
-	s.dim = dim
+	if err := s.probe(ctx); err != nil {
+		return err
+	}
 	corpora, err := s.deps.Graph.Corpora(ctx)
 	if err != nil {
 		return fmt.Errorf("grapher: listing corpora: %w", err)
 	}
 	for _, c := range corpora {
-		st, err := pipeline.LoadGraphState(ctx, kv, c)
+		st, err := pipeline.LoadGraphState(ctx, s.kv, c)
 		if err != nil {
 			return err
 		}
@@ -269,8 +305,25 @@ func (s *Service) Start(ctx context.Context) (err error) {
 	// which cancels it: a corpus whose detection is cut stays dirty, and the next
 	// grapher detects it again, as after a crash.
 	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s.cancelDetect = cancel
+	s.cancelDetect, s.detectCtx = cancel, dctx
+	s.all.ctx = dctx
 	go s.schedule(dctx)
+	return nil
+}
+
+// probe opens the state bucket and learns the embedding dimension.
+func (s *Service) probe(ctx context.Context) error {
+	kv, err := s.deps.Bus.KV(ctx, schema.StateBucket)
+	if err != nil {
+		return fmt.Errorf("grapher: opening state bucket: %w", err)
+	}
+	s.kv = kv
+	s.merger.versions.kv = kv
+	dim, err := llm.ProbeDimension(ctx, s.deps.Embedder)
+	if err != nil {
+		return fmt.Errorf("grapher: %w", err)
+	}
+	s.dim = dim
 	return nil
 }
 
@@ -287,7 +340,7 @@ func (s *Service) Stop(ctx context.Context) error {
 			close(s.stop)
 			return // Start failed or never ran: it released what it had taken
 		}
-		err = s.runner.Stop(ctx)
+		err = s.stopConsumers(ctx)
 		s.merger.stop()
 		close(s.stop)
 		s.cancelDetect()
@@ -300,6 +353,7 @@ func (s *Service) Stop(ctx context.Context) error {
 		if s.lease != nil {
 			err = errors.Join(err, s.lease.Release(ctx))
 		}
+		err = errors.Join(err, s.releaseShards(ctx))
 	})
 	return err
 }
@@ -309,6 +363,11 @@ func (s *Service) Stop(ctx context.Context) error {
 func (s *Service) active() bool {
 	if !s.started.Load() {
 		return false
+	}
+	if s.cfg.Shards > 0 {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(s.owned) > 0
 	}
 	if s.lease == nil {
 		return !s.cfg.Lease
@@ -326,9 +385,7 @@ func (s *Service) active() bool {
 func (s *Service) Failed() <-chan error { return s.failed }
 
 func (s *Service) acquireLease(ctx context.Context) error {
-	host, _ := os.Hostname()
-	holder := fmt.Sprintf("%s/%d/%x", host, os.Getpid(), rand.Uint32())
-	l, err := s.deps.Bus.AcquireLease(ctx, schema.LeaseBucket, bus.LeaseOptions{Key: schema.GrapherLease, Holder: holder, Logger: s.log})
+	l, err := s.deps.Bus.AcquireLease(ctx, schema.LeaseBucket, bus.LeaseOptions{Key: schema.GrapherLease, Holder: s.holder, Logger: s.log})
 	if err != nil {
 		return fmt.Errorf("grapher: %w", err)
 	}
@@ -343,9 +400,15 @@ func (s *Service) acquireLease(ctx context.Context) error {
 	return nil
 }
 
-// schedule runs detection for corpora that are dirty and quiet (or very busy).
+// schedule runs detection for corpora that are dirty and quiet (or very busy), each
+// run on its own goroutine, at most DetectConcurrency at once and one per corpus: a
+// long run of one corpus holds back neither the merges nor (while a slot is free) the
+// runs of the others. A due corpus that finds no free slot is tried again at the next
+// tick, in the map's random order, so that the corpora waiting take turns.
 func (s *Service) schedule(ctx context.Context) {
 	defer close(s.done)
+	var runs sync.WaitGroup
+	defer runs.Wait()
 	tick := time.NewTicker(min(s.cfg.Debounce/4, 250*time.Millisecond))
 	defer tick.Stop()
 	for {
@@ -358,24 +421,62 @@ func (s *Service) schedule(ctx context.Context) {
 			select {
 			case <-s.stop:
 				return
+			case s.detectSlots <- struct{}{}:
 			default:
+				continue // every slot busy: the corpus stays due
 			}
-			// A model outage pauses detection (descriptions and embeddings need the model)
-			// rather than failing and re-running it every tick; Stop ends the wait.
-			start := time.Now()
-			err := s.Detect(llm.WaitOutOutages(ctx, s.stop), corpus)
-			if ctx.Err() == nil {
-				recordDetection(ctx, time.Since(start), err)
+			sh := s.beginDetection(corpus)
+			if sh == nil {
+				<-s.detectSlots // no longer ours, or already running
+				continue
 			}
-			if err != nil {
-				if ctx.Err() != nil {
-					return // cancelled by Stop: the corpus stays dirty
-				}
-				s.detectFailed(ctx, corpus, err)
-			}
+			runs.Go(func() { //nolint:contextcheck // a run lives in its shard's context, derived from ctx
+				s.runDetection(sh, corpus)
+			})
 		}
 		s.checkReports(ctx)
 	}
+}
+
+// beginDetection marks a corpus of an owned shard as detecting and returns the shard,
+// or nil when the corpus is no longer this grapher's or is detecting already.
+func (s *Service) beginDetection(corpus string) *shard {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.corpora[corpus]
+	sh := s.owner(corpus)
+	if !ok || sh == nil || st.detecting {
+		return nil
+	}
+	st.detecting = true
+	sh.runs.Add(1)
+	return sh
+}
+
+// runDetection runs one detection of a corpus of sh under sh's context (cancelled by
+// Stop, and when the shard is given up or lost) and frees its slot.
+func (s *Service) runDetection(sh *shard, corpus string) {
+	defer func() {
+		s.mu.Lock()
+		if st, ok := s.corpora[corpus]; ok {
+			st.detecting = false
+		}
+		s.mu.Unlock()
+		sh.runs.Done()
+		<-s.detectSlots
+	}()
+	ctx := sh.ctx
+	// A model outage pauses detection (descriptions and embeddings need the model)
+	// rather than failing and re-running it every tick; Stop ends the wait.
+	start := time.Now()
+	err := s.Detect(llm.WaitOutOutages(ctx, s.stop), corpus)
+	if ctx.Err() == nil {
+		recordDetection(ctx, time.Since(start), err)
+	}
+	if err != nil && ctx.Err() == nil {
+		s.detectFailed(ctx, corpus, err)
+	}
+	// Cancelled (Stop, or the shard given up): the corpus stays dirty.
 }
 
 // Pauses between failed detection runs of a corpus: the first retry after about
@@ -447,7 +548,7 @@ func (s *Service) due() (due []string, forced []bool) {
 	defer s.mu.Unlock()
 	now := time.Now()
 	for c, st := range s.corpora {
-		if !st.state.Dirty || now.Before(st.state.NextRetry) {
+		if !st.state.Dirty || now.Before(st.state.NextRetry) || st.detecting || s.owner(c) == nil {
 			continue
 		}
 		f := s.forced(st)
@@ -524,5 +625,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Taxonomy.PerCorpus, "taxonomy-types-per-corpus", c.Taxonomy.PerCorpus, "entity types kept per corpus")
 	fs.Float64Var(&c.Taxonomy.MinPercent, "taxonomy-min-percent", c.Taxonomy.MinPercent, "minimum share of a corpus's mentions for a kept type")
 	fs.BoolVar(&c.Lease, "lease", c.Lease, "hold the grapher lease in NATS so that one grapher is active per bus, a second one waiting (not needed, and not taken, on the embedded graph store, which admits one process)")
+	fs.IntVar(&c.Shards, "shards", c.Shards, "split the corpora into this many shards, each held by one grapher replica at a time through its own lease, so that replicas share the corpora; fixed once the bus has them (0: one active grapher per bus)")
+	fs.IntVar(&c.DetectConcurrency, "detect-concurrency", c.DetectConcurrency, "corpora one grapher detects communities of at once, so that a long run of one corpus does not hold back the others")
 	c.Stage.RegisterFlags(fs, "grapher")
 }

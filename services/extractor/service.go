@@ -144,7 +144,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	s.chunks.Add(context.Background(), 0)
 	s.skipped.Add(context.Background(), 0, metric.WithAttributes(attribute.String("reason", "low_information")))
 	pipeline.StartQuarantineMetric(pipeline.StageChunker)
-	s.pauses = newPauses(deps.LLM, deps.Embedder)
+	s.pauses = newPauses(deps.LLM, deps.Embedder, deps.Vectors, s.log)
 	s.chunker = pipeline.NewRunner(deps.Bus, pipeline.StageChunker, events.KindDocuments, cfg.Chunker, s.pauses.handler(s.handleDocument), s.log)
 	s.extract = pipeline.NewRunner(deps.Bus, pipeline.StageExtractor, events.KindChunks, cfg.Extract, s.pauses.handler(s.handleChunk), s.log)
 	return s, nil

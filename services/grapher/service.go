@@ -21,6 +21,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/service"
 	"github.com/graphrag/graphrag/pkg/taxonomy"
+	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
 
 // Config tunes the grapher. New gives Debounce, MaxChanges, Resolution, MaxLevels,
@@ -180,6 +181,7 @@ type Service struct {
 
 	started      atomic.Bool // Start succeeded
 	stopPauses   func()      // ends the record of a pause (pipeline.ReportPauses)
+	outages      *pipeline.Dependencies
 	cancelDetect context.CancelFunc
 	unobserve    func() // ends the lease gauge's reports
 	stop         chan struct{}
@@ -214,7 +216,9 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		stop: make(chan struct{}), done: make(chan struct{}), failed: make(chan error, 1)}
 	s.merger = newMerger(deps.Graph, newVersionCache(nil, versionCacheEntries), cfg.BatchSize, cfg.BatchWait)
 	countersAtZero(context.Background())
-	s.runner = pipeline.NewRunner(deps.Bus, pipeline.StageGrapher, events.KindExtractions, cfg.Stage, s.handleExtraction, s.log)
+	s.outages = pipeline.NewDependencies(map[string]pipeline.Probe{
+		graphstore.Dependency: pipeline.ProbeOf(deps.Graph), vectorstore.Dependency: pipeline.ProbeOf(deps.Vectors)}, s.log)
+	s.runner = pipeline.NewRunner(deps.Bus, pipeline.StageGrapher, events.KindExtractions, cfg.Stage, s.outages.Handler(s.handleExtraction), s.log)
 	pipeline.StartQuarantineMetric(pipeline.StageGrapher)
 	return s, nil
 }
@@ -287,6 +291,7 @@ func (s *Service) Stop(ctx context.Context) error {
 			close(s.stop)
 			return // Start failed or never ran: it released what it had taken
 		}
+		s.outages.Stop() // merges waiting for a store give their messages back
 		err = s.runner.Stop(ctx)
 		s.merger.stop()
 		close(s.stop)
@@ -370,6 +375,9 @@ func (s *Service) schedule(ctx context.Context) {
 			if err != nil {
 				if ctx.Err() != nil {
 					return // cancelled by Stop: the corpus stays dirty
+				}
+				if s.outages.Await(ctx, err) == nil {
+					continue // a store was down and answers again: the corpus, still dirty, runs next
 				}
 				s.detectFailed(ctx, corpus, err)
 			}

@@ -98,7 +98,7 @@ func (d *Dependencies) Await(ctx context.Context, err error) error {
 	if dep == "" || !errkind.Is(err, errkind.Unavailable) {
 		return err
 	}
-	back, ok := d.markDown(dep, err)
+	back, ok := d.markDown(dep, err) //nolint:contextcheck // the probes outlive the call that found the outage; Stop ends them
 	if !ok {
 		return err // stopped
 	}
@@ -123,8 +123,7 @@ func (d *Dependencies) markDown(dep string, err error) (<-chan struct{}, bool) {
 		return o.back, true
 	}
 	cause := err.Error()
-	var de *errkind.DependencyError
-	if errors.As(err, &de) {
+	if de, ok := errors.AsType[*errkind.DependencyError](err); ok {
 		cause = de.Err.Error()
 	}
 	o := &depOutage{since: time.Now(), cause: cause, back: make(chan struct{})}

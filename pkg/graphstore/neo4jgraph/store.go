@@ -267,16 +267,13 @@ func Unavailable(err error) error {
 // driver does not retry it: the commit may have happened, and the store's writes are
 // idempotent, so doing it again later is safe.
 func outage(err error) bool {
-	var limit *neo4j.TransactionExecutionLimit
-	if errors.As(err, &limit) {
+	if limit, ok := errors.AsType[*neo4j.TransactionExecutionLimit](err); ok {
 		return len(limit.Errors) > 0 && outage(limit.Errors[len(limit.Errors)-1])
 	}
-	var conn *neo4j.ConnectivityError
-	if errors.As(err, &conn) {
+	if _, ok := errors.AsType[*neo4j.ConnectivityError](err); ok {
 		return true
 	}
-	var nerr *neo4j.Neo4jError
-	if errors.As(err, &nerr) {
+	if nerr, ok := errors.AsType[*neo4j.Neo4jError](err); ok {
 		return nerr.IsRetriable()
 	}
 	var nete net.Error

@@ -106,10 +106,14 @@ func TestIntegrationNeo4jOutage(t *testing.T) {
 	back := time.Now()
 	t.Logf("Neo4j stopped %s, back at %s", back.Sub(stopped).Round(time.Second), back.UTC().Format(time.RFC3339))
 
-	// Resumption: the first merge after the return, and the end of the pause.
-	resumed := false
+	// Resumption: the end of the pause (a probe answered), and the first merge after it.
+	resumed, unpaused := false, false
 	for deadline := back.Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		s := progress()
+		if !unpaused && len(s.Paused) == 0 {
+			unpaused = true
+			t.Logf("the pause ended %s after Neo4j was back", time.Since(back).Round(100*time.Millisecond))
+		}
 		if s.Stages[2].Done > during.Stages[2].Done || s.Complete {
 			t.Logf("the pipeline went on %s after Neo4j was back (grapher done %d, then %d)", time.Since(back).Round(100*time.Millisecond), during.Stages[2].Done, s.Stages[2].Done)
 			resumed = true

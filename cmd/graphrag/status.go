@@ -149,6 +149,9 @@ func printStatus(w io.Writer, st pipeline.Status) {
 			fmt.Fprintf(w, "  and %d more\n", n)
 		}
 	}
+	for _, p := range st.Paused {
+		fmt.Fprintf(w, "paused: %s waits since %s: %s\n", p.Stage, p.Since.UTC().Format(time.RFC3339), p.Reason)
+	}
 	switch state := catalog.State(st); {
 	case state == catalog.StateFailed:
 		fmt.Fprintf(w, "corpus %s: failed: %s\n", st.Corpus, failedWhat(st))

@@ -23,8 +23,8 @@ const (
 	// communities have no report: what they carried is not indexed, and nothing will
 	// change that without an operator (see DeadLetters for the reasons).
 	StateFailed = "failed"
-	// StatePaused: work waits because a stage's model endpoint is down; it resumes by
-	// itself (Paused says which stage and why).
+	// StatePaused: work waits because something a stage depends on is down (its model
+	// endpoint, a store); it resumes by itself (Paused says which stage and why).
 	StatePaused = "paused"
 )
 

@@ -20,5 +20,7 @@
 // for a Public kind, PublicKind() bool returning true.
 //
 // The bus reads Unavailable and Permanent anywhere in an error's chain (Is), as
-// errors.Is did before. Only pkg/bus makes errors of those two kinds for the pipeline.
+// errors.Is did before. pkg/bus makes errors of those two kinds for the pipeline, and
+// the store drivers make Unavailable ones with Down: a DependencyError names the store
+// that is down, which the HTTP API may say (503) where it may not say the cause.
 package errkind

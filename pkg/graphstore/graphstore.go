@@ -19,6 +19,10 @@ const (
 	MaxStrength = 1e9
 )
 
+// Dependency names the graph store in an error of a driver that finds its server
+// unavailable (errkind.Down): what the HTTP API and status may say is down.
+const Dependency = "graph store"
+
 // Sentinel errors. Drivers wrap them, so test with errors.Is.
 var (
 	// ErrNotFound is returned when an entity, community or corpus does not exist.

@@ -17,9 +17,10 @@ import (
 	"github.com/graphrag/graphrag/pkg/schema"
 )
 
-// StatePaused: work waits because a stage's model endpoint is down; it resumes by
-// itself when the endpoint answers (Status.Paused says which stage and why).
-const StatePaused = "paused: model unavailable"
+// StatePaused: work waits because something a stage depends on is down (its model
+// endpoint, a store); it resumes by itself when that answers again (Status.Paused says
+// which stage, what is down, since when and why).
+const StatePaused = "paused: dependency unavailable"
 
 // Pause is a replica of a stage that cannot work now, as it records itself in
 // schema.LeaseBucket under paused.<stage>.<replica>.
@@ -29,7 +30,8 @@ type Pause struct {
 	Since  time.Time `json:"since"`
 }
 
-// OutageSource says whether what a stage depends on is down: an *llm.Client.
+// OutageSource says whether what a stage depends on is down: an *llm.Client, the
+// stores of a stage (Dependencies).
 type OutageSource interface {
 	Outage() (down bool, since time.Time, reason string)
 }

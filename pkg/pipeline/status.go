@@ -113,8 +113,8 @@ type Status struct {
 	Complete bool          `json:"complete"`
 	// State says in words where the corpus is: one of the State* constants.
 	State string `json:"state"`
-	// Paused lists the stage replicas waiting for their model endpoint, when the
-	// corpus is not complete.
+	// Paused lists the stage replicas waiting for a dependency (their model endpoint,
+	// a store) to answer again, when the corpus is not complete.
 	Paused []Pause `json:"paused,omitempty"`
 	// Quarantined counts the records a store refused as invalid, which the stages left
 	// out and went on without (see Quarantined); QuarantinedRecords lists the newest

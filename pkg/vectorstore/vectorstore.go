@@ -107,6 +107,10 @@ type Store interface {
 	Close() error
 }
 
+// Dependency names the vector store in an error of a driver that finds its server
+// unavailable (errkind.Down): what the HTTP API and status may say is down.
+const Dependency = "vector store"
+
 // Sentinel errors. Drivers wrap them (errors.Is works) and translate backend
 // errors to them at the boundary.
 var (

@@ -19,6 +19,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/offlinextract"
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/schema"
+	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
 
 func (s *Service) handleChunk(ctx context.Context, corpus string, m *bus.Message) error {
@@ -172,22 +173,26 @@ func capAndClean(ents []events.ExtractedEntity, rels []events.ExtractedRelations
 	return outE, outR
 }
 
-// pauses makes the extractor's stages pause while their model endpoint is down instead
-// of failing their messages: handlers run with calls that wait out outages (a worker
-// waiting holds its message, so a consumer with all workers waiting pulls nothing
-// more), and the pause is recorded for status. The chunker pauses too when it embeds
-// through a model endpoint.
+// pauses makes the extractor's stages pause while their model endpoint or the vector
+// store is down instead of failing their messages: handlers run with calls that wait
+// out outages (a worker waiting holds its message, so a consumer with all workers
+// waiting pulls nothing more), and the pause is recorded for status. The chunker
+// pauses too when it embeds through a model endpoint.
 type pauses struct {
 	sources  pipeline.AnyOutage
+	stores   *pipeline.Dependencies
 	stopping chan struct{}
 	once     sync.Once
 	mu       sync.Mutex
 	stopRep  func()
 }
 
-// newPauses watches whichever of the chat client and the embedder is a model endpoint.
-func newPauses(chat *llm.Client, embedder llm.Embedder) *pauses {
-	p := &pauses{stopping: make(chan struct{})}
+// newPauses watches the vector store, and whichever of the chat client and the
+// embedder is a model endpoint.
+func newPauses(chat *llm.Client, embedder llm.Embedder, vectors VectorStore, log *slog.Logger) *pauses {
+	p := &pauses{stopping: make(chan struct{}),
+		stores: pipeline.NewDependencies(map[string]pipeline.Probe{vectorstore.Dependency: pipeline.ProbeOf(vectors)}, log)}
+	p.sources = append(p.sources, p.stores)
 	if chat != nil {
 		p.sources = append(p.sources, chat)
 	}
@@ -197,9 +202,11 @@ func newPauses(chat *llm.Client, embedder llm.Embedder) *pauses {
 	return p
 }
 
-// handler runs h with calls that wait out model outages until the service stops; an
-// outage error that still reaches the bus (the service is stopping) keeps the message.
+// handler runs h with calls that wait out model outages until the service stops, and
+// runs it again when the vector store it found down answers again; an outage error
+// that still reaches the bus (the service is stopping) keeps the message.
 func (p *pauses) handler(h pipeline.Handler) pipeline.Handler {
+	h = p.stores.Handler(h)
 	return func(ctx context.Context, corpus string, m *bus.Message) error {
 		err := h(llm.WaitOutOutages(ctx, p.stopping), corpus, m)
 		if errors.Is(err, llm.ErrOutage) {
@@ -224,6 +231,7 @@ func (p *pauses) report(ctx context.Context, b *bus.Bus, stage string, log *slog
 // stop ends the waits for the model and the pause record; safe twice.
 func (p *pauses) stop() {
 	p.once.Do(func() { close(p.stopping) })
+	p.stores.Stop()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.stopRep != nil {

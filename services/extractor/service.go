@@ -125,7 +125,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	s := &Service{cfg: cfg, deps: deps, embedder: llm.NonZero(deps.Embedder), log: log.With("service", "extractor")}
 	instruments().metrics.Zero(context.Background())
 	pipeline.StartQuarantineMetric(pipeline.StageChunker)
-	s.pauses = newPauses(deps.LLM, deps.Embedder)
+	s.pauses = newPauses(deps.LLM, deps.Embedder, deps.Vectors, s.log)
 	s.chunker = pipeline.NewRunner(deps.Bus, pipeline.StageChunker, events.KindDocuments, cfg.Chunker, s.pauses.handler(s.handleDocument), s.log)
 	s.extract = pipeline.NewRunner(deps.Bus, pipeline.StageExtractor, events.KindChunks, cfg.Extract, s.pauses.handler(s.handleChunk), s.log)
 	return s, nil

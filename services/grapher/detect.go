@@ -296,10 +296,11 @@ func batches(ids []string, size int) [][]string {
 	return out
 }
 
-// outageSources are the model endpoints detection depends on: the chat client (for
-// description summaries) and the embedder when that is a client too.
+// outageSources are what the grapher waits for when it is down: the stores, the model
+// endpoints detection depends on (the chat client, for description summaries, and the
+// embedder when that is a client too).
 func (s *Service) outageSources() pipeline.AnyOutage {
-	var o pipeline.AnyOutage
+	o := pipeline.AnyOutage{s.outages}
 	if s.deps.LLM != nil {
 		o = append(o, s.deps.LLM)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/service"
 	"github.com/graphrag/graphrag/pkg/taxonomy"
+	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
 
 // Config tunes the grapher. New gives Debounce, MaxChanges, Resolution, MaxLevels,
@@ -209,6 +210,7 @@ type Service struct {
 
 	started      atomic.Bool // Start succeeded
 	stopPauses   func()      // ends the record of a pause (pipeline.ReportPauses)
+	outages      *pipeline.Dependencies
 	cancelDetect context.CancelFunc
 	unobserve    func() // ends the lease gauge's reports
 	stop         chan struct{}
@@ -248,7 +250,9 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		detectSlots: make(chan struct{}, cfg.DetectConcurrency), quitBalance: make(chan struct{}), balanced: make(chan struct{})}
 	s.merger = newMerger(deps.Graph, newVersionCache(nil, versionCacheEntries), cfg.BatchSize, cfg.BatchWait)
 	instruments().metrics.Zero(context.Background())
-	s.runner = pipeline.NewRunner(deps.Bus, pipeline.StageGrapher, events.KindExtractions, cfg.Stage, s.handleExtraction, s.log)
+	s.outages = pipeline.NewDependencies(map[string]pipeline.Probe{
+		graphstore.Dependency: pipeline.ProbeOf(deps.Graph), vectorstore.Dependency: pipeline.ProbeOf(deps.Vectors)}, s.log)
+	s.runner = pipeline.NewRunner(deps.Bus, pipeline.StageGrapher, events.KindExtractions, cfg.Stage, s.outages.Handler(s.handleExtraction), s.log)
 	pipeline.StartQuarantineMetric(pipeline.StageGrapher)
 	return s, nil
 }
@@ -340,6 +344,7 @@ func (s *Service) Stop(ctx context.Context) error {
 			close(s.stop)
 			return // Start failed or never ran: it released what it had taken
 		}
+		s.outages.Stop() // merges waiting for a store give their messages back
 		err = s.stopConsumers(ctx)
 		s.merger.stop()
 		close(s.stop)
@@ -474,6 +479,9 @@ func (s *Service) runDetection(sh *shard, corpus string) {
 		recordDetection(ctx, time.Since(start), err)
 	}
 	if err != nil && ctx.Err() == nil {
+		if s.outages.Await(ctx, err) == nil {
+			return // a store was down and answers again: the corpus, still dirty, runs next
+		}
 		s.detectFailed(ctx, corpus, err)
 	}
 	// Cancelled (Stop, or the shard given up): the corpus stays dirty.

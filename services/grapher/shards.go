@@ -253,7 +253,7 @@ func (s *Service) takeShard(ctx context.Context, n int) (bool, error) {
 	}
 	s.owned[n] = sh
 	s.mu.Unlock()
-	sh.runners = append(sh.runners, pipeline.NewShardRunner(s.deps.Bus, pipeline.StageGrapher, events.KindExtractions, n, s.cfg.Stage, s.handleExtraction, s.log))
+	sh.runners = append(sh.runners, pipeline.NewShardRunner(s.deps.Bus, pipeline.StageGrapher, events.KindExtractions, n, s.cfg.Stage, s.outages.Handler(s.handleExtraction), s.log))
 	if n == 0 {
 		legacy, err := s.deps.Bus.SubjectCounts(ctx, pipeline.StreamName(events.KindExtractions), events.AllSubjects(events.KindExtractions))
 		if err != nil {
@@ -264,7 +264,7 @@ func (s *Service) takeShard(ctx context.Context, n int) (bool, error) {
 			// Events stored before the stream was sharded: the holder of shard 0 reads
 			// them through the unsharded consumer, handling those of its own corpora and
 			// leaving the others to the graphers holding them (handleLegacy).
-			sh.runners = append(sh.runners, pipeline.NewRunner(s.deps.Bus, pipeline.StageGrapher, events.KindExtractions, s.cfg.Stage, s.handleLegacy, s.log))
+			sh.runners = append(sh.runners, pipeline.NewRunner(s.deps.Bus, pipeline.StageGrapher, events.KindExtractions, s.cfg.Stage, s.outages.Handler(s.handleLegacy), s.log))
 		}
 	}
 	for _, r := range sh.runners {

@@ -96,6 +96,7 @@ type Service struct {
 	// stopping ends the handlers' waits for a model endpoint that is down; stopPauses
 	// ends the record of the pause (pipeline.ReportPauses).
 	stopping   chan struct{}
+	stores     *pipeline.Dependencies // waits out an outage of a store
 	stopOnce   sync.Once
 	logOnce    sync.Once
 	stopPauses func()
@@ -162,7 +163,9 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	s := &Service{cfg: cfg, deps: deps, log: log.With("service", "summarizer"), stopping: make(chan struct{}),
 		writer: &reportWriter{embedder: llm.NonZero(deps.Embedder), vectors: deps.Vectors}}
 	instruments().metrics.Zero(context.Background())
-	s.runner = pipeline.NewRunner(deps.Bus, pipeline.StageSummarizer, events.KindCommunities, cfg.Stage, s.pausing(s.handleCommunity), s.log)
+	s.stores = pipeline.NewDependencies(map[string]pipeline.Probe{
+		graphstore.Dependency: pipeline.ProbeOf(deps.Graph), vectorstore.Dependency: pipeline.ProbeOf(deps.Vectors)}, s.log)
+	s.runner = pipeline.NewRunner(deps.Bus, pipeline.StageSummarizer, events.KindCommunities, cfg.Stage, s.pausing(s.stores.Handler(s.handleCommunity)), s.log)
 	pipeline.StartQuarantineMetric(pipeline.StageSummarizer)
 	return s, nil
 }
@@ -181,10 +184,10 @@ func (s *Service) pausing(h pipeline.Handler) pipeline.Handler {
 	}
 }
 
-// outageSources are the model endpoints the summarizer depends on: its chat client and
-// its embedder when that is a client too.
+// outageSources are what the summarizer waits for when it is down: the stores, its
+// chat client and its embedder when that is a client too.
 func (s *Service) outageSources() pipeline.AnyOutage {
-	var o pipeline.AnyOutage
+	o := pipeline.AnyOutage{s.stores}
 	if s.deps.LLM != nil {
 		o = append(o, s.deps.LLM)
 	}
@@ -217,6 +220,7 @@ func (s *Service) Start(ctx context.Context) error {
 // up and are kept for later); safe twice.
 func (s *Service) Stop(ctx context.Context) error {
 	s.stopOnce.Do(func() { close(s.stopping) })
+	s.stores.Stop()
 	err := s.runner.Stop(ctx)
 	if s.stopPauses != nil {
 		s.stopPauses()

@@ -38,6 +38,16 @@
 // outlive an entity that disappears and comes back. See ADRs 0029, 0036 and 0039;
 // Open migrates a graph that still has the EVIDENCE relationships of ADR 0029.
 //
+// # Errors
+//
+// Driver errors are translated once, where a transaction returns (translate): a
+// closed driver is graphstore.ErrClosed, a client error caused by the input is
+// graphstore.ErrInvalid, and a server that cannot serve now (unreachable, a
+// connection lost, a transient error or leader switch that outlasted the driver's
+// retries) is an outage, errkind.Down(graphstore.Dependency, err), of kind
+// Unavailable: a stage waits it out and the HTTP API answers 503 (ADR 0065). Ping
+// fails at once when the server cannot be reached.
+//
 // # Writes
 //
 // A Merge is one managed write transaction (ExecuteWrite, which retries transient

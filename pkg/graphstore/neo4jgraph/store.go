@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
+	"net"
 	"strings"
 	"sync"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	neo4jconfig "github.com/neo4j/neo4j-go-driver/v5/neo4j/config"
 
+	"github.com/graphrag/graphrag/pkg/errkind"
 	"github.com/graphrag/graphrag/pkg/graphstore"
 )
 
@@ -152,8 +155,22 @@ func (s *store) Close() error {
 	return nil
 }
 
-// Ping checks that the server answers.
+// Ping checks that the server answers. A server that cannot be reached fails it at
+// once: a transaction would be retried for up to the retry time first.
 func (s *store) Ping(ctx context.Context) error {
+	s.mu.RLock()
+	closed := s.closed
+	var err error
+	if !closed {
+		err = s.driver.VerifyConnectivity(ctx)
+	}
+	s.mu.RUnlock()
+	switch {
+	case closed:
+		return fmt.Errorf("pinging: %w", graphstore.ErrClosed)
+	case err != nil:
+		return fmt.Errorf("pinging: %w", translate(ctx, err))
+	}
 	return s.read(ctx, "pinging", func(tx neo4j.ManagedTransaction) error {
 		_, err := run(ctx, tx, "RETURN 1", nil)
 		return err
@@ -201,8 +218,9 @@ const (
 )
 
 // translate maps driver errors onto the graphstore sentinels at the boundary:
-// a cancelled context stays a context error, a closed driver is ErrClosed, and a
-// client error the server raised because of the input is ErrInvalid.
+// a cancelled context stays a context error, a closed driver is ErrClosed, a server
+// that cannot serve now is an outage (Unavailable), and a client error the server
+// raised because of the input is ErrInvalid.
 func translate(ctx context.Context, err error) error {
 	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 		return fmt.Errorf("%w (%w)", cerr, err)
@@ -211,12 +229,55 @@ func translate(ctx context.Context, err error) error {
 	if errors.As(err, &usage) && strings.Contains(usage.Message, "closed") {
 		return fmt.Errorf("%w: %w", graphstore.ErrClosed, err)
 	}
+	if outage(err) {
+		return errkind.Down(graphstore.Dependency, err)
+	}
 	var nerr *neo4j.Neo4jError
 	if errors.As(err, &nerr) && (strings.HasPrefix(nerr.Code, "Neo.ClientError.Statement.") ||
 		strings.HasPrefix(nerr.Code, "Neo.ClientError.Schema.ConstraintValidationFailed")) {
 		return fmt.Errorf("%w: %w", graphstore.ErrInvalid, err)
 	}
 	return err
+}
+
+// Unavailable returns err as the failure of a graph store that is down
+// (errkind.Down(graphstore.Dependency, err)) when the driver's error means the server
+// cannot serve now, and err unchanged otherwise: what the store's methods return for
+// it. Tests give it the driver's error types to make a store's outage.
+func Unavailable(err error) error {
+	if outage(err) {
+		return errkind.Down(graphstore.Dependency, err)
+	}
+	return err
+}
+
+// outage reports whether a driver error means the server cannot serve now, so that
+// the same call may succeed later:
+//   - it cannot be reached: a ConnectivityError (refused, reset or lost connection, a
+//     session expired, a read or write timeout, no connection from the pool in time, no
+//     routing table), or a network error or EOF before the driver wrapped it;
+//   - it answered an error the driver itself retries (Neo4jError.IsRetriable: every
+//     TransientError, as a database unavailable or a deadlock, and a leader switch,
+//     NotALeader or ForbiddenOnReadOnlyDatabase), which reached the store because it
+//     outlasted the driver's retries;
+//   - the driver ran out of retries (TransactionExecutionLimit), and the last attempt's
+//     error is one of the above.
+//
+// A ConnectivityError during a commit (CommitFailedDeadError) is one too, though the
+// driver does not retry it: the commit may have happened, and the store's writes are
+// idempotent, so doing it again later is safe.
+func outage(err error) bool {
+	if limit, ok := errors.AsType[*neo4j.TransactionExecutionLimit](err); ok {
+		return len(limit.Errors) > 0 && outage(limit.Errors[len(limit.Errors)-1])
+	}
+	if _, ok := errors.AsType[*neo4j.ConnectivityError](err); ok {
+		return true
+	}
+	if nerr, ok := errors.AsType[*neo4j.Neo4jError](err); ok {
+		return nerr.IsRetriable()
+	}
+	var nete net.Error
+	return errors.As(err, &nete) || errors.Is(err, io.EOF) || neo4j.IsRetryable(err)
 }
 
 // profile, when tests set it, runs every statement under PROFILE and receives

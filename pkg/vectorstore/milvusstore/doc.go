@@ -21,5 +21,8 @@
 // (exact cosine, deterministic ties); BM25 scores are Milvus'. Texts longer
 // than MaxTextBytes are rejected with vectorstore.ErrInvalidArgument unless
 // WithTruncateText is set. Milvus errors are translated at the boundary:
-// a missing collection is vectorstore.ErrNotFound (ServerError.Is).
+// a missing collection is vectorstore.ErrNotFound (ServerError.Is), and a server
+// that cannot serve now (gRPC Unavailable, a deadline the server missed, Milvus'
+// not-ready and unavailable codes) is an outage, errkind.Down(vectorstore.Dependency,
+// err), of kind Unavailable (Unavailable, ADR 0065).
 package milvusstore

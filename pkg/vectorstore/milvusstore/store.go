@@ -18,6 +18,7 @@ import (
 	"github.com/milvus-io/milvus-proto/go-api/v2/milvuspb"
 	"github.com/milvus-io/milvus-proto/go-api/v2/schemapb"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
@@ -77,6 +78,10 @@ type store struct {
 
 var _ vectorstore.Store = (*store)(nil)
 
+// reconnectMax is the longest pause between two attempts to connect again to a
+// server that went away.
+const reconnectMax = 5 * time.Second
+
 // Open connects to the Milvus server at addr ("host:port") and checks that
 // it answers (listing collections) within the dial timeout.
 func Open(ctx context.Context, addr string, opts ...Option) (*Store, error) {
@@ -89,6 +94,12 @@ func Open(ctx context.Context, addr string, opts ...Option) (*Store, error) {
 		// Search results carry vectors and texts; Milvus' own client lifts the
 		// 4 MiB default as well.
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32), grpc.MaxCallSendMsgSize(math.MaxInt32)),
+		// After an outage, calls fail (Unavailable) until the connection is made again.
+		// gRPC's default reconnect delays grow to 2 minutes; these stop at reconnectMax,
+		// so that the stages waiting out the outage resume soon after the server does.
+		grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoff.Config{
+			BaseDelay: time.Second, Multiplier: backoff.DefaultConfig.Multiplier, Jitter: backoff.DefaultConfig.Jitter, MaxDelay: reconnectMax,
+		}, MinConnectTimeout: 5 * time.Second}),
 	}
 	// Every call carries the database and the credentials as metadata, as Milvus' own
 	// clients send them: "authorization" is base64 of "user:password" or of the token.

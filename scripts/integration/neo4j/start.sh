@@ -12,7 +12,9 @@
 # (throwaway data, loopback only: USER is neo4j and PASSWORD empty). Each server
 # writes RUN_DIR/neo4j-<mode>.{pid,log} and its data in RUN_DIR/neo4j-<mode>/.
 # Env: GRAPHRAG_INTEGRATION_CACHE (as install.sh), GRAPHRAG_NEO4J_HEAP (default
-# 2g), GRAPHRAG_NEO4J_START_TIMEOUT (seconds, default 180).
+# 2g), GRAPHRAG_NEO4J_START_TIMEOUT (seconds, default 180), GRAPHRAG_NEO4J_PORT (the
+# Bolt port of a gds or nogds server, for a test that restarts it where its clients
+# connect; default a free port).
 set -euo pipefail
 
 if [[ $# -lt 1 || $# -gt 2 ]]; then
@@ -31,6 +33,11 @@ log() { echo "neo4j/start: $*" >&2; }
 if [[ ! -f $cache/installed || ! -f $build/neo4j-launcher-1.0.0.jar ]]; then
   log "not installed: run $(dirname "$0")/install.sh first"
   exit 1
+fi
+port_arg=${GRAPHRAG_NEO4J_PORT:-0}
+if [[ $mode == all && $port_arg != 0 ]]; then
+  log "GRAPHRAG_NEO4J_PORT names the port of one server: start gds or nogds"
+  exit 2
 fi
 case $mode in
   all) modes=(gds nogds) ;;
@@ -58,7 +65,7 @@ launch() {
   local h=$heap
   [[ $m == nogds ]] && h=512m
   nohup java -Xms256m -Xmx"$h" -XX:+UseG1GC -Dfile.encoding=UTF-8 -cp "$cp" \
-    org.graphrag.neo4jlauncher.Launcher "$run_dir/neo4j-$m" 0 "$run_dir/neo4j-$m.ready" \
+    org.graphrag.neo4jlauncher.Launcher "$run_dir/neo4j-$m" "$port_arg" "$run_dir/neo4j-$m.ready" \
     </dev/null >"$run_dir/neo4j-$m.log" 2>&1 &
   echo $! >"$pidf"
   log "$m server starting (pid $!), log in $run_dir/neo4j-$m.log"

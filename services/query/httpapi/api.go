@@ -169,6 +169,7 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, engine.ErrUnknownCorpus) {
 		e.Code = "corpus_not_found"
 	}
+	setRetryAfter(w, status)
 	writeJSON(w, status, e)
 }
 

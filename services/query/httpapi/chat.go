@@ -154,6 +154,7 @@ func (m *modelNotFound) Is(target error) bool { return target == engine.ErrUnkno
 // use: a failure of the service is named by kind, never with the backend's text.
 func (a *API) chatFail(w http.ResponseWriter, r *http.Request, err error) {
 	status, body := a.chatError(r, err)
+	setRetryAfter(w, status)
 	writeJSON(w, status, openAIError{Error: body})
 }
 

@@ -45,6 +45,9 @@ func failure(ctx context.Context, err error) (int, string) {
 		return http.StatusUnsupportedMediaType, err.Error()
 	case clientKind(err, errkind.Unavailable):
 		return http.StatusServiceUnavailable, err.Error()
+	case errkind.Dependency(err) != "" && errkind.Is(err, errkind.Unavailable):
+		// A store driver's outage: its name is the API's word, its cause is not.
+		return http.StatusServiceUnavailable, "the " + errkind.Dependency(err) + " is unavailable; try again later" + traceRef(ctx)
 	case errors.As(err, &mbe):
 		return http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is too large (limit %d bytes)", mbe.Limit)
 	case errors.Is(err, service.ErrBodyTimeout):
@@ -57,6 +60,18 @@ func failure(ctx context.Context, err error) (int, string) {
 		return http.StatusGatewayTimeout, "the request took longer than the API's time limit"
 	}
 	return http.StatusInternalServerError, "internal error: the request could not be answered" + traceRef(ctx)
+}
+
+// retryAfterUnavailable is the Retry-After of a 503 (seconds): about how often the
+// stages probe a store that is down (pipeline.Dependencies), so a client that waits it
+// out asks again about when the service can know the store is back.
+const retryAfterUnavailable = "10"
+
+// setRetryAfter tells the client of a 503 when to try again.
+func setRetryAfter(w http.ResponseWriter, status int) {
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", retryAfterUnavailable)
+	}
 }
 
 // engineKinds are the kinds of the engine's sentinels, which predate the kinds and

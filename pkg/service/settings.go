@@ -192,7 +192,7 @@ func (s *settingsFile) Set(v string) error {
 // RegisterConfigFlag defines -config on fs: ParseFlags then reads the settings file it
 // names, after the command line and the environment.
 func RegisterConfigFlag(fs *flag.FlagSet) {
-	fs.Var(&settingsFile{}, ConfigFlagName, "settings file (YAML; graphrag init writes one): a key is a flag's name, a flag or environment variable wins over it; keys of components this binary does not run are ignored, unknown keys refused")
+	fs.Var(&settingsFile{}, ConfigFlagName, "settings `file` (YAML; graphrag init writes one): a key is a flag's name, a flag or environment variable wins over it; keys of components this binary does not run are ignored, unknown keys refused")
 }
 
 func settingsOf(fs *flag.FlagSet) *settingsFile {

@@ -301,3 +301,18 @@ var defaultLine = regexp.MustCompile(`(?m)^# default: (.*)\n([a-z0-9-]+):$`)
 func fillDefaults(settings string) string {
 	return defaultLine.ReplaceAllString(settings, "# default: $1\n$2: $1")
 }
+
+// BenchmarkParseFlagsSettings parses the common flags from the catalog with every key
+// given its default: every key checked, 18 set, the others skipped.
+func BenchmarkParseFlagsSettings(b *testing.B) {
+	p := filepath.Join(b.TempDir(), "graphrag.yaml")
+	if err := os.WriteFile(p, []byte(fillDefaults(string(catalogYAML))), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		fs, _ := settingsFlagSet()
+		if err := ParseFlags(fs, []string{"-config", p}, ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

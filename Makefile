@@ -127,14 +127,15 @@ chaos: ## kill -9 processes at random points while indexing (graphrag up, its NA
 	scripts/chaos/run.sh $(CHAOS_ARGS)
 
 .PHONY: docs
-docs: ## regenerate the generated documents (docs/configuration.md from the binaries' flags)
+docs: ## regenerate the generated documents (docs/configuration.md from the binaries' flags, the settings catalog pkg/service/settings.yaml from graphrag init)
 	scripts/gen-config-doc.sh
 
 .PHONY: check-docs
 check-docs: ## fail when a generated document differs from what `make docs` would write
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
-	scripts/gen-config-doc.sh "$$tmp/configuration.md" && \
-	diff -u docs/configuration.md "$$tmp/configuration.md" || (echo "docs/configuration.md is stale: run make docs"; exit 1)
+	scripts/gen-config-doc.sh "$$tmp/configuration.md" "$$tmp/settings.yaml" && \
+	diff -u docs/configuration.md "$$tmp/configuration.md" && diff -u pkg/service/settings.yaml "$$tmp/settings.yaml" \
+	  || (echo "docs/configuration.md or pkg/service/settings.yaml is stale: run make docs"; exit 1)
 
 # @redocly/cli, pinned; `make lint-openapi` installs it from npm into ~/.cache once.
 REDOCLY_VERSION := 2.77.0

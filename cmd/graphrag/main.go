@@ -26,6 +26,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"init", "write a settings file (graphrag.yaml) with every setting of every binary, its help and default", runInit},
 		{"up", "run the whole platform in one process on embedded defaults (NATS, stores, the four services, the query API)", runUp},
 		{"publish", "publish files or directories (Markdown, text, HTML, PDF) to a corpus", runPublish},
 		{"estimate", "estimate the model calls and tokens (and price) of indexing files, without publishing them", runEstimate},

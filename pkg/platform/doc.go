@@ -8,7 +8,9 @@
 // service uses (packages graphdrivers and vectordrivers) and, for `graphrag up` only, an
 // embedded NATS server (package natsserver), so that each binary links only those
 // (docs/adr/0016-binaries-link-their-drivers.md). The same Needs decide which backend
-// flags a binary registers: only those of the backends it uses. Main validates every
+// flags a binary registers: only those of the backends it uses. Main reads the settings
+// file of -config (GRAPHRAG_CONFIG) after the flags and the environment, validates every
 // flag before anything opens, and logs the effective configuration once
-// (docs/adr/0052-configuration-is-validated-not-repaired.md).
+// (docs/adr/0052-configuration-is-validated-not-repaired.md,
+// docs/adr/0061-one-settings-file-for-every-binary.md).
 package platform

@@ -47,6 +47,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer, spec Spec) error
 	var backend BackendFlags
 	fs := flag.NewFlagSet(spec.Name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	service.RegisterConfigFlag(fs)
 	common.Register(fs)
 	backend.Register(fs, spec.Needs)
 	if spec.Flags != nil {
@@ -62,7 +63,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer, spec Spec) error
 		spec.Tune(&common, &backend)
 	}
 	if err := validate(&common, &backend, spec.Config); err != nil {
-		return err
+		return service.WithSources(fs, err)
 	}
 	if common.CPUProfile != "" {
 		stop, err := StartCPUProfile(common.CPUProfile)

@@ -1,9 +1,7 @@
 package service
 
 import (
-	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"log/slog"
 	"time"
@@ -73,31 +71,24 @@ func (c *CommonFlags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.HeapProfile, "heap-profile", "", "write a heap profile to this file when the process ends, before its stores close (what is still held: go tool pprof reads it), and to FILE.N on each SIGUSR1")
 }
 
-// Validate reports every inconsistent common flag at once.
+// Validate reports every inconsistent common flag at once, each a *ConfigError named
+// by its flag.
 func (c *CommonFlags) Validate() error {
-	var errs []error
-	if c.LogFormat != "json" && c.LogFormat != "text" {
-		errs = append(errs, fmt.Errorf("%w: -log-format %q is not json or text", ErrInvalidFlags, c.LogFormat))
-	}
-	if c.ShutdownTimeout <= 0 {
-		errs = append(errs, fmt.Errorf("%w: -shutdown-timeout %s must be positive", ErrInvalidFlags, c.ShutdownTimeout))
-	}
-	if c.HTTPBodyTimeout <= 0 {
-		errs = append(errs, fmt.Errorf("%w: -http-body-timeout %s must be positive", ErrInvalidFlags, c.HTTPBodyTimeout))
-	}
-	if c.HTTPMaxConns < 1 {
-		errs = append(errs, fmt.Errorf("%w: -http-max-conns-per-client %d must be at least 1", ErrInvalidFlags, c.HTTPMaxConns))
-	}
+	var p Problems
+	OneOf(&p, "-log-format", c.LogFormat, "json", "text")
+	Positive(&p, "-shutdown-timeout", c.ShutdownTimeout)
+	Positive(&p, "-http-body-timeout", c.HTTPBodyTimeout)
+	AtLeast(&p, "-http-max-conns-per-client", c.HTTPMaxConns, 1)
 	if c.TraceSampleRatio <= 0 || c.TraceSampleRatio > 1 {
-		errs = append(errs, fmt.Errorf("%w: -trace-sample-ratio %v is outside (0, 1]", ErrInvalidFlags, c.TraceSampleRatio))
+		p.Add("-trace-sample-ratio", "must be in (0, 1], got %v", c.TraceSampleRatio)
 	}
 	if (c.NATSTLSCert == "") != (c.NATSTLSKey == "") {
-		errs = append(errs, fmt.Errorf("%w: -nats-tls-cert and -nats-tls-key go together", ErrInvalidFlags))
+		p.Add("-nats-tls-cert", "and -nats-tls-key go together")
 	}
 	if c.NATSCreds != "" && c.NATSNKey != "" {
-		errs = append(errs, fmt.Errorf("%w: -nats-creds and -nats-nkey are alternatives", ErrInvalidFlags))
+		p.Add("-nats-creds", "and -nats-nkey are alternatives")
 	}
-	return errors.Join(errs...)
+	return p.Err()
 }
 
 // Logger builds the process logger the flags describe, writing to w.

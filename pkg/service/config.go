@@ -19,8 +19,20 @@ import (
 // such as HTTP_ADDR can never leak in by accident. Each flag's usage gains
 // its variable name, so -help documents both. A -help flag yields an error
 // wrapping flag.ErrHelp.
+//
+// When fs has the -config flag (RegisterConfigFlag), the settings file it (or
+// PREFIX_CONFIG) names fills the flags left unset by both: flags win over the
+// environment, the environment over the file, the file over the defaults. A key of the
+// file that no binary knows is an error naming the file and line, as is a value its
+// flag refuses; a key of a flag fs does not define is another binary's and is skipped.
+// Sources then tells where each value came from.
 func ParseFlags(fs *flag.FlagSet, args []string, envPrefix string) error {
 	var opts []ff.Option
+	settings := settingsOf(fs)
+	if settings != nil {
+		settings.sources = map[string]Source{}
+		opts = append(opts, ff.WithConfigFileFlag(ConfigFlagName), ff.WithConfigFileParser(settings.parser(fs)))
+	}
 	if envPrefix != "" {
 		opts = append(opts, ff.WithEnvVarPrefix(envPrefix))
 		fs.VisitAll(func(f *flag.Flag) {
@@ -32,6 +44,9 @@ func ParseFlags(fs *flag.FlagSet, args []string, envPrefix string) error {
 	}
 	if err := ff.Parse(fs, args, opts...); err != nil {
 		return fmt.Errorf("parsing %s configuration: %w", fs.Name(), err)
+	}
+	if settings != nil {
+		settings.recordSources(fs, args)
 	}
 	return nil
 }
@@ -113,15 +128,19 @@ func LogConfig(logger *slog.Logger, cfg any) {
 // LogFlags logs the effective configuration of a process once, at info level: every
 // flag fs defines, given or not, as an attribute of a "config" group named after the
 // flag, with its value as the flag prints it (a Secret as Mask). It logs exactly what
-// the binary accepts, nothing it does not read.
+// the binary accepts, nothing it does not read. With the -config flag, a "source"
+// group says where each flag given a value got it: "flag", "env" or "file PATH:LINE".
 func LogFlags(logger *slog.Logger, fs *flag.FlagSet) {
 	if logger == nil {
 		return
 	}
 	var attrs []slog.Attr
 	fs.VisitAll(func(f *flag.Flag) { attrs = append(attrs, slog.String(f.Name, f.Value.String())) })
-	logger.LogAttrs(context.Background(), slog.LevelInfo, "effective configuration",
-		slog.Attr{Key: "config", Value: slog.GroupValue(attrs...)})
+	groups := []slog.Attr{{Key: "config", Value: slog.GroupValue(attrs...)}}
+	if src, ok := logSources(fs); ok {
+		groups = append(groups, src)
+	}
+	logger.LogAttrs(context.Background(), slog.LevelInfo, "effective configuration", groups...)
 }
 
 var (

@@ -1,14 +1,18 @@
 // Package service is the runtime every GraphRAG service process shares: config from
-// flags and environment (ParseFlags, CommonFlags, Secret), validation that names the
+// flags, environment and the settings file (ParseFlags, RegisterConfigFlag, CommonFlags,
+// Secret; WriteSettings writes the file `graphrag init` gives, whose keys, embedded as
+// settings.yaml, are the only ones a file may hold), validation that names the
 // flag of each invalid value (Problems, ConfigError), the effective configuration
 // logged once (LogFlags), health and readiness probes (Health), an HTTP mux with
 // /healthz, /readyz and /metrics (NewMux), and a lifecycle runner (Run) that starts
 // Components in order and, on a signal, context cancellation or the first component
 // failure, stops them in reverse order within a shutdown deadline.
 //
-// No main calls these one by one: pkg/platform's Main does, in this order: register the
-// common flags, the flags of the backends the process needs and the service's own;
-// ParseFlags; Validate them all, failing before anything starts; LogFlags; open the
+// No main calls these one by one: pkg/platform's Main does, in this order: register
+// -config, the common flags, the flags of the backends the process needs and the
+// service's own; ParseFlags (flags, then environment, then the settings file); Validate
+// them all, failing before anything starts (WithSources names the file's line of a bad
+// value); LogFlags, with where each value came from; open the
 // backends; NewMux; Run the HTTP server and the service's components. A main stays
 // thin (services/extractor/cmd/extractor):
 //

@@ -40,6 +40,7 @@ type CommonFlags struct {
 	OTLPInsecure     bool          `config:"otlp-insecure"`
 	TraceSampleRatio float64       `config:"trace-sample-ratio"`
 	ShutdownTimeout  time.Duration `config:"shutdown-timeout"`
+	DrainDelay       time.Duration `config:"drain-delay"`
 	DataDir          string        `config:"data-dir"`
 	NATSURL          string        `config:"nats-url"`
 	NATSCreds        string        `config:"nats-creds"`
@@ -62,6 +63,7 @@ func (c *CommonFlags) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.OTLPInsecure, "otlp-insecure", false, "connect to a host:port OTLP endpoint without TLS")
 	fs.Float64Var(&c.TraceSampleRatio, "trace-sample-ratio", 1, "fraction of new traces sampled, in (0, 1]")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", DefaultShutdownTimeout, "time allowed to drain in-flight work on shutdown")
+	fs.DurationVar(&c.DrainDelay, "drain-delay", 0, "on SIGTERM, time /readyz fails while HTTP still serves, before shutdown begins, so a load balancer stops routing here first (Kubernetes: about 5s; counts within -shutdown-timeout)")
 	fs.StringVar(&c.DataDir, "data-dir", DefaultDataDir, "directory for embedded stores and the embedded NATS server")
 	fs.StringVar(&c.NATSURL, "nats-url", "", "NATS server URL(s); empty = an embedded server in the data dir (graphrag up, eval, mcp; the service binaries have none and need a URL)")
 	fs.StringVar(&c.NATSCreds, "nats-creds", "", "path to a NATS user credentials file")
@@ -81,6 +83,9 @@ func (c *CommonFlags) Validate() error {
 	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("%w: -shutdown-timeout %s must be positive", ErrInvalidFlags, c.ShutdownTimeout))
+	}
+	if c.DrainDelay < 0 || (c.ShutdownTimeout > 0 && c.DrainDelay >= c.ShutdownTimeout) {
+		errs = append(errs, fmt.Errorf("%w: -drain-delay %s must be at least 0 and less than -shutdown-timeout %s", ErrInvalidFlags, c.DrainDelay, c.ShutdownTimeout))
 	}
 	if c.HTTPBodyTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("%w: -http-body-timeout %s must be positive", ErrInvalidFlags, c.HTTPBodyTimeout))

@@ -39,6 +39,13 @@ import (
 // minAnswered is the share of questions a rolling run must answer.
 const minAnswered = 0.999
 
+// askers is how many questions the load generator has in flight, each asker pausing
+// askPause between its questions.
+const (
+	askers   = 4
+	askPause = 20 * time.Millisecond
+)
+
 // queryStats counts the load generator's questions.
 type queryStats struct {
 	mu       sync.Mutex
@@ -218,7 +225,7 @@ func (h *harness) runRolling(ctx context.Context, index int, base dump) runResul
 			h.log.Warn("dropping the run's corpus", "corpus", corpus, "err", derr)
 		}
 		if err == nil && stats.share() < minAnswered {
-			err = fmt.Errorf("queries: %s, below %.1f %%", stats.String(), 100*minAnswered)
+			err = fmt.Errorf("%.2f %% of the questions answered, below %.1f %%", 100*stats.share(), 100*minAnswered)
 		}
 		res.queries = stats.String()
 	}
@@ -266,7 +273,7 @@ func (h *harness) driveRolling(ctx context.Context, l *multiLayout, corpus strin
 	}
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	var load sync.WaitGroup
-	for range 2 {
+	for range askers {
 		load.Go(func() { h.askLoop(loadCtx, lb, corpus, stats) })
 	}
 	defer func() { stopLoad(); load.Wait() }()
@@ -382,7 +389,7 @@ func (h *harness) askLoop(ctx context.Context, lb *balancer, corpus string, stat
 		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(askPause):
 		}
 	}
 }

@@ -318,6 +318,7 @@ func (c *Consumer) run() {
 	iter := c.currentIter()
 	pause := reopenMin
 	idleSince := time.Now()
+	lostChecks := 0
 	for {
 		select {
 		case slots <- struct{}{}:
@@ -333,8 +334,15 @@ func (c *Consumer) run() {
 			}
 			idleSince = time.Now()
 			if !c.pullLost() {
+				lostChecks = 0
 				continue
 			}
+			// A pull request that just expired is renewed a moment later (later still on
+			// a loaded machine): only two checks in a row without one mean it is lost.
+			if lostChecks++; lostChecks < 2 {
+				continue
+			}
+			lostChecks = 0
 			c.log.Warn("the server holds no pull request of the consumer's (its leader changed?); re-opening it")
 			iter.Stop()
 			if iter = c.reopen(reopenMin); iter == nil {
@@ -342,7 +350,7 @@ func (c *Consumer) run() {
 			}
 			continue
 		}
-		idleSince = time.Now()
+		idleSince, lostChecks = time.Now(), 0
 		if err != nil {
 			<-slots
 			if c.isStopping() {

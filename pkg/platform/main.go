@@ -104,6 +104,9 @@ func Main(ctx context.Context, args []string, stderr io.Writer, spec Spec) error
 	}
 	// The HTTP server starts first (liveness answers during start-up) and stops last.
 	all := append([]service.Component{service.HTTPServerWithLimits(common.HTTPAddr, mux, common.HTTPLimits())}, comps...)
+	if common.DrainDelay > 0 { // stopped first: readiness fails while everything still serves
+		all = append(all, service.NewDrain(p.Health, common.DrainDelay))
+	}
 	return service.Run(ctx, log, common.ShutdownTimeout, all...)
 }
 

@@ -38,6 +38,7 @@ type CommonFlags struct {
 	OTLPInsecure     bool          `config:"otlp-insecure"`
 	TraceSampleRatio float64       `config:"trace-sample-ratio"`
 	ShutdownTimeout  time.Duration `config:"shutdown-timeout"`
+	DrainDelay       time.Duration `config:"drain-delay"`
 	DataDir          string        `config:"data-dir"`
 	NATSURL          string        `config:"nats-url"`
 	NATSCreds        string        `config:"nats-creds"`
@@ -60,6 +61,7 @@ func (c *CommonFlags) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.OTLPInsecure, "otlp-insecure", false, "connect to a host:port OTLP endpoint without TLS")
 	fs.Float64Var(&c.TraceSampleRatio, "trace-sample-ratio", 1, "fraction of new traces sampled, in (0, 1]")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", DefaultShutdownTimeout, "time allowed to drain in-flight work on shutdown")
+	fs.DurationVar(&c.DrainDelay, "drain-delay", 0, "on SIGTERM, time /readyz fails while HTTP still serves, before shutdown begins, so a load balancer stops routing here first (Kubernetes: about 5s; counts within -shutdown-timeout)")
 	fs.StringVar(&c.DataDir, "data-dir", DefaultDataDir, "directory for embedded stores and the embedded NATS server")
 	fs.StringVar(&c.NATSURL, "nats-url", "", "NATS server URL(s); empty = an embedded server in the data dir (graphrag up, eval, mcp; the service binaries have none and need a URL)")
 	fs.StringVar(&c.NATSCreds, "nats-creds", "", "path to a NATS user credentials file")
@@ -79,6 +81,9 @@ func (c *CommonFlags) Validate() error {
 	Positive(&p, "-shutdown-timeout", c.ShutdownTimeout)
 	Positive(&p, "-http-body-timeout", c.HTTPBodyTimeout)
 	AtLeast(&p, "-http-max-conns-per-client", c.HTTPMaxConns, 1)
+	if c.DrainDelay < 0 || (c.ShutdownTimeout > 0 && c.DrainDelay >= c.ShutdownTimeout) {
+		p.Add("-drain-delay", "must be at least 0 and less than -shutdown-timeout %s, got %s", c.ShutdownTimeout, c.DrainDelay)
+	}
 	if c.TraceSampleRatio <= 0 || c.TraceSampleRatio > 1 {
 		p.Add("-trace-sample-ratio", "must be in (0, 1], got %v", c.TraceSampleRatio)
 	}

@@ -303,6 +303,9 @@ func TestCommonFlagsValidate(t *testing.T) {
 		{"creds and nkey", func(c *CommonFlags) { c.NATSCreds, c.NATSNKey = "a", "b" }, "alternatives"},
 		{"no body timeout", func(c *CommonFlags) { c.HTTPBodyTimeout = 0 }, "http-body-timeout"},
 		{"no connections", func(c *CommonFlags) { c.HTTPMaxConns = 0 }, "http-max-conns-per-client"},
+		{"negative drain", func(c *CommonFlags) { c.DrainDelay = -time.Second }, "drain-delay"},
+		{"drain past the shutdown", func(c *CommonFlags) { c.DrainDelay = c.ShutdownTimeout }, "drain-delay"},
+		{"drain within the shutdown", func(c *CommonFlags) { c.DrainDelay = c.ShutdownTimeout / 2 }, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

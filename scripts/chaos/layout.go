@@ -209,34 +209,45 @@ func (h *harness) newMultiLayout(dir, corpus string) (*multiLayout, error) {
 	}
 	l := &multiLayout{h: h, dir: dir, port: port, corpus: corpus}
 	l.nats = h.natsProc(dir, "nats", port)
-	vectors := []string{"-vector-store", "milvus", "-milvus-address", h.opt.milvusAddr}
-	graph := []string{"-graph-store", "neo4j", "-neo4j-uri", h.opt.neo4jURI, "-neo4j-user", "neo4j"}
 	names := []string{"grapher", "summarizer", "query"}
 	for i := range h.opt.extractors {
 		names = append(names, "extractor-"+strconv.Itoa(i+1))
 	}
 	for _, name := range names {
 		bin := name
-		if len(name) > 9 && name[:9] == "extractor" {
+		if strings.HasPrefix(name, "extractor") {
 			bin = "extractor"
 		}
-		httpPort, err := freePort()
+		p, err := l.serviceProc(name, bin)
 		if err != nil {
 			return nil, err
 		}
-		httpAddr := "127.0.0.1:" + strconv.Itoa(httpPort)
-		args := append([]string{"-nats-url", l.natsURL(), "-data-dir", filepath.Join(dir, name), "-http-addr", httpAddr,
-			"-log-level", "warn", "-log-format", "text", "-shutdown-timeout", "20s"}, vectors...)
-		if bin != "extractor" { // the extractor has no graph store, and no flag for one
-			args = append(args, graph...)
-		}
-		if bin == "grapher" {
-			args = append(args, "-detect-debounce", "300ms", "-detect-warm=false")
-		}
-		l.procs = append(l.procs, &proc{name: name, bin: filepath.Join(h.opt.bin, bin), args: append(args, ackWaits[bin]...),
-			logPath: filepath.Join(dir, name+".log"), ready: readyz(httpAddr), restartDelay: between(0, 2*time.Second)})
+		l.procs = append(l.procs, p)
 	}
 	return l, nil
+}
+
+// serviceProc is one process of service bin named name, with a data dir, log and HTTP
+// port of its own, on the layout's NATS server, Neo4j and Milvus.
+func (l *multiLayout) serviceProc(name, bin string) (*proc, error) {
+	h := l.h
+	vectors := []string{"-vector-store", "milvus", "-milvus-address", h.opt.milvusAddr}
+	graph := []string{"-graph-store", "neo4j", "-neo4j-uri", h.opt.neo4jURI, "-neo4j-user", "neo4j"}
+	httpPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	httpAddr := "127.0.0.1:" + strconv.Itoa(httpPort)
+	args := append([]string{"-nats-url", l.natsURL(), "-data-dir", filepath.Join(l.dir, name), "-http-addr", httpAddr,
+		"-log-level", "warn", "-log-format", "text", "-shutdown-timeout", "20s"}, vectors...)
+	if bin != "extractor" { // the extractor has no graph store, and no flag for one
+		args = append(args, graph...)
+	}
+	if bin == "grapher" {
+		args = append(args, "-detect-debounce", "300ms", "-detect-warm=false")
+	}
+	return &proc{name: name, bin: filepath.Join(h.opt.bin, bin), args: append(args, ackWaits[bin]...),
+		logPath: filepath.Join(l.dir, name+".log"), ready: readyz(httpAddr), restartDelay: between(0, 2*time.Second)}, nil
 }
 
 func (l *multiLayout) natsURL() string                 { return "nats://127.0.0.1:" + strconv.Itoa(l.port) }

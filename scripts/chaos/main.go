@@ -11,7 +11,10 @@
 //     another node once the first is healthy again, each started again 1–5 s later;
 //   - multi: a NATS server, 2 extractors, a grapher, a summarizer and a query service as
 //     separate processes on Neo4j and Milvus; any of them killed 1–3 times per run and
-//     started again 0–2 s later (the NATS server 1–5 s).
+//     started again 0–2 s later (the NATS server 1–5 s);
+//   - rolling: the same with 2 query replicas, every service restarted one replica at a
+//     time with SIGTERM as the manifests' update strategies do, while a load generator
+//     asks questions through a model of a load balancer (rolling.go).
 //
 // A run passes when its index holds exactly what the uninterrupted run's holds (entities
 // with mention counts, chunks and PageRank; relationships with weights and mentions;
@@ -50,6 +53,9 @@ type options struct {
 	runsNATS    int
 	runsMulti   int
 	runsCluster int
+	runsRolling int
+	drainDelay  time.Duration
+	lbLag       time.Duration
 	extractors  int
 	seed        uint64
 	out         string
@@ -78,6 +84,9 @@ func main() {
 	flag.IntVar(&o.runsNATS, "runs-nats", 5, "runs killing the NATS server under graphrag up")
 	flag.IntVar(&o.runsCluster, "runs-cluster", 20, "runs killing a stream leader, then another node, of a 3-node NATS cluster under graphrag up (every stream and bucket on 3 replicas)")
 	flag.IntVar(&o.runsMulti, "runs-multi", 20, "runs killing processes of the multi-process layout (needs -neo4j-uri and -milvus-address)")
+	flag.IntVar(&o.runsRolling, "runs-rolling", 5, "runs restarting every service of the multi-process layout one replica at a time under query load (needs -neo4j-uri and -milvus-address)")
+	flag.DurationVar(&o.drainDelay, "drain-delay", 5*time.Second, "-drain-delay of the query replicas in rolling runs (the manifests' value)")
+	flag.DurationVar(&o.lbLag, "lb-lag", time.Second, "rolling runs: the load balancer stops routing to a replica a random 0 to lb-lag after its SIGTERM")
 	flag.IntVar(&o.extractors, "extractors", 2, "extractor processes in the multi-process layout")
 	flag.Uint64Var(&o.seed, "seed", 0, "random seed (0: from the clock; the report names it)")
 	flag.StringVar(&o.out, "out", "", "write the report (Markdown) here too")
@@ -124,6 +133,12 @@ func run(o options) error {
 			return fmt.Errorf("-runs-multi %d needs -neo4j-uri and -milvus-address", o.runsMulti)
 		}
 		reports = append(reports, h.multiScenario(ctx))
+	}
+	if o.runsRolling > 0 {
+		if o.neo4jURI == "" || o.milvusAddr == "" {
+			return fmt.Errorf("-runs-rolling %d needs -neo4j-uri and -milvus-address", o.runsRolling)
+		}
+		reports = append(reports, h.rollingScenario(ctx))
 	}
 	text := renderReport(o, len(docs), reports)
 	fmt.Print(text)

@@ -3,9 +3,9 @@
 # and Milvus for the multi-process layout (scripts/integration installs them from Maven
 # Central and PyPI, cached), and runs scripts/chaos/*.go with the arguments given:
 #
-#   scripts/chaos/run.sh [-runs-up 20] [-runs-nats 5] [-runs-cluster 20] [-runs-multi 20] [-docs 120] [-seed N] [-out FILE]
+#   scripts/chaos/run.sh [-runs-up 20] [-runs-nats 5] [-runs-cluster 20] [-runs-multi 20] [-runs-rolling 5] [-docs 120] [-seed N] [-out FILE]
 #
-# -runs-multi 0 skips the multi-process layout and starts no store server. Everything
+# -runs-multi 0 -runs-rolling 0 skips the multi-process layouts and starts no store server. Everything
 # started is stopped on exit; the work directory (logs, data of every run) is kept
 # when the suite fails, removed when it passes (CHAOS_KEEP=1 keeps it).
 set -euo pipefail
@@ -28,14 +28,19 @@ cleanup() {
 }
 trap cleanup EXIT
 
-multi=1
+# The store servers are needed unless both multi-process scenarios are off.
+no_multi=0 no_rolling=0
 args=("$@")
 for ((i = 0; i < ${#args[@]}; i++)); do
   case ${args[i]} in
-    -runs-multi=0 | --runs-multi=0) multi=0 ;;
-    -runs-multi | --runs-multi) [[ ${args[i + 1]:-} == 0 ]] && multi=0 ;;
+    -runs-multi=0 | --runs-multi=0) no_multi=1 ;;
+    -runs-multi | --runs-multi) [[ ${args[i + 1]:-} == 0 ]] && no_multi=1 ;;
+    -runs-rolling=0 | --runs-rolling=0) no_rolling=1 ;;
+    -runs-rolling | --runs-rolling) [[ ${args[i + 1]:-} == 0 ]] && no_rolling=1 ;;
   esac
 done
+multi=1
+[[ $no_multi == 1 && $no_rolling == 1 ]] && multi=0
 
 echo "== build" >&2
 bin=$work/bin

@@ -31,7 +31,9 @@ type runResult struct {
 	// comparison with the time the run really completed.
 	early []string
 	self  []string // selfCheck problems
-	err   error
+	// queries is what the load generator got (rolling runs).
+	queries string
+	err     error
 }
 
 func (r runResult) passed() bool {
@@ -450,7 +452,10 @@ func outcome(r runResult) string {
 		parts = append(parts, fmt.Sprintf("%d report problems (%s)", len(r.self), strings.Join(r.self[:min(3, len(r.self))], "; ")))
 	}
 	if len(parts) == 0 {
-		return "identical"
+		parts = append(parts, "identical")
+	}
+	if r.queries != "" {
+		parts = append(parts, "queries "+r.queries)
 	}
 	return strings.Join(parts, "; ")
 }

@@ -21,13 +21,14 @@ import (
 )
 
 // The rolling scenario updates every service of the multi-process layout one replica at
-// a time, as `kubectl rollout restart` does with the manifests' strategies, while
+// a time, as `kubectl rollout restart` does with the Deployments' strategies, while
 // documents are published and a load generator asks questions through a load balancer:
 //
 //   - extractors, summarizer and query replicas (RollingUpdate, maxSurge 1,
 //     maxUnavailable 0): a new replica is started and, once ready, the old one gets
 //     SIGTERM;
-//   - the grapher (Recreate, it holds a lease): SIGTERM, then the new one.
+//   - the layout's one grapher (unsharded, it holds the lease; Recreate): SIGTERM,
+//     then the new one.
 //
 // The balancer routes each question to a ready replica round-robin; it adds a replica
 // once it is ready and removes one a random 0–lb-lag after its SIGTERM, as Kubernetes

@@ -99,37 +99,7 @@ func fakeExtraction(prompt string) string {
 		}
 	}
 	ents, rels := offlinextract.Extract(title, text, offlinextract.WithMaxEntities(maxEnt), offlinextract.WithMaxRelationships(maxRel))
-	type ent struct {
-		Name        string `json:"name"`
-		Type        string `json:"type"`
-		Description string `json:"description"`
-	}
-	type rel struct {
-		Source      string `json:"source"`
-		Target      string `json:"target"`
-		Type        string `json:"type"`
-		Description string `json:"description"`
-		Strength    int    `json:"strength"`
-	}
-	out := struct {
-		Entities      []ent `json:"entities"`
-		Relationships []rel `json:"relationships"`
-	}{Entities: []ent{}, Relationships: []rel{}}
-	first := func(s string) string {
-		if i := strings.Index(s, ". "); i >= 0 {
-			return s[:i+1]
-		}
-		return s
-	}
-	for _, e := range ents {
-		out.Entities = append(out.Entities, ent{e.Name, e.Type, first(e.Description)})
-	}
-	for _, r := range rels {
-		out.Relationships = append(out.Relationships, rel{r.Source, r.Target, r.Type, first(r.Description),
-			min(max(int(math.Ceil(r.Strength*10)), 1), 10)})
-	}
-	b, _ := json.Marshal(out)
-	return string(b)
+	return costestimate.ExtractionAnswer(ents, rels)
 }
 
 // embedded counts one embedded text: a chunk's text opens with its document's title

@@ -284,9 +284,15 @@ func (e *Estimator) Skip(id, reason string) {
 
 const emptyAnswer = `{"entities":[],"relationships":[]}`
 
-// answerTokens sizes an extraction answer that lists what the offline extractor finds,
-// each description cut to its first sentence as the prompt asks.
+// answerTokens sizes an extraction answer that lists what the offline extractor finds.
 func answerTokens(ents []offlinextract.Entity, rels []offlinextract.Relationship) int64 {
+	return tokens(ExtractionAnswer(ents, rels))
+}
+
+// ExtractionAnswer is the extraction prompt's JSON answer listing ents and rels, each
+// description cut to its first sentence as the prompt asks, strengths on its 1–10 scale:
+// the answer the estimate sizes, and what a fake model answers in tests that measure it.
+func ExtractionAnswer(ents []offlinextract.Entity, rels []offlinextract.Relationship) string {
 	type ent struct {
 		Name        string `json:"name"`
 		Type        string `json:"type"`
@@ -311,7 +317,7 @@ func answerTokens(ents []offlinextract.Entity, rels []offlinextract.Relationship
 		out.Relationships = append(out.Relationships, rel{x.Source, x.Target, x.Type, firstSentence(x.Description), min(max(s, 1), 10)})
 	}
 	b, _ := json.Marshal(out) // strings and ints: cannot fail
-	return tokens(string(b))
+	return string(b)
 }
 
 func firstSentence(s string) string {

@@ -753,7 +753,9 @@ async function showCommunity(panel, id) {
 
 // ---------- Dashboard ----------
 
-const STAGES = ['published', 'chunked', 'extracted', 'merged', 'detected', 'summarized'];
+// The pipeline's stages in their order (pkg/pipeline: StageChunker …), whatever order
+// the status lists them in.
+const STAGES = ['chunker', 'extractor', 'grapher', 'summarizer'];
 
 pages.dashboard = (main) => {
   const body = h('div', { id: 'dashboard' }, h('p', { class: 'muted' }, 'Loading…'));

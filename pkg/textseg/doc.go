@@ -11,4 +11,9 @@
 // e-mails, tickets and reports. Known
 // abbreviations ("Dr.", "e.g.", "U.S.") and single-letter initials
 // ("J. R. R. Tolkien") do not end a sentence.
+//
+// Words are runs of letters and digits. ScriptWords adds the word boundaries of
+// the scripts written without spaces (UAX #29 without a dictionary): each Han
+// ideograph and Hiragana letter is a word, a Katakana run is one, and a change of
+// script ends a word; the offline extractor reads Chinese and Japanese with it.
 package textseg

@@ -293,3 +293,83 @@ func IsFieldLine(line string) bool {
 	}
 	return true
 }
+
+// ScriptWords returns the words of text as Words does, with the word boundaries of
+// scripts written without spaces (Unicode UAX #29, without a dictionary): every Han
+// ideograph and every Hiragana letter is a word of its own, a run of Katakana (with its
+// prolonged sound mark) is one word, and a word ends where its script changes
+// ("1964年" → "1964", "年"). Text in scripts written with spaces gets the spans of
+// Words. Callers that find names in Chinese or Japanese text join the ideographs back
+// by their own rules.
+func ScriptWords(text string) []Span {
+	var out []Span
+	for _, w := range Words(text) {
+		if !hasUnspaced(text[w.Start:w.End]) {
+			out = append(out, w)
+			continue
+		}
+		start := w.Start
+		prev := scriptOf(0)
+		for i := w.Start; i < w.End; {
+			r, size := utf8.DecodeRuneInString(text[i:])
+			sc := scriptOf(r)
+			// A boundary before every ideograph and hiragana letter, after them, and
+			// at every change of script; a joiner ('-', '.') keeps to the run it is in.
+			if i > start && (sc != prev && !joinerOf(r) || sc == scriptHan || sc == scriptHiragana) {
+				out = append(out, Span{start, i})
+				start = i
+			}
+			if !joinerOf(r) {
+				prev = sc
+			}
+			i += size
+		}
+		out = append(out, Span{start, w.End})
+	}
+	return out
+}
+
+// IsUnspaced reports whether r is a letter of a script written without spaces
+// between words: Han ideographs, Hiragana, Katakana.
+func IsUnspaced(r rune) bool {
+	switch scriptOf(r) {
+	case scriptHan, scriptHiragana, scriptKatakana:
+		return true
+	}
+	return false
+}
+
+type script int
+
+const (
+	scriptOther script = iota
+	scriptHan
+	scriptHiragana
+	scriptKatakana
+	scriptDigit
+)
+
+func scriptOf(r rune) script {
+	switch {
+	case unicode.Is(unicode.Han, r):
+		return scriptHan
+	case unicode.Is(unicode.Hiragana, r):
+		return scriptHiragana
+	case unicode.Is(unicode.Katakana, r) || r == 'ー':
+		return scriptKatakana
+	case unicode.IsDigit(r):
+		return scriptDigit
+	}
+	return scriptOther
+}
+
+func joinerOf(r rune) bool { return !IsWordRune(r) }
+
+func hasUnspaced(s string) bool {
+	for _, r := range s {
+		if IsUnspaced(r) {
+			return true
+		}
+	}
+	return false
+}

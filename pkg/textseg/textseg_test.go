@@ -102,6 +102,28 @@ func TestWords(t *testing.T) {
 	}
 }
 
+func TestScriptWords(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want []string
+	}{
+		{"spaced scripts as Words", "Jean-Paul Sartre, 3.14 and Москва", []string{"Jean-Paul", "Sartre", "3.14", "and", "Москва"}},
+		{"one word per ideograph, digits apart", "成立于1964年。", []string{"成", "立", "于", "1964", "年"}},
+		{"a change of script ends a word", "Tokyo東京 GPT模型", []string{"Tokyo", "東", "京", "GPT", "模", "型"}},
+		{"katakana runs stay whole, hiragana letters apart", "ドナルド・キーンは東京", []string{"ドナルド", "キーン", "は", "東", "京"}},
+		{"prolonged sound mark joins katakana", "コーヒーを", []string{"コーヒー", "を"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := texts(tt.in, ScriptWords(tt.in))
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("ScriptWords(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
 func FuzzSentences(f *testing.F) {
 	for _, s := range []string{"", "A. B.", "Dr. X met Y. Z!\n\n- a\n- b", "。。", "e\u0301. x", "\xff. A"} {
 		f.Add(s)

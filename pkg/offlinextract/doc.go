@@ -34,9 +34,22 @@
 //     sentences).
 //   - CONCEPT noun phrases (WithNounPhrases, default on): after a determiner,
 //     two or three lower-case content words, the last not a participle or a
-//     verb before its object ("a collectible dice game", "the demon
-//     algorithm"). A heuristic, not a tagger: no offline POS model is used,
-//     to keep the module free of model files; concepts rank below names.
+//     verb before its object ("the demon algorithm"), kept only when two
+//     sentences of the chunk or more name it: "the eastern end" said once is a
+//     description, not a thing of the graph. A heuristic, not a tagger: no
+//     offline POS model is used, to keep the module free of model files;
+//     concepts rank below names.
+//   - Chinese and Japanese (cjk.go), which have neither capitals nor spaces:
+//     the text is cut into ideographs (textseg.ScriptWords, the word
+//     boundaries of UAX #29 without a dictionary), runs of ideographs are cut
+//     again at function characters (的, 是, 在, 与, …) and Hiragana, and a
+//     part is a name when an interpunct joins a transliterated name ("艾达·奎兰",
+//     PERSON), or when it ends with a word that says its type after two
+//     characters or more ("马罗湾海洋研究所" ORGANIZATION, "布拉克沃特藻华事件"
+//     EVENT; a one-character place word such as 湾 or 市 only if the name
+//     recurs in the chunk). Titles between 《》 are WORKs. No dictionary of
+//     names is used.
+//   - Headings ("# …") label the text: they give no entities.
 //   - Dates (WithDates, default off): years 1000–2099 and months.
 //
 // # Semi-structured text
@@ -82,8 +95,14 @@
 // # Types
 //
 // Votes from cues, the type with most votes wins if it has at least 1, else
-// OTHER: cue words inside the name (University, Records → ORGANIZATION;
-// County, River → PLACE; War, Festival → EVENT); the head noun of a predicate
+// OTHER: the head word of the name (the last word, or the last before "of";
+// a first word when the last is no cue: "Storm Hester") decides over the
+// words that qualify it ("Marrow Bay Marine Institute" is an ORGANIZATION,
+// "Town Council" too), with cue words such as University, Records →
+// ORGANIZATION; County, River → PLACE; War, Festival → EVENT; the head noun
+// of a predicate of the name's own sentence, not of a name after a
+// preposition ("a scientist at the Institute, has been a councillor" says
+// nothing of the institute)
 // "X is/was a …" ("an English film director" → PERSON; "a 2006 film" →
 // WORK; "a town" → PLACE; "a method" → CONCEPT), also for the title and its
 // parenthetical ("The Prestige (film)" → WORK); a preceding honorific ("Dr.",
@@ -92,6 +111,14 @@
 // states and large cities (gazetteer.go) → PLACE; "X (born …" → PERSON; "born in X" and "in X,
 // Y" → PLACE; "the film X" or a quoted name → WORK; an acronym →
 // ORGANIZATION (weakly); years and months → DATE; noun phrases → CONCEPT.
+// A person needs evidence of a person, and a name that could not be one (a
+// connector, "and", or a cue word of another type: "Gullhead Lighthouse and
+// the Fenwick Family") gets none from pronouns or an honorific: a role before
+// the name ("harbourmaster Colin Strand", "His daughter, Maren Fenwick"), a
+// verb of persons after it ("retired", "joined", "became keeper"), "he" or
+// "she" opening the next sentence, a family name the chunk speaks of ("the
+// Fenwick family" → "Maren Fenwick"), or the family name of another person
+// of the chunk ("Hugh Calloway" beside "Ines Calloway").
 //
 // # Document title
 //
@@ -100,7 +127,12 @@
 // and used as a type cue) and is related to every other entity of the chunk:
 // this links passages about X to passages that mention X, which multi-hop
 // questions need. Its description is the first sentence that mentions it,
-// else the chunk's first sentence.
+// else the chunk's first sentence; never a heading (nor is any description).
+// The title comes from Subject, where a heading that repeats the title is no
+// mention of it: such a title gives way to the subject the prose opens with
+// ("# Gullhead Lighthouse and the Fenwick Family" → "Gullhead Lighthouse"),
+// or to none when it joins several names or a name and a date ("Storm
+// Hester, October 1998", "Record 287: Harbour dredging").
 //
 // # Relationships
 //

@@ -111,6 +111,7 @@ type mention struct {
 	ts, te       int // token range in the sentence
 	start        int // byte offset in the text, for ordering
 	proper       bool
+	typ          string // the type the text states (a Chinese name's type word), or ""
 }
 
 type entity struct {
@@ -139,7 +140,10 @@ type extractor struct {
 	// kebabNames are the lower forms of hyphenated lower-case words that the chunk uses
 	// as names at least once (see nameUse).
 	kebabNames map[string]bool
-	mentions   []mention
+	// families are the normalized family names the chunk speaks of ("the Fenwick
+	// family"): names that end with one are people.
+	families map[string]bool
+	mentions []mention
 }
 
 var disambiguator = regexp.MustCompile(`\s*\(([^()]*)\)\s*$`)
@@ -169,7 +173,11 @@ func Extract(title, text string, opts ...Option) ([]Entity, []Relationship) {
 	}
 	x.tokenize()
 	for i := range x.sents {
+		if x.heading(i) {
+			continue // a heading labels the text; the prose below it names the entities
+		}
 		x.properNouns(i)
+		x.cjkNames(i)
 		x.identifiers(i)
 		if cfg.nounPhrases {
 			x.nounPhrases(i)
@@ -186,14 +194,15 @@ func Extract(title, text string, opts ...Option) ([]Entity, []Relationship) {
 }
 
 func newExtractor(cfg config, text string) *extractor {
-	return &extractor{cfg: cfg, text: text, capsMid: map[string]bool{}, titleKeys: map[string]bool{}, kebabNames: map[string]bool{}}
+	return &extractor{cfg: cfg, text: text, capsMid: map[string]bool{}, titleKeys: map[string]bool{}, kebabNames: map[string]bool{},
+		families: map[string]bool{}}
 }
 
 func (x *extractor) tokenize() {
 	for _, sp := range textseg.Sentences(x.text) {
 		s := sentence{start: sp.Start, end: sp.End}
 		var raw []token
-		for _, w := range textseg.Words(x.text[sp.Start:sp.End]) {
+		for _, w := range textseg.ScriptWords(x.text[sp.Start:sp.End]) {
 			raw = append(raw, token{text: w.Text(x.text[sp.Start:sp.End]), start: sp.Start + w.Start, end: sp.Start + w.End})
 		}
 		for _, t := range x.joinCodes(raw) {
@@ -223,6 +232,11 @@ func (x *extractor) tokenize() {
 		for k, t := range s.toks {
 			if t.code == codeKebab && !x.kebabNames[t.lower] && x.nameUse(s, k) {
 				x.kebabNames[t.lower] = true
+			}
+		}
+		for k := 1; k < len(s.toks); k++ {
+			if (s.toks[k].lower == "family" || s.toks[k].lower == "families") && s.toks[k-1].cap && x.gapJoins(s, k) {
+				x.families[normalize.Name(s.toks[k-1].text)] = true
 			}
 		}
 		// Words capitalized inside the sentence are names there; this lets a
@@ -395,7 +409,7 @@ func (x *extractor) properNouns(i int) {
 		}
 		// "Mayor George Moscone" → "George Moscone": the office is a type cue
 		// (see vote), not part of the name.
-		if end-start >= 3 && personTitles[s.toks[start].lower] && x.isNameWord(s.toks[start+1]) && !connectors[s.toks[start+1].lower] {
+		if end-start >= 3 && (personTitles[s.toks[start].lower] || personCues[s.toks[start].lower]) && x.isNameWord(s.toks[start+1]) && !connectors[s.toks[start+1].lower] {
 			start++
 		}
 		if split := x.ofSplit(s, start, ofAt, end); split > 0 {

@@ -43,6 +43,7 @@ func (x *extractor) entities(title, titleCue string) []*entity {
 			}
 		}
 		x.typeFromPhrase(t, titleCue, 3)
+		x.typeFromName(t, strings.Fields(titleKey))
 		// "Arthur? Arthur! is a 1969 British comedy film": the predicate after
 		// the first occurrence of the title, which need not be one phrase.
 		if idx := strings.Index(strings.ToLower(x.text), strings.ToLower(title)); idx >= 0 {
@@ -57,11 +58,15 @@ func (x *extractor) entities(title, titleCue string) []*entity {
 				x.typeFromPhrase(t, c[1], 3)
 			}
 		}
-		for _, s := range x.sents {
-			for _, tok := range s.toks {
-				switch tok.lower {
-				case "he", "she", "his", "her", "him":
-					t.votes[TypePerson] += 0.5 // a biography speaks of its subject so
+		// A biography speaks of its subject as he or she; a title that cannot be a
+		// person's name ("Gullhead Lighthouse and the Fenwick Family") gets no vote.
+		if personShaped(strings.Fields(titleKey)) {
+			for _, s := range x.sents {
+				for _, tok := range s.toks {
+					switch tok.lower {
+					case "he", "she", "his", "her", "him":
+						t.votes[TypePerson] += 0.5
+					}
 				}
 			}
 		}
@@ -143,6 +148,11 @@ func (x *extractor) entities(title, titleCue string) []*entity {
 		if e.mentions < 0 {
 			continue
 		}
+		// A noun phrase is an entity only if the chunk comes back to it: "the
+		// eastern end" said once is a description, not a thing of the graph.
+		if !e.proper && !e.title && len(e.sents) < minConceptSentences {
+			continue
+		}
 		if titleKey == e.key && titleKey != "" {
 			e.sents = allSentences(len(x.sents))
 		} else {
@@ -151,7 +161,25 @@ func (x *extractor) entities(title, titleCue string) []*entity {
 		e.description = x.describe(e)
 		out = append(out, e)
 	}
+	x.familyNames(out)
 	return out
+}
+
+// familyNames types as a person a name of two or three words without other evidence
+// that ends with the family name of a person of the chunk ("Hugh Calloway" beside
+// "Ines Calloway, his great-granddaughter").
+func (x *extractor) familyNames(ents []*entity) {
+	surnames := map[string]bool{}
+	for _, e := range ents {
+		if w := strings.Fields(e.key); len(w) >= 2 && e.proper && e.typ() == TypePerson && personShaped(w) {
+			surnames[w[len(w)-1]] = true
+		}
+	}
+	for _, e := range ents {
+		if w := strings.Fields(e.key); len(w) >= 2 && len(w) <= 3 && e.proper && !e.title && e.typ() == TypeOther && personShaped(w) && surnames[w[len(w)-1]] {
+			e.votes[TypePerson] += minTypeVotes
+		}
+	}
 }
 
 // subsequence reports whether the words of a appear in b in order.
@@ -253,12 +281,16 @@ var parens = regexp.MustCompile(`\([^()]*\)`)
 
 // copula matches a predicate, after at most one short appositive ("Demon
 // Dice, originally published as Chaos Progenitus, is a … game").
-var copula = regexp.MustCompile(`^[\s,]*(?:[^,.;]{1,80},\s*)?(?:is|was|are|were|has been|had been)\s+(.*)$`)
+var copula = regexp.MustCompile(`^[\s,]*(?:[^,.;]{1,80},\s*)?(?:is|was|are|were|has been|had been|became|becomes)\s+(.*)$`)
 
 // vote adds the type cues of one mention (see the package doc).
 func (x *extractor) vote(e *entity, m mention) {
 	if !m.proper {
 		e.votes[TypeConcept] += 10
+		return
+	}
+	if m.typ != "" {
+		e.votes[m.typ] += headCueWeight
 		return
 	}
 	s := x.sents[m.sent]
@@ -271,7 +303,7 @@ func (x *extractor) vote(e *entity, m mention) {
 		e.votes[TypeDate] += 10
 		return
 	}
-	if personTitles[words[0]] && len(words) > 1 {
+	if personTitles[words[0]] && len(words) > 1 && personShaped(words[1:]) {
 		e.votes[TypePerson] += 2
 	}
 	x.typeFromName(e, words)
@@ -318,12 +350,27 @@ func (x *extractor) vote(e *entity, m mention) {
 		switch s.toks[k].lower {
 		case "born", "died":
 			e.votes[TypePerson] += 2
-		case "said", "wrote", "married", "starred", "sang", "composed", "painted":
-			e.votes[TypePerson]++
+		case "said", "wrote", "married", "starred", "sang", "composed", "painted", "retired", "resigned",
+			"grew", "joined", "became", "studied", "recalled", "told", "explained", "arrived", "moved", "lived":
+			if personShaped(words) {
+				e.votes[TypePerson]++
+			}
 		}
 		if s.toks[k].lower != "was" {
 			break
 		}
+	}
+	// "His son, Elias Fenwick, took over … He": a name that opens a sentence and the
+	// next sentence opens with he or she.
+	if m.ts <= 1 && m.sent+1 < len(x.sents) && personShaped(words) {
+		if next := x.sents[m.sent+1].toks; len(next) > 0 && (next[0].lower == "he" || next[0].lower == "she") {
+			e.votes[TypePerson] += 1.5
+		}
+	}
+	// "the Fenwick family … Maren Fenwick": a family name makes a person of the
+	// names that end with it.
+	if len(words) >= 2 && x.families[words[len(words)-1]] && personShaped(words) {
+		e.votes[TypePerson] += 2
 	}
 	x.placeChain(e, s, m)
 	// "X (…) is an English film director, …": the head of the predicate.
@@ -331,7 +378,9 @@ func (x *extractor) vote(e *entity, m mention) {
 	for parens.MatchString(rest) {
 		rest = parens.ReplaceAllString(rest, " ")
 	}
-	if c := copula.FindStringSubmatch(rest); c != nil {
+	// Only a subject has the predicate: "a scientist at the Marrow Bay Marine
+	// Institute, has been a councillor" says nothing of the institute.
+	if c := copula.FindStringSubmatch(rest); c != nil && (m.ts == 0 || !prepositions[s.toks[m.ts-1].lower] && !placePrepositions[s.toks[m.ts-1].lower]) {
 		x.typeFromPhrase(e, c[1], 3)
 	}
 }
@@ -341,16 +390,52 @@ func (x *extractor) vote(e *entity, m mention) {
 func (x *extractor) typeFromName(e *entity, words []string) {
 	// Cue words inside a name are strong evidence: "Epitaph Records"
 	// released by someone is still an organization.
-	for _, w := range words {
+	// The head word decides ("Marrow Bay Marine Institute" is an institute, "Town
+	// Council" a council): the last word, or the last before "of" ("University of
+	// Oxford"). A cue among the modifiers is weak evidence alone.
+	head := len(words) - 1
+	if k := slices.Index(words, "of"); k > 0 {
+		head = k - 1
+	}
+	// "Storm Hester", "Lake Geneva": a cue that opens the name heads it when the
+	// last word is no cue.
+	lead := -1
+	if w := words[head]; !orgCues[w] && !placeCues[w] && !eventCues[w] {
+		lead = 0
+	}
+	for i, w := range words {
+		weight := 0.5
+		if i == head || i == lead {
+			weight = headCueWeight
+		}
 		switch {
 		case orgCues[w]:
-			e.votes[TypeOrganization] += 2
+			e.votes[TypeOrganization] += weight
 		case placeCues[w]:
-			e.votes[TypePlace] += 2
+			e.votes[TypePlace] += weight
 		case eventCues[w]:
-			e.votes[TypeEvent] += 2
+			e.votes[TypeEvent] += weight
 		}
 	}
+}
+
+// headCueWeight is the vote of the head word's cue: more than a predicate's (3), as
+// the name says what it is where the sentence around it may speak of something else.
+const headCueWeight = 3.5
+
+// personShaped reports whether the words of a normalized name could be a person's
+// name: one to four words, none a connector, "and" or a type cue of an organization,
+// place, event or work ("Gullhead Lighthouse and the Fenwick Family" could not).
+func personShaped(words []string) bool {
+	if len(words) == 0 || len(words) > 4 {
+		return false
+	}
+	for _, w := range words {
+		if connectors[w] || w == "and" || orgCues[w] || placeCues[w] || eventCues[w] || workCues[w] {
+			return false
+		}
+	}
+	return true
 }
 
 // predicateStop ends the noun phrase of a predicate.
@@ -408,6 +493,10 @@ narrated edited photographed co-written co-directed voiced`)
 
 // personLeads are words after which a list of people follows.
 var personLeads = set(`starring stars featuring co-starring co-presidents by-line`)
+
+// minConceptSentences is how many sentences of a chunk must name a noun phrase for it
+// to be a CONCEPT entity.
+const minConceptSentences = 2
 
 // minTypeVotes is the evidence a type needs; below it the type is OTHER, so
 // that a weak cue alone ("from X") does not decide.
@@ -492,8 +581,9 @@ func (x *extractor) finish(ents []*entity) ([]Entity, []Relationship) {
 			if e != title {
 				p := pair(title, e)
 				p.count = len(e.sents)
-				d := x.sents[x.describing(e.sents)]
-				p.desc = trimDescription(x.text[d.start:d.end])
+				if d := x.describing(e.sents); d < len(x.sents) {
+					p.desc = trimDescription(x.text[x.sents[d].start:x.sents[d].end])
+				}
 			}
 		}
 	}

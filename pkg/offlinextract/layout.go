@@ -366,13 +366,35 @@ func (x *extractor) markup(i int) bool {
 	return strings.TrimSpace(x.text[lineBegin:s.start]) == "" && fieldBlock(x.text, lineBegin)
 }
 
+// heading reports whether sentence i is a Markdown heading ("# Title", "## Section").
+func (x *extractor) heading(i int) bool {
+	s := x.sents[i]
+	lineBegin := strings.LastIndexAny(x.text[:s.start], "\n\r") + 1
+	if strings.TrimSpace(x.text[lineBegin:s.start]) != "" {
+		return false
+	}
+	return headingLine(x.text[lineBegin:s.end])
+}
+
 // describing returns the first of sents (sentence indexes, ascending) that is not
-// markup, else the first.
+// markup, else the first that is no heading (a header line), else the first prose
+// sentence of the chunk: a heading labels the text and is never a description. It
+// returns len(x.sents) when the chunk has no sentence but headings.
 func (x *extractor) describing(sents []int) int {
 	for _, i := range sents {
 		if !x.markup(i) {
 			return i
 		}
 	}
-	return sents[0]
+	for _, i := range sents {
+		if !x.heading(i) {
+			return i
+		}
+	}
+	for i := range x.sents {
+		if !x.heading(i) {
+			return i
+		}
+	}
+	return len(x.sents)
 }

@@ -57,10 +57,11 @@ congress court commission authority trust charity movement order tribe`)
 state district region valley bay sea ocean street road avenue park bridge airport station castle
 palace square kingdom republic empire peninsula desert forest gmina canton prefecture country capital
 suburb municipality borough neighborhood neighbourhood area territory colony continent hill hills
-coast beach harbor harbour port building tower cathedral temple stadium arena metropolitan`)
+coast beach harbor harbour port building tower cathedral temple stadium arena metropolitan estuary
+reef cape inlet cove headland lighthouse quay`)
 	eventCues = set(`war battle revolution olympics championship championships cup festival election
 treaty conference tournament expedition crisis massacre siege campaign outbreak hurricane storm
-earthquake season`)
+earthquake season inquiry flood disaster`)
 	workCues = set(`film movie novel book album song single series show play opera painting poem game
 magazine episode documentary sitcom trilogy novella musical ballet symphony sculpture comic manga
 anime screenplay story video soundtrack franchise`)
@@ -74,7 +75,10 @@ pianist songwriter presenter broadcaster photographer sculptor illustrator carto
 professor academic teacher physician surgeon doctor nurse saint pope prince princess duke educator
 bandleader scholar catcher pitcher goalkeeper defender midfielder forward quarterback filmmaker
 specialist member founder leader candidate judge governor senator mayor chef theologian missionary
-cinematographer editor man woman son daughter brother sister wife husband`)
+cinematographer editor man woman son daughter brother sister wife husband father mother grandson
+granddaughter widow nephew niece keeper skipper fisherman crewman councillor councilor oceanographer
+zoologist winemaker farmer merchant chairman chairwoman sailor headteacher headmaster headmistress
+harbourmaster harbormaster deckhand grower`)
 	conceptCues = set(`method algorithm theory concept language word term field technique process
 system disease condition species genus family protein gene molecule`)
 )

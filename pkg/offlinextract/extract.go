@@ -374,7 +374,8 @@ func (x *extractor) properNouns(i int) {
 		initial := start == 0 || (x.afterOpener(s, start) && !x.quotedName(s, start, end))
 		if initial {
 			orig := start
-			for start < end && (commonWords[s.toks[start].lower] || connectors[s.toks[start].lower]) {
+			// "I'm Cehel" → "Cehel"; a quoted "I'm Your Aunt" stays whole.
+			for start < end && (commonWords[s.toks[start].lower] || connectors[s.toks[start].lower] || pronounI[s.toks[start].lower]) {
 				start++
 			}
 			if start == end {
@@ -387,12 +388,6 @@ func (x *extractor) properNouns(i int) {
 			}
 			// A capital after a dropped word is real evidence again.
 			initial = start == orig
-		}
-		for start < end && pronounI[s.toks[start].lower] {
-			start++ // "I'm Cehel" → "Cehel"; "Know Where I'm Going" stays whole
-		}
-		if start == end {
-			continue
 		}
 		if end-start == 1 && initial {
 			t := s.toks[start]
@@ -473,7 +468,7 @@ func (x *extractor) nounPhrases(i int) {
 			continue
 		}
 		end := k + 1
-		for end < len(s.toks) && end-k <= 3 && x.gapJoins(s, end) && nounWord(s.toks[end]) {
+		for end < len(s.toks) && end-k <= 3 && x.gapJoins(s, end) && nounWord(s.toks[end]) && !x.identifier(s.toks[end]) {
 			end++
 		}
 		for end-(k+1) >= 2 && isParticiple(s.toks[end-1].lower) {

@@ -302,7 +302,9 @@ func allLetters(s string) bool {
 // ("American singer-songwriter"), no determiner before it with only lower-case words
 // between ("a band-aid", "a well-known singer-songwriter"), and no lower-case content
 // word or name right after it ("comedy-drama film", "modern-day San Francisco"), only
-// a function word, an auxiliary or punctuation ("hits stock-worker, nothing else", "in invoice-store since …").
+// a function word, an auxiliary or punctuation ("hits stock-worker, nothing else",
+// "in invoice-store since …"). "that" counts as a relative pronoun here, not as a
+// determiner ("the relay that sched-api relies on").
 func (x *extractor) nameUse(s sentence, k int) bool {
 	t := s.toks[k]
 	if k == 0 || t.lineStart {
@@ -323,7 +325,7 @@ func (x *extractor) nameUse(s sentence, k int) bool {
 	// singer-songwriter" is a noun phrase.
 	for j := k - 1; j >= 0 && k-j <= 3 && strings.TrimSpace(x.text[s.toks[j].end:s.toks[j+1].start]) == ""; j-- {
 		p := s.toks[j]
-		if determiners[p.lower] || j == k-1 && (p.cap || unicode.IsDigit([]rune(p.text)[0])) {
+		if determiners[p.lower] && p.lower != "that" || j == k-1 && (p.cap || unicode.IsDigit([]rune(p.text)[0])) {
 			return false
 		}
 		if p.cap || commonWords[p.lower] || prepositions[p.lower] || auxiliaries[p.lower] || verbs[p.lower] {
@@ -347,10 +349,16 @@ func (x *extractor) identifiers(i int) {
 		if t.cap {
 			continue // capitalized codes are found by properNouns
 		}
-		if t.code == codeID || t.code == codeKebab && x.kebabNames[t.lower] {
+		if x.identifier(t) {
 			x.addMention(i, k, k+1, true)
 		}
 	}
+}
+
+// identifier reports whether t is an identifier of this chunk: no part of a noun
+// phrase, a name of its own.
+func (x *extractor) identifier(t token) bool {
+	return t.code == codeID || t.code == codeKebab && x.kebabNames[t.lower]
 }
 
 // markup reports whether sentence i is layout rather than prose: a Markdown heading

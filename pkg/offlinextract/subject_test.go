@@ -28,6 +28,11 @@ func TestSubject(t *testing.T) {
 		{"nothing to go by", "note-7", "it was raining. we stayed in.", ""},
 		{"a clause is no subject", "note-7", "In 1990 the company that was founded was sold.", ""},
 		{"a participle clause is no subject", "note-7", "A film shot in North Carolina in 1986 was directed by a local crew.", ""},
+		{"a ticket opens with its key", "doc-00001", "BUG-6365\nType: Bug   Priority: P2\nReporter: Kahe Cakucelski\nAssignee: Feta Ceverell\n\nSeeing memory creep.", "BUG-6365"},
+		{"a key after a label", "doc-00002", "Incident: INC-2589\nDate: 2024-06-08\nSeverity: SEV1\n\nnotify-sync was degraded after SEV1 paging.", "INC-2589"},
+		{"an e-mail subject line is no name", "Friday lunch", "From: Fihon Shebejo <f@x.example>\nDate: Fri, 9 Aug 2024 11:21\nSubject: Friday lunch\n\nLunch is at the noodle place.", ""},
+		{"a title-case subject line is", "Project Leijith", "From: Fihon Shebejo <f@x.example>\nSubject: Project Leijith\n\nDry run found two blockers.", "Project Leijith"},
+		{"a lone field line is text", "doc-3", "Turkey: The torch relay leg in Istanbul started in Turkey. Uyghurs living in Turkey protested.", "Turkey"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := Subject(tc.title, tc.text).Name; got != tc.want {

@@ -99,7 +99,8 @@ type token struct {
 	start, end  int // byte offsets in the text
 	cap         bool
 	allCaps     bool
-	lineStart   bool // first word of a line or a column (see atLineStart)
+	line        int  // byte offset of the start of the token's line
+	lineStart   bool // first word of a line or a column (see placeOnLine)
 	label       bool // part of a field label ("Reporter:", see markLabels)
 	calendar    bool // a month or weekday abbreviation in a date, a time zone (see markCalendar)
 	code        codeKind
@@ -144,6 +145,9 @@ type extractor struct {
 	// family"): names that end with one are people.
 	families map[string]bool
 	mentions []mention
+	// prevEnd and line are where the last token ended and where its line began, as
+	// tokenize goes (see placeOnLine).
+	prevEnd, line int
 }
 
 var disambiguator = regexp.MustCompile(`\s*\(([^()]*)\)\s*$`)
@@ -220,11 +224,7 @@ func (x *extractor) tokenize() {
 				}
 			}
 			t.allCaps = letters >= 2 && upper == letters
-			prevEnd := -1
-			if n := len(s.toks); n > 0 {
-				prevEnd = s.toks[n-1].end
-			}
-			t.lineStart = x.atLineStart(t.start, prevEnd)
+			x.placeOnLine(&t, len(s.toks) > 0)
 			s.toks = append(s.toks, t)
 		}
 		x.markLabels(&s)

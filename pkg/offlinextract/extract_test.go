@@ -402,6 +402,7 @@ func FuzzExtract(f *testing.F) {
 	f.Add("", "A. B. C.")
 	f.Add("X (y)", "\xff Dr. J. of the And & Co's")
 	f.Add("马罗湾", "# 马罗湾\n\n艾达·奎兰在马罗湾研究所。《报告》ドナルド・キーンは東京大学")
+	f.Add("doc-1", "INC-1\nType: Bug   Status: Open\nFrom: A B <a@b.c>\n- [ ] C D: fix cache-worker, ledger_svc\n\tMon, 3 Jun 2024 10:08 UTC")
 	f.Fuzz(func(t *testing.T, title, text string) {
 		es, rs := Extract(title, text)
 		checkWellFormed(t, es, rs, DefaultMaxEntities, DefaultMaxRelationships)

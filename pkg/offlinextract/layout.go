@@ -26,14 +26,24 @@ func hardBreak(gap string) bool {
 // checkboxes, quote and heading marks, table bars, a list number.
 var linePrefix = regexp.MustCompile(`^[\s\-*+•>#|]*(?:\[[ xX]?\]\s*)?(?:\d{1,3}[.)]\s+)?$`)
 
-// atLineStart reports whether the token starting at byte start opens a line (after
-// list or heading markup) or a column.
-func (x *extractor) atLineStart(start, prevEnd int) bool {
-	if prevEnd >= 0 && hardBreak(x.text[prevEnd:start]) && !strings.ContainsAny(x.text[prevEnd:start], "\n\r") {
-		return strings.TrimSpace(x.text[prevEnd:start]) == "" // a column
+// placeOnLine sets the line of token t, the next token of the text, and whether it
+// opens a line (after list or heading markup) or a column (inSentence: a token of the
+// same sentence precedes it). It reads only the gap since the previous token, so
+// tokenizing stays linear in the text.
+func (x *extractor) placeOnLine(t *token, inSentence bool) {
+	gap := x.text[x.prevEnd:t.start]
+	k := strings.LastIndexAny(gap, "\n\r")
+	if k >= 0 {
+		x.line = x.prevEnd + k + 1
 	}
-	lineBegin := strings.LastIndexAny(x.text[:start], "\n\r") + 1
-	return linePrefix.MatchString(x.text[lineBegin:start])
+	switch {
+	case k < 0 && inSentence && hardBreak(gap):
+		t.lineStart = strings.TrimSpace(gap) == "" // a column
+	case x.line >= x.prevEnd: // no word between the start of the line and t
+		t.lineStart = linePrefix.MatchString(x.text[x.line:t.start])
+	}
+	t.line = x.line
+	x.prevEnd = t.end
 }
 
 // maxLabelWords bounds a field label ("Reported by:", "Incident lead:").
@@ -72,8 +82,8 @@ func (x *extractor) markLabels(s *sentence) {
 		if !s.toks[k].lineStart {
 			continue
 		}
-		column := k > 0 && !strings.ContainsAny(x.text[s.toks[k-1].end:s.toks[k].start], "\n\r")
-		if !column && !fieldBlock(x.text, strings.LastIndexAny(x.text[:s.toks[k].start], "\n\r")+1) {
+		column := k > 0 && s.toks[k-1].line == s.toks[k].line
+		if !column && !fieldBlock(x.text, s.toks[k].line) {
 			continue
 		}
 		for j := k; j < len(s.toks) && j < k+maxLabelWords; j++ {
@@ -116,7 +126,7 @@ var (
 	weekdayAbbreviations = set(`mon tue tues wed thu thur thurs fri sat sun`)
 	// timeZones are written in capitals ("UTC"); "West" or "Est" is no time zone.
 	timeZones = set(`utc gmt cet cest eet eest wet bst ist jst kst hkt sgt aest aedt acst acdt awst nzst
-nzdt est edt cst cdt mst mdt pst pdt akst akdt hst msk utc+0`)
+nzdt est edt cst cdt mst mdt pst pdt akst akdt hst msk`)
 	// quarter matches the quarters and halves of a (fiscal) year: "Q3", "H1", "FY24".
 	quarter = regexp.MustCompile(`^(?:[qQ][1-4]|[hH][12]|FY\d{2}|FY\d{4})$`)
 )
@@ -366,12 +376,10 @@ func (x *extractor) identifier(t token) bool {
 // no other sentence mentions the entity.
 func (x *extractor) markup(i int) bool {
 	s := x.sents[i]
-	text := x.text[s.start:s.end]
-	if strings.HasPrefix(text, "#") {
+	if strings.HasPrefix(x.text[s.start:s.end], "#") {
 		return true
 	}
-	lineBegin := strings.LastIndexAny(x.text[:s.start], "\n\r") + 1
-	return strings.TrimSpace(x.text[lineBegin:s.start]) == "" && fieldBlock(x.text, lineBegin)
+	return len(s.toks) > 0 && s.toks[0].lineStart && fieldBlock(x.text, s.toks[0].line)
 }
 
 // heading reports whether sentence i is a Markdown heading ("# Title", "## Section").

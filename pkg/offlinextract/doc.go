@@ -71,18 +71,20 @@
 //   - Calendar words are no entities: month and weekday abbreviations in a date
 //     ("Mon, 3 Jun 2024"; "Jan Smith" keeps its name), time zones written in
 //     capitals ("UTC", "CET") and quarters ("Q3", "FY24").
-//   - Identifiers are names of their own: capitals and digits joined by '-', '_'
-//     or '.' ("INC-3757", kept at the start of a line too), lower-case tokens
-//     with '_' or an inner '.' ("ledger_svc"), or whose parts mix letters and
-//     digits ("k8s-proxy"), typed OTHER. Lower-case words joined by hyphens
-//     ("cache-worker") are identifiers only if no part is an English affix,
-//     particle or number ("co-founder", "follow-up", "long-term"), the last part
-//     is no participle or adverb ("award-winning", "so-called"), and the chunk
-//     uses the word as a name at least once: at the start of a line, alone in
-//     parentheses, or with neither a determiner before it nor a noun or name
-//     after it ("hits cache-worker, nothing else"; not "a well-known
-//     singer-songwriter", "comedy-drama film"). E-mail addresses are no
-//     entities.
+//   - Identifiers: capitals and digits joined by '-', '_' or '.' ("INC-3757",
+//     "CVE-2021-44228") are name words as any capitalized word ("FIFA U-20 World
+//     Cup") and stay names at the start of a line; they get no acronym vote for
+//     ORGANIZATION. Lower-case identifiers are names of their own: tokens with
+//     '_' or an inner '.' ("ledger_svc", "config.yaml"), tokens whose hyphenated
+//     parts mix letters and digits ("k8s-proxy"), and words joined by hyphens
+//     ("cache-worker") if no part is an English affix, particle or number
+//     ("co-founder", "follow-up", "long-term"), the last part is no participle
+//     or adverb ("award-winning", "so-called"), and the chunk uses the word as a
+//     name at least once: at the start of a line, alone in parentheses, or with
+//     neither a determiner before it nor a noun or name after it ("hits
+//     cache-worker, nothing else"; not "a well-known singer-songwriter",
+//     "comedy-drama film"). No noun phrase contains an identifier. E-mail
+//     addresses are no entities.
 //   - Descriptions come from prose: a heading or a header line describes an
 //     entity only when no other sentence mentions it.
 //

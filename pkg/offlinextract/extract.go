@@ -389,6 +389,9 @@ func (x *extractor) properNouns(i int) {
 			// A capital after a dropped word is real evidence again.
 			initial = start == orig
 		}
+		if end-start == 1 && pronounI[s.toks[start].lower] {
+			continue // "; I'll send it"
+		}
 		if end-start == 1 && initial {
 			t := s.toks[start]
 			// An identifier ("INC-2589") is a name at the start of a line too.

@@ -63,7 +63,7 @@ func TestExtractSemiStructured(t *testing.T) {
 		},
 		{
 			name:   "a contraction of I opens no name",
-			text:   "I'm Cehel, the contact for Joufa Mobility. I'll send the review.",
+			text:   "I'm Cehel, the contact for Joufa Mobility. You're on the plan; I'll send the review.",
 			want:   []string{"cehel", "joufa mobility"},
 			absent: []string{"im cehel", "ill"},
 		},

@@ -32,7 +32,7 @@ func TestSubject(t *testing.T) {
 		{"a key after a label", "doc-00002", "Incident: INC-2589\nDate: 2024-06-08\nSeverity: SEV1\n\nnotify-sync was degraded after SEV1 paging.", "INC-2589"},
 		{"an e-mail subject line is no name", "Friday lunch", "From: Fihon Shebejo <f@x.example>\nDate: Fri, 9 Aug 2024 11:21\nSubject: Friday lunch\n\nLunch is at the noodle place.", ""},
 		{"a title-case subject line is", "Project Leijith", "From: Fihon Shebejo <f@x.example>\nSubject: Project Leijith\n\nDry run found two blockers.", "Project Leijith"},
-		{"a lone field line is text", "doc-3", "Turkey: The torch relay leg in Istanbul started in Turkey. Uyghurs living in Turkey protested.", "Turkey"},
+		{"a lone field line is text", "doc-3", "Turkey: Istanbul is the largest city of the country. Uyghurs living in Turkey protested.", "Turkey"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := Subject(tc.title, tc.text).Name; got != tc.want {

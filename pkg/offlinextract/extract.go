@@ -293,6 +293,10 @@ func (x *extractor) gapJoins(s sentence, k int) bool {
 		return gap != "" && !strings.Contains(gap, "\n\n")
 	case "&":
 		return true
+	case "'", "’":
+		// A plural possessive inside an organization's name: "Fishers' Cooperative".
+		cur := s.toks[k]
+		return gap[0] != ' ' && strings.HasSuffix(prev.lower, "s") && cur.cap && orgCues[cur.lower]
 	case ".":
 		return prev.cap && (utf8.RuneCountInString(prev.text) == 1 || titleAbbreviations[prev.lower])
 	}
@@ -313,7 +317,8 @@ func (x *extractor) isNameWord(t token) bool {
 	return true
 }
 
-// possessive reports a token that ends in "'s": a name ends there.
+// possessive reports a token that ends in "'s": a name ends there, unless an
+// organization's cue word follows ("Women's Institute").
 func possessive(t token) bool {
 	return strings.HasSuffix(t.lower, "'s") || strings.HasSuffix(t.lower, "’s")
 }
@@ -345,7 +350,7 @@ func (x *extractor) properNouns(i int) {
 		start, end := k, k+1
 		hasConnector := false
 		ofAt := -1 // the first "of" joining two names
-		for end < len(s.toks) && x.gapJoins(s, end) && !possessive(s.toks[end-1]) {
+		for end < len(s.toks) && x.gapJoins(s, end) && (!possessive(s.toks[end-1]) || orgCues[s.toks[end].lower] && s.toks[end].cap) {
 			if x.isNameWord(s.toks[end]) {
 				end++
 				continue

@@ -61,3 +61,24 @@ andalusia, tuscany, sicily, sardinia, corsica, brittany, normandy, provence, kas
 west bengal, kerala, tamil nadu, london, paris, berlin, rome, madrid, tokyo, beijing, moscow,
 new york city, los angeles, chicago, toronto, sydney, melbourne, mumbai, delhi, new delhi, kolkata,
 shanghai, istanbul, cairo, vienna, amsterdam, dublin, edinburgh, san francisco, boston, hollywood`
+
+// givenNames are common given names of many languages, lower case: a name of two or
+// three words that opens with one ("Maren Fenwick", "Owen Tallis") is a person's,
+// unless a cue word says otherwise (personShaped). A gazetteer as places is: most
+// sentences that name a person say nothing else of what the name is.
+var givenNames = set(`aaron abdul abigail ada adam adrian agnes ahmed aidan aisha alan albert alex
+alexander alexandra alfred alice alison amanda amelia amy ana andrea andrew angela anna anne annie
+anthony antonio arthur astrid barbara beatrice ben benjamin bernard beth bob brian bruce carl carla
+carlos carmen caroline catherine charles charlotte chloe chris christian christina christine
+christopher claire clara colin connor daniel david deborah dennis diana diego dmitri dominic donald
+dorothy douglas duncan edith edmund edward elena elias elizabeth ellen emily emma eric erik ethan eva
+evelyn fatima felix fiona francesca francis frank frederick gabriel george gerald giovanni grace
+graham greta hannah hans harold harry heinrich helen helena henry hugh ian ines ingrid irene isaac
+isabel isabella ivan jack jacob james jane janet jean jennifer jessica joan joanna johann john jonathan
+jorge jose joseph joshua juan judith julia julian justin karen karl kate katherine kevin laura lena
+leo leon lewis linda lisa louis louise lucas lucy luis luke magnus marco margaret maren maria marie
+mark martha martin mary matthew maya michael miguel mohammed muhammad nadia natalie nathan neil niall
+nicholas nicola nina noah nora olga oliver olivia oscar owen pablo patricia patrick paul pedro peter
+philip pierre rachel ralph rebecca richard robert roger rosa ruth ryan samuel sara sarah sean sergei
+simon sofia sophie stefan stephen steven sunita susan sven thomas timothy tom tomas una victor
+victoria vincent walter william yusuf zoe`)

@@ -367,6 +367,10 @@ func (x *extractor) vote(e *entity, m mention) {
 			e.votes[TypePerson] += 1.5
 		}
 	}
+	// "Maren Fenwick": a given name opens a name of two or three words.
+	if len(words) >= 2 && len(words) <= 3 && givenNames[words[0]] && personShaped(words) {
+		e.votes[TypePerson] += 1.5
+	}
 	// "the Fenwick family … Maren Fenwick": a family name makes a person of the
 	// names that end with it.
 	if len(words) >= 2 && x.families[words[len(words)-1]] && personShaped(words) {

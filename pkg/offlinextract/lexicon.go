@@ -52,7 +52,8 @@ group association society party club council committee agency department ministr
 records studio studios pictures press band fc church academy league federation union airlines airways
 army navy police museum library hospital orchestra network channel newspaper magazine publisher
 organization organisation firm brand films label team distributor manufacturer government parliament
-congress court commission authority trust charity movement order tribe`)
+congress court commission authority trust charity movement order tribe cooperative co-operative
+winery brewery`)
 	placeCues = set(`city town village river lake mountain mount mountains island islands county province
 state district region valley bay sea ocean street road avenue park bridge airport station castle
 palace square kingdom republic empire peninsula desert forest gmina canton prefecture country capital

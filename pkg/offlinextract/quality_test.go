@@ -41,28 +41,38 @@ func TestExtractTypesFromEvidence(t *testing.T) {
 		},
 		{
 			name: "a family name makes people of the names that end with it",
-			text: "The Fenwick family kept the light for three generations. The museum was opened by Maren Fenwick in 2003.",
-			want: map[string]string{"maren fenwick": TypePerson},
+			text: "The Fenwick family kept the light for three generations. The museum was opened by Brisa Fenwick in 2003.",
+			want: map[string]string{"brisa fenwick": TypePerson},
 		},
 		{
 			name: "he or she in the next sentence",
-			text: "Owen Tallis teaches at the school on the hill. He has lived in the town since 1990.",
-			want: map[string]string{"owen tallis": TypePerson},
+			text: "Tavin Orrel teaches at the school on the hill. He has lived in the town since 1990.",
+			want: map[string]string{"tavin orrel": TypePerson},
 		},
 		{
 			name: "an occupation before the name",
-			text: "The inquiry heard harbourmaster Colin Strand and deckhand Lewis Marr.",
-			want: map[string]string{"colin strand": TypePerson, "lewis marr": TypePerson},
+			text: "The inquiry heard harbourmaster Dace Strand and deckhand Pell Marr.",
+			want: map[string]string{"dace strand": TypePerson, "pell marr": TypePerson},
 		},
 		{
 			name: "became and a role",
-			text: "After the war Arthur Fenwick became keeper of the light.",
-			want: map[string]string{"arthur fenwick": TypePerson},
+			text: "After the war Corvin Fenwick became keeper of the light.",
+			want: map[string]string{"corvin fenwick": TypePerson},
+		},
+		{
+			name: "a given name opens a person's name",
+			text: "The committee met on Saturday. Among the guests were Maren Fenwick and the crew.",
+			want: map[string]string{"maren fenwick": TypePerson},
+		},
+		{
+			name: "a possessive inside an organization's name",
+			text: "The Marrow Bay Fishers' Cooperative was founded in 1974. Later the Women's Institute rented its hall, next to Nolan's garage.",
+			want: map[string]string{"marrow bay fishers cooperative": TypeOrganization, "womens institute": TypeOrganization, "nolan": ""},
 		},
 		{
 			name: "a family name shared with a person of the chunk",
-			text: "Hugh Calloway planted the first vines in 1902. His daughter Ines Calloway runs the estate today.",
-			want: map[string]string{"ines calloway": TypePerson, "hugh calloway": TypePerson},
+			text: "Odo Calloway planted the first vines in 1902. His daughter Ysolde Calloway runs the estate today.",
+			want: map[string]string{"ysolde calloway": TypePerson, "odo calloway": TypePerson},
 		},
 	}
 	for _, tt := range tests {
@@ -73,7 +83,7 @@ func TestExtractTypesFromEvidence(t *testing.T) {
 			for k, typ := range tt.want {
 				if e, ok := got[k]; !ok {
 					t.Errorf("entity %q missing (got %v)", k, es)
-				} else if e.Type != typ {
+				} else if typ != "" && e.Type != typ {
 					t.Errorf("entity %q: type %s, want %s", k, e.Type, typ)
 				}
 			}

@@ -392,6 +392,20 @@ func (x *extractor) heading(i int) bool {
 	return headingLine(x.text[lineBegin:s.end])
 }
 
+// headingLine reports whether line is a Markdown ATX heading: one to six '#' and a
+// space, after at most three spaces of indentation.
+func headingLine(line string) bool {
+	t := strings.TrimLeft(line, " ")
+	if len(line)-len(t) > 3 {
+		return false
+	}
+	n := 0
+	for n < len(t) && t[n] == '#' {
+		n++
+	}
+	return n >= 1 && n <= 6 && (n == len(t) || t[n] == ' ' || t[n] == '\t' || t[n] == '\n' || t[n] == '\r')
+}
+
 // describing returns the first of sents (sentence indexes, ascending) that is not
 // markup, else the first that is no heading (a header line), else the first prose
 // sentence of the chunk: a heading labels the text and is never a description. It

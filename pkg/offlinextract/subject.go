@@ -44,25 +44,13 @@ func Subject(title, text string) DocumentSubject {
 	// A title that the text repeats only in a header field (an e-mail's subject line)
 	// is that field's value, a phrase about the document, unless it reads like a name
 	// in every word ("Project Leijith").
-	//
-	// A heading is a label of the text, not a mention: a title that only the document's
-	// heading repeats ("# Gullhead Lighthouse and the Fenwick Family") gives way to the
-	// subject the prose opens with ("Gullhead Lighthouse"); without one, such a heading
-	// title that joins several names or a name and a date ("Storm Hester, October
-	// 1998", "Record 287: Harbour dredging") names nothing.
-	prose := withoutHeadings(opening)
-	inBody := namedIn(title, withoutFields(prose))
-	inField := !inBody && namedIn(title, prose)
-	inHeading := !inBody && !inField && namedIn(title, opening)
-	inferred := inferSubject(prose)
-	switch {
-	case title != "" && inHeading && (inferred != "" || compoundTitle(title)):
-		ds.Name = inferred
-	case title != "" && (inBody || nameLike(title) && (!inField || titleCase(title))):
+	inBody := namedIn(title, withoutFields(opening))
+	inField := !inBody && namedIn(title, opening)
+	if title != "" && (inBody || nameLike(title) && (!inField || titleCase(title))) {
 		ds.Name = title
-		short = shortName(title, inferred)
-	default:
-		ds.Name = inferred
+		short = shortName(title, inferSubject(opening))
+	} else {
+		ds.Name = inferSubject(opening)
 	}
 	if ds.Name != "" {
 		ds.Aliases = aliases(ds.Name, opening, short)
@@ -141,70 +129,6 @@ func withoutFields(text string) string {
 		at += len(line)
 	}
 	return b.String()
-}
-
-// withoutHeadings returns text without its Markdown ATX heading lines ("# Title",
-// "## Section").
-func withoutHeadings(text string) string {
-	if !strings.Contains(text, "#") {
-		return text
-	}
-	var b strings.Builder
-	for line := range strings.Lines(text) {
-		if !headingLine(line) {
-			b.WriteString(line)
-		}
-	}
-	return b.String()
-}
-
-// headingLine reports whether line is a Markdown ATX heading: one to six '#' and a
-// space, after at most three spaces of indentation.
-func headingLine(line string) bool {
-	t := strings.TrimLeft(line, " ")
-	if len(line)-len(t) > 3 {
-		return false
-	}
-	n := 0
-	for n < len(t) && t[n] == '#' {
-		n++
-	}
-	return n >= 1 && n <= 6 && (n == len(t) || t[n] == ' ' || t[n] == '\t' || t[n] == '\n' || t[n] == '\r')
-}
-
-// compoundTitle reports whether title joins parts that are not one name: a colon or a
-// dash between parts ("Record 287: Harbour dredging"), a comma before anything but a
-// known place ("Storm Hester, October 1998"; "Laie, Hawaii" is one name), or "and" between
-// two names of two words or more ("Gullhead Lighthouse and the Fenwick Family";
-// "Simon and Garfunkel" is one name).
-func compoundTitle(title string) bool {
-	if strings.Contains(title, ": ") || strings.Contains(title, " - ") || strings.Contains(title, " – ") || strings.Contains(title, " — ") {
-		return true
-	}
-	if before, after, ok := strings.Cut(title, ", "); ok && before != "" {
-		key := normalize.Name(after)
-		if !places[key] {
-			return true
-		}
-	}
-	for _, sep := range []string{" and ", " & "} {
-		if before, after, ok := strings.Cut(title, sep); ok && contentWords(before) >= 2 && contentWords(after) >= 2 {
-			return true
-		}
-	}
-	return false
-}
-
-// contentWords counts the words of s that are no function words ("the Fenwick Family"
-// has two).
-func contentWords(s string) int {
-	n := 0
-	for w := range strings.FieldsSeq(s) {
-		if !commonWords[strings.ToLower(w)] && !connectors[strings.ToLower(w)] {
-			n++
-		}
-	}
-	return n
 }
 
 // nameLike reports whether a title that the text does not mention still reads like

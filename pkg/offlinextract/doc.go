@@ -85,8 +85,9 @@
 //     cache-worker, nothing else"; not "a well-known singer-songwriter",
 //     "comedy-drama film"). No noun phrase contains an identifier. E-mail
 //     addresses are no entities.
-//   - Descriptions come from prose: a heading or a header line describes an
-//     entity only when no other sentence mentions it.
+//   - Descriptions come from prose: a header line describes an entity only
+//     when no other sentence mentions it, a heading never (the chunk's first
+//     prose sentence then, else no description).
 //
 // Mentions are grouped by normalize.Name. A one-word name merges into the
 // only longer name of the chunk that starts or ends with it ("Nolan" →
@@ -130,11 +131,11 @@
 // this links passages about X to passages that mention X, which multi-hop
 // questions need. Its description is the first sentence that mentions it,
 // else the chunk's first sentence; never a heading (nor is any description).
-// The title comes from Subject, where a heading that repeats the title is no
-// mention of it: such a title gives way to the subject the prose opens with
-// ("# Gullhead Lighthouse and the Fenwick Family" → "Gullhead Lighthouse"),
-// or to none when it joins several names or a name and a date ("Storm
-// Hester, October 1998", "Record 287: Harbour dredging").
+// The title comes from Subject (the document's title, or the subject its text
+// names), also when only a Markdown heading repeats it: the query engine's list
+// of passages about an entity depends on it (ADR 0067). A title that could not
+// be a person's name ("Gullhead Lighthouse and the Fenwick Family") gets no
+// PERSON vote from the pronouns of the text.
 //
 // # Relationships
 //

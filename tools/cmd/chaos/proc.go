@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -226,6 +225,3 @@ func httpOK(url string) func(context.Context) bool {
 		return resp.StatusCode == http.StatusOK
 	}
 }
-
-// errStopped marks a run stopped by its context.
-var errStopped = errors.New("stopped")

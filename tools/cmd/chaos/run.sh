@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # The chaos suite (make chaos; not part of CI): builds the binaries, starts Neo4j + GDS
 # and Milvus for the multi-process layout (scripts/integration installs them from Maven
-# Central and PyPI, cached), and runs scripts/chaos/*.go with the arguments given:
+# Central and PyPI, cached), and runs the chaos command (tools/cmd/chaos) with the
+# arguments given:
 #
-#   scripts/chaos/run.sh [-runs-up 20] [-runs-nats 5] [-runs-cluster 20] [-runs-multi 20] [-runs-rolling 5] [-docs 120] [-seed N] [-out FILE]
+#   tools/cmd/chaos/run.sh [-runs-up 20] [-runs-nats 5] [-runs-cluster 20] [-runs-multi 20] [-runs-rolling 5] [-docs 120] [-seed N] [-out FILE]
 #
 # -runs-multi 0 -runs-rolling 0 skips the multi-process layouts and starts no store server. Everything
 # started is stopped on exit; the work directory (logs, data of every run) is kept
 # when the suite fails, removed when it passes (CHAOS_KEEP=1 keeps it).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
+root=$(cd "$here/../../.." && pwd)
 integration=$root/scripts/integration
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/graphrag-chaos.XXXXXX")
@@ -51,7 +52,7 @@ for s in extractor grapher summarizer query; do
 done
 # The NATS server the suite kills: the same module version the platform embeds.
 (cd "$root/pkg" && go build -o "$bin/nats-server" github.com/nats-io/nats-server/v2)
-go vet "$here"/*.go
+(cd "$root/tools" && go build -o "$bin/chaos" ./cmd/chaos)
 
 store_args=()
 if [[ $multi == 1 ]]; then
@@ -73,5 +74,5 @@ fi
 
 echo "== chaos" >&2
 cd "$root"
-go run "$here"/*.go -bin "$bin" -work "$work/runs" "${store_args[@]}" "$@"
+"$bin/chaos" -bin "$bin" -work "$work/runs" "${store_args[@]}" "$@"
 status=0

@@ -20,15 +20,16 @@
 // with mention counts, chunks and PageRank; relationships with weights and mentions;
 // communities; reports; chunks; entity records), every community has a report and no
 // report a missing community, and nothing was dead-lettered (on the cluster, too, every
-// stream the pipeline provisioned has 3 current replicas at the end). scripts/chaos/run.sh builds
-// the binaries, starts Neo4j and Milvus for the multi layout, and runs this with
-// `go run` (scripts/ belongs to no module). docs/operations.md records the results.
+// stream the pipeline provisioned has 3 current replicas at the end). tools/cmd/chaos/run.sh
+// builds the binaries and this command, starts Neo4j and Milvus for the multi layout, and
+// runs it. docs/operations.md records the results.
 package main
 
 import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -173,7 +174,7 @@ func loadDocs(path, corpus string, n int) ([]events.Document, error) {
 		docs = append(docs, events.Document{Corpus: corpus, ID: rec.ID, Title: rec.Title,
 			ContentType: events.ContentTypeText, Text: rec.Text})
 	}
-	if err := sc.Err(); err != nil && err != io.EOF {
+	if err := sc.Err(); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("reading the dataset: %w", err)
 	}
 	if len(docs) == 0 {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -258,7 +257,7 @@ func (h *harness) killAtRandom(ctx context.Context, l layout, b *bus.Bus, s runS
 	for range s.kills {
 		at = append(at, s.window/20+time.Duration(h.rng.Int64N(int64(s.window*3/4)+1)))
 	}
-	sort.Slice(at, func(i, j int) bool { return at[i] < at[j] })
+	slices.Sort(at)
 	for _, t := range at {
 		select {
 		case <-ctx.Done():
@@ -374,7 +373,7 @@ func waitComplete(ctx context.Context, b *bus.Bus, corpus string, timeout time.D
 		}
 		select {
 		case <-ctx.Done():
-			return st, fmt.Errorf("corpus %s not complete (state %q, last error %v): %w", corpus, st.State, lastErr, ctx.Err())
+			return st, fmt.Errorf("corpus %s not complete (state %q, last error %s): %w", corpus, st.State, fmt.Sprint(lastErr), ctx.Err())
 		case <-time.After(250 * time.Millisecond):
 		}
 	}

@@ -124,7 +124,7 @@ test-integration: ## start real Neo4j+GDS, Milvus and a model server from packag
 # or, the cluster scenario alone, CHAOS_ARGS="-runs-up 0 -runs-nats 0 -runs-multi 0 -runs-rolling 0 -runs-cluster 5".
 .PHONY: chaos
 chaos: ## kill -9 processes at random points while indexing (graphrag up, its NATS server, nodes of a 3-node NATS cluster, the multi-process layout on Neo4j + Milvus), and a rolling restart of that layout under question load; every run compared with an uninterrupted one (docs/operations.md)
-	tools/cmd/chaos/run.sh $(CHAOS_ARGS)
+	tools/cmd/chaos/run.sh -doc docs/operations.md $(CHAOS_ARGS)
 
 .PHONY: docs
 docs: ## regenerate the generated documents (docs/configuration.md from the binaries' flags, the settings catalog pkg/service/settings.yaml from graphrag init)

@@ -259,3 +259,20 @@ func (d dump) sizes() string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// add counts o into d, its examples prefixed with where they come from.
+func (d *diff) add(o diff, where string) {
+	if d.lost == nil {
+		d.lost, d.extra, d.changed = map[string]int{}, map[string]int{}, map[string]int{}
+	}
+	for _, c := range categories {
+		d.lost[c] += o.lost[c]
+		d.extra[c] += o.extra[c]
+		d.changed[c] += o.changed[c]
+	}
+	for _, e := range o.examples {
+		if len(d.examples) < maxExamples {
+			d.examples = append(d.examples, where+": "+e)
+		}
+	}
+}

@@ -33,6 +33,7 @@ type proc struct {
 	exited   chan struct{} // closed when cmd has exited
 	stopping bool
 	starts   int
+	cpu      time.Duration // user and system time of every exited process
 	done     chan struct{} // closed when supervision ends
 }
 
@@ -66,6 +67,9 @@ func (p *proc) launch() (chan struct{}, error) {
 	go func() {
 		_ = cmd.Wait()
 		_ = logf.Close()
+		p.mu.Lock()
+		p.cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		p.mu.Unlock()
 		close(exited)
 	}()
 	p.mu.Lock()
@@ -165,6 +169,13 @@ func (p *proc) restarts() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return max(p.starts-1, 0)
+}
+
+// cpuTime is the CPU time (user and system) of the process's runs that have exited.
+func (p *proc) cpuTime() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cpu
 }
 
 // cleanEnv is the environment without GRAPHRAG_ variables, which processes would read

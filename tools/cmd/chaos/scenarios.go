@@ -14,6 +14,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/bus"
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/pipeline"
+	"github.com/graphrag/graphrag/pkg/storeoutage"
 )
 
 // runResult is one run of a scenario; index 0 is the uninterrupted one.
@@ -30,9 +31,14 @@ type runResult struct {
 	// comparison with the time the run really completed.
 	early []string
 	self  []string // selfCheck problems
-	// queries is what the load generator got (rolling runs).
-	queries string
-	err     error
+	// queries is what the load generator got (rolling runs): sent and answered.
+	queries        string
+	sent, answered int
+	// outage is what a store outage measured (outage runs), shard what a run of the
+	// shards scenario did.
+	outage *storeoutage.Report
+	shard  *shardRun
+	err    error
 }
 
 func (r runResult) passed() bool {
@@ -455,6 +461,13 @@ func outcome(r runResult) string {
 	}
 	if r.queries != "" {
 		parts = append(parts, "queries "+r.queries)
+	}
+	if r.outage != nil {
+		parts = append(parts, "outage: "+outageLine(r.outage))
+	}
+	if r.shard != nil {
+		parts = append(parts, fmt.Sprintf("%d grapher(s), every corpus complete after %s; CPU per corpus: %s", r.shard.graphers,
+			r.took.Round(100*time.Millisecond), cpuLine(r.shard.cpu, r.shard.corpora)))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -272,7 +272,9 @@ func (l *multiLayout) dump(ctx context.Context) (dump, error) {
 }
 
 // drop removes the layout's corpus from the shared stores.
-func (l *multiLayout) drop(ctx context.Context) error { return l.h.dropCorpora(ctx, []string{l.corpus}) }
+func (l *multiLayout) drop(ctx context.Context) error {
+	return l.h.dropCorpora(ctx, []string{l.corpus})
+}
 
 // openStores opens the shared Neo4j and Milvus of the multi-process layouts.
 func (h *harness) openStores(ctx context.Context) (*neo4jgraph.Store, *milvusstore.Store, error) {

@@ -14,15 +14,21 @@
 //     started again 0–2 s later (the NATS server 1–5 s);
 //   - rolling: the same with 2 query replicas, every service restarted one replica at a
 //     time with SIGTERM as the manifests' update strategies do, while a load generator
-//     asks questions through a model of a load balancer (rolling.go).
+//     asks questions through a model of a load balancer (rolling.go);
+//   - outage: the multi-process layout while Neo4j, then Milvus, is stopped for 5
+//     minutes and started again, questions asked meanwhile (outage.go, pkg/storeoutage);
+//   - shards: the multi-process layout with 1, 2 and 4 graphers sharing 16 shards, 50
+//     corpora published at once and timed, then one grapher killed (shards.go).
 //
 // A run passes when its index holds exactly what the uninterrupted run's holds (entities
 // with mention counts, chunks and PageRank; relationships with weights and mentions;
-// communities; reports; chunks; entity records), every community has a report and no
-// report a missing community, and nothing was dead-lettered (on the cluster, too, every
-// stream the pipeline provisioned has 3 current replicas at the end). tools/cmd/chaos/run.sh
-// builds the binaries and this command, starts Neo4j and Milvus for the multi layout, and
-// runs it. docs/operations.md records the results.
+// communities; reports; chunks; entity records; chunks by identity: document, position,
+// text hash), every community has a report and no report a missing community, and
+// nothing was dead-lettered (on the cluster, too, every stream the pipeline provisioned
+// has 3 current replicas at the end). tools/cmd/chaos/run.sh builds the binaries and
+// this command, starts Neo4j and Milvus for the multi-process layouts, and runs it. The
+// suite ends with a summary of the reliability and scale targets (summary.go), which
+// -doc writes into docs/operations.md.
 package main
 
 import (

@@ -16,7 +16,7 @@ import (
 // with what the suite measured for it.
 type summaryRow struct {
 	measure, measured string
-	met                       bool
+	met               bool
 }
 
 // The targets, in the order of the summary table.

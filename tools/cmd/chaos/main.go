@@ -161,7 +161,7 @@ func main() {
 func run(o options) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	loadStart := loadAverage()
+	loadStart, commit := loadAverage(), gitCommit()
 	if o.batches < 1 {
 		o.batches = 1
 	}
@@ -221,7 +221,7 @@ func run(o options) error {
 	}
 	text := renderReport(o, len(docs), reports)
 	rows := summaryRows(reports)
-	prov := measureProvenance(o.command, loadStart)
+	prov := measureProvenance(o.command, commit, loadStart)
 	text += "\n" + renderSummary(rows, prov)
 	fmt.Print(text)
 	if o.doc != "" {

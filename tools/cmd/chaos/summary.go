@@ -181,16 +181,9 @@ func (p provenance) String() string {
 	return fmt.Sprintf("%s, commit %s, %s: `%s`", p.date, p.commit, p.machine, p.command)
 }
 
-// measureProvenance describes this run: the date, the commit (with -dirty when the
-// work tree differs), the machine with its load average at start (loadStart) and now.
-func measureProvenance(command string, loadStart string) provenance {
-	commit := "unknown"
-	if out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output(); err == nil {
-		commit = strings.TrimSpace(string(out))
-		if out, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(bytes.TrimSpace(out)) > 0 {
-			commit += "-dirty"
-		}
-	}
+// measureProvenance describes this run: the date, the commit (read at the start), the
+// machine with its load average at start (loadStart) and now.
+func measureProvenance(command, commit, loadStart string) provenance {
 	model := "unknown CPU"
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for line := range strings.Lines(string(b)) {
@@ -202,6 +195,20 @@ func measureProvenance(command string, loadStart string) provenance {
 	}
 	return provenance{date: time.Now().UTC().Format("2006-01-02"), commit: commit, command: command,
 		machine: fmt.Sprintf("%d vCPU (%s), load average %s at start, %s at the end", runtime.NumCPU(), model, loadStart, loadAverage())}
+}
+
+// gitCommit is the commit checked out, with -dirty when tracked files differ from it
+// (the binaries were built from the work tree).
+func gitCommit() string {
+	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "unknown"
+	}
+	commit := strings.TrimSpace(string(out))
+	if out, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(bytes.TrimSpace(out)) > 0 {
+		commit += "-dirty"
+	}
+	return commit
 }
 
 // loadAverage is the one-minute load average ("?" where /proc/loadavg is missing).

@@ -8,8 +8,10 @@ package main
 
 import (
 	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,6 +20,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/platform"
 	"github.com/graphrag/graphrag/pkg/schema"
+	"github.com/graphrag/graphrag/pkg/storeoutage"
 	"github.com/graphrag/graphrag/services/query/engine"
 )
 
@@ -181,56 +184,69 @@ func TestIntegrationGDSAbsentFallback(t *testing.T) {
 	}
 }
 
-// TestIntegrationMilvusRestartDuringIndexing: Milvus stops and starts again while the
-// corpus is being indexed; indexing completes and nothing is lost.
-func TestIntegrationMilvusRestartDuringIndexing(t *testing.T) {
+// TestIntegrationMilvusOutage stops the real Milvus once the chunker has written the
+// first documents' chunks, for -milvus-outage, and starts it again on its port and data:
+// nothing is dead-lettered, status names the vector store while it is down, questions
+// meanwhile answer 503 with Retry-After, and indexing completes with every chunk in
+// Milvus. It logs how long after the server's return the pipeline went on.
+func TestIntegrationMilvusOutage(t *testing.T) {
 	env := needEnv(t, "GRAPHRAG_TEST_MILVUS_ADDR", "GRAPHRAG_TEST_INTEGRATION_DIR", "GRAPHRAG_TEST_RUN_DIR")
 	p := testPlatform(t, t.TempDir(), "-vector-store", "milvus", "-milvus-address", env["GRAPHRAG_TEST_MILVUS_ADDR"])
-	cfg := fastConfig()
-	// Retries span the outage: 1 s, 5 s, 30 s, 2 min.
-	cfg.Extractor.Chunker.MaxDeliver = 6
-	startStack(t, p, cfg)
+	st := startStack(t, p, fastConfig())
+	mux := http.NewServeMux()
+	st.Query.Mount(mux)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
 	corpus := uniqueCorpus("restart")
 	sum, err := publishPaths(t.Context(), p.Bus, corpus, []string{"../../examples/corpus"}, publishOptions{})
 	if err != nil || sum.Published != 14 {
 		t.Fatalf("publish: %+v %v", sum, err)
 	}
-	script := func(name string) {
-		cmd := exec.CommandContext(t.Context(), filepath.Join(env["GRAPHRAG_TEST_INTEGRATION_DIR"], "milvus", name),
-			filepath.Join(env["GRAPHRAG_TEST_RUN_DIR"], "milvus"))
-		cmd.Stderr = os.Stderr
-		if out, err := cmd.Output(); err != nil {
-			t.Fatalf("milvus %s: %v (%s)", name, err, out)
+	server := storeoutage.Server{Scripts: filepath.Join(env["GRAPHRAG_TEST_INTEGRATION_DIR"], "milvus"),
+		RunDir: filepath.Join(env["GRAPHRAG_TEST_RUN_DIR"], "milvus"), Stderr: os.Stderr}
+	// Once the first documents' chunks are in: the rest land during and after the outage.
+	rep, err := storeoutage.Run(t.Context(), storeoutage.Config{
+		Server: server, For: *milvusOutageFor, Store: "vector store",
+		Status: func(ctx context.Context) (pipeline.Status, error) { return pipeline.GetStatus(ctx, p.Bus, corpus) },
+		Begin:  func(st pipeline.Status) bool { return st.Stages[0].Done >= 2 },
+		Ask: func(ctx context.Context) storeoutage.Answer {
+			return storeoutage.Ask(ctx, srv.Client(), srv.URL, corpus, "Who keeps Gullhead Lighthouse?")
+		},
+		AskEvery: 10 * time.Second,
+		Log:      slog.New(slog.NewTextHandler(t.Output(), nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Milvus stopped with %s; down %s; questions: %s", storeoutage.Line(rep.Before), rep.Down.Round(time.Second), storeoutage.Codes(rep.Answers))
+	if len(rep.Answers) == 0 {
+		t.Errorf("no question was answered during the outage")
+	}
+	for _, a := range rep.Answers {
+		if a.Code != http.StatusServiceUnavailable || a.RetryAfter == "" || !strings.Contains(a.Body, "vector store is unavailable") {
+			t.Errorf("query during the outage: %d, Retry-After %q, %s (%v): want 503 naming the vector store", a.Code, a.RetryAfter, a.Body, a.Err)
 		}
 	}
-	// Restart once the first documents are in: the rest land during and after the outage.
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		st, err := pipeline.GetStatus(t.Context(), p.Bus, corpus)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.Stages[0].Done >= 2 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
+	if rep.Paused.Stage == "" {
+		t.Errorf("status during the outage never named the vector store: %+v", rep.During)
 	}
-	script("stop.sh")
-	time.Sleep(3 * time.Second)
-	script("start.sh")
+	if rep.Resumed < 0 {
+		t.Fatalf("nothing went on in 5 minutes after Milvus was back: %s", storeoutage.Line(rep.During))
+	}
+	t.Logf("the pause ended %s and the pipeline went on %s after Milvus was back", rep.Unpaused.Round(100*time.Millisecond), rep.Resumed.Round(100*time.Millisecond))
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
-	st, err := pipeline.WaitComplete(ctx, p.Bus, corpus, time.Second, nil)
+	final, err := pipeline.WaitComplete(ctx, p.Bus, corpus, time.Second, nil)
 	if err != nil {
-		t.Fatalf("indexing after the restart: %v (%+v)", err, st)
+		t.Fatalf("indexing after the outage: %v (%+v)", err, final)
 	}
-	for _, s := range st.Stages {
+	for _, s := range final.Stages {
 		if s.DeadLettered != 0 {
-			t.Errorf("stage %s dead-lettered %d messages across the restart", s.Stage, s.DeadLettered)
+			t.Errorf("stage %s dead-lettered %d messages across the outage", s.Stage, s.DeadLettered)
 		}
 	}
 	n, err := p.Vectors.Count(ctx, schema.Collection(corpus, schema.Chunks))
-	if err != nil || uint64(n) != st.Stages[1].Total {
-		t.Fatalf("chunks in Milvus after the restart: %d (%v), chunk events %d", n, err, st.Stages[1].Total)
+	if err != nil || uint64(n) != final.Stages[1].Total {
+		t.Fatalf("chunks in Milvus after the outage: %d (%v), chunk events %d", n, err, final.Stages[1].Total)
 	}
 }

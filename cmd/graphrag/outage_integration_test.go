@@ -6,12 +6,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,12 +18,17 @@ import (
 	"time"
 
 	"github.com/graphrag/graphrag/pkg/pipeline"
+	"github.com/graphrag/graphrag/pkg/storeoutage"
 )
 
 // outageFor is how long TestIntegrationNeo4jOutage keeps Neo4j stopped. The default
 // outlasts the driver's 30 s of retries, so that a query during it gets its answer
 // (503) before the server is back; `-outage 5m` is the long run of docs/operations.md.
 var outageFor = flag.Duration("outage", 60*time.Second, "how long TestIntegrationNeo4jOutage keeps Neo4j stopped")
+
+// milvusOutageFor is how long TestIntegrationMilvusOutage keeps Milvus stopped (Milvus
+// fails a call at once, so a short outage sees its 503s; the chaos suite's runs 5 minutes).
+var milvusOutageFor = flag.Duration("milvus-outage", 30*time.Second, "how long TestIntegrationMilvusOutage keeps Milvus stopped")
 
 // TestIntegrationNeo4jOutage stops a real Neo4j + GDS server mid-indexing for -outage
 // and starts it again on the same port: nothing is dead-lettered, status names the
@@ -33,19 +37,17 @@ var outageFor = flag.Duration("outage", 60*time.Second, "how long TestIntegratio
 // logs how long after the server's return the pipeline went on.
 func TestIntegrationNeo4jOutage(t *testing.T) {
 	env := needEnv(t, "GRAPHRAG_TEST_INTEGRATION_DIR", "GRAPHRAG_TEST_NEO4J_URI")
-	runDir := t.TempDir()
 	port := freePort(t)
-	neo4j := func(script string, args ...string) {
-		t.Helper()
-		cmd := exec.CommandContext(context.WithoutCancel(t.Context()), filepath.Join(env["GRAPHRAG_TEST_INTEGRATION_DIR"], "neo4j", script), append([]string{runDir}, args...)...)
-		cmd.Env = append(os.Environ(), "GRAPHRAG_NEO4J_PORT="+strconv.Itoa(port), "GRAPHRAG_NEO4J_HEAP=1g")
-		cmd.Stderr = os.Stderr
-		if out, err := cmd.Output(); err != nil {
-			t.Fatalf("neo4j %s: %v (%s)", script, err, out)
-		}
+	server := storeoutage.Server{Scripts: filepath.Join(env["GRAPHRAG_TEST_INTEGRATION_DIR"], "neo4j"), RunDir: t.TempDir(),
+		Args: []string{"gds"}, Env: []string{"GRAPHRAG_NEO4J_PORT=" + strconv.Itoa(port), "GRAPHRAG_NEO4J_HEAP=1g"}, Stderr: os.Stderr}
+	if _, err := server.Start(t.Context()); err != nil {
+		t.Fatal(err)
 	}
-	neo4j("start.sh", "gds")
-	t.Cleanup(func() { neo4j("stop.sh") })
+	t.Cleanup(func() {
+		if err := server.Stop(context.WithoutCancel(t.Context())); err != nil {
+			t.Error(err)
+		}
+	})
 	p := testPlatform(t, t.TempDir(), neo4jFlags(fmt.Sprintf("bolt://127.0.0.1:%d", port))...)
 	st := startStack(t, p, fastConfig())
 	mux := http.NewServeMux()
@@ -59,77 +61,50 @@ func TestIntegrationNeo4jOutage(t *testing.T) {
 	if sum, err := publishPaths(t.Context(), p.Bus, corpus, []string{"../../examples/corpus"}, publishOptions{}); err != nil || len(sum.Skipped) > 0 {
 		t.Fatalf("publish: %+v %v", sum, err)
 	}
-	// Mid-indexing: once the grapher merged something, with most of the corpus to go.
-	progress := func() pipeline.Status {
-		t.Helper()
-		s, err := pipeline.GetStatus(t.Context(), p.Bus, corpus)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
-		if s := progress(); s.Stages[2].Done > 0 || time.Now().After(deadline) {
-			t.Logf("stopping Neo4j: %+v", s.Stages)
-			break
-		}
-	}
-	neo4j("stop.sh")
-	stopped := time.Now()
-
-	// A query during the outage: 503, Retry-After, the graph store named.
-	resp, err := http.Post(srv.URL+"/v1/query", "application/json", strings.NewReader(`{"corpus":"`+ref+`","query":"Who keeps Gullhead Lighthouse?","mode":"local"}`))
+	// Mid-indexing (once the grapher merged something, with most of the corpus to go),
+	// one question during the outage, about the corpus indexed before it.
+	rep, err := storeoutage.Run(t.Context(), storeoutage.Config{
+		Server: server, For: *outageFor, Store: "graph store",
+		Status: func(ctx context.Context) (pipeline.Status, error) { return pipeline.GetStatus(ctx, p.Bus, corpus) },
+		Ask: func(ctx context.Context) storeoutage.Answer {
+			return storeoutage.Ask(ctx, srv.Client(), srv.URL, ref, "Who keeps Gullhead Lighthouse?")
+		},
+		AskEvery: *outageFor,
+		Log:      slog.New(slog.NewTextHandler(t.Output(), nil)),
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, _ := io.ReadAll(resp.Body)
-	_ = resp.Body.Close()
-	t.Logf("query during the outage: %d after %s, Retry-After %q: %s", resp.StatusCode, time.Since(stopped).Round(time.Millisecond), resp.Header.Get("Retry-After"), body)
-	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "graph store is unavailable") {
-		t.Errorf("query during the outage: %d, Retry-After %q, %s: want 503 naming the graph store", resp.StatusCode, resp.Header.Get("Retry-After"), body)
-	}
-	// Status names what is down.
-	for deadline := stopped.Add(*outageFor); ; time.Sleep(200 * time.Millisecond) {
-		s := progress()
-		if len(s.Paused) > 0 && strings.Contains(s.Paused[0].Reason, "graph store unavailable") {
-			t.Logf("status during the outage: %s: %+v", s.State, s.Paused)
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("status during the outage never named the graph store: %+v", s)
-			break
+	t.Logf("Neo4j stopped with %s; down %s", storeoutage.Line(rep.Before), rep.Down.Round(time.Second))
+	// The question during the outage: 503, Retry-After, the graph store named.
+	if len(rep.Answers) == 0 {
+		t.Errorf("no question was answered during the outage")
+	} else {
+		a := rep.Answers[0]
+		t.Logf("query during the outage: %d after %s, Retry-After %q: %s (%v)", a.Code, a.Took.Round(time.Millisecond), a.RetryAfter, a.Body, a.Err)
+		if a.Code != http.StatusServiceUnavailable || a.RetryAfter == "" || !strings.Contains(a.Body, "graph store is unavailable") {
+			t.Errorf("query during the outage: %d, Retry-After %q, %s: want 503 naming the graph store", a.Code, a.RetryAfter, a.Body)
 		}
 	}
-	during := progress()
-	time.Sleep(time.Until(stopped.Add(*outageFor)))
-	neo4j("start.sh", "gds")
-	back := time.Now()
-	t.Logf("Neo4j stopped %s, back at %s", back.Sub(stopped).Round(time.Second), back.UTC().Format(time.RFC3339))
-
+	// Status named what is down.
+	if rep.Paused.Stage == "" {
+		t.Errorf("status during the outage never named the graph store: %+v", rep.During)
+	} else {
+		t.Logf("status during the outage, after %s: %+v", rep.PausedAfter.Round(100*time.Millisecond), rep.Paused)
+	}
 	// Resumption: the end of the pause (a probe answered), and the first merge after it.
-	resumed, unpaused := false, false
-	for deadline := back.Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		s := progress()
-		if !unpaused && len(s.Paused) == 0 {
-			unpaused = true
-			t.Logf("the pause ended %s after Neo4j was back", time.Since(back).Round(100*time.Millisecond))
-		}
-		if s.Stages[2].Done > during.Stages[2].Done || s.Complete {
-			t.Logf("the pipeline went on %s after Neo4j was back (grapher done %d, then %d)", time.Since(back).Round(100*time.Millisecond), during.Stages[2].Done, s.Stages[2].Done)
-			resumed = true
-			break
-		}
+	t.Logf("the pause ended %s after Neo4j was back", rep.Unpaused.Round(100*time.Millisecond))
+	if rep.Resumed < 0 {
+		t.Fatalf("nothing merged in 5 minutes after Neo4j was back: %s", storeoutage.Line(rep.During))
 	}
-	if !resumed {
-		t.Fatalf("nothing merged in 5 minutes after Neo4j was back: %+v", progress())
-	}
+	t.Logf("the pipeline went on %s after Neo4j was back", rep.Resumed.Round(100*time.Millisecond))
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
 	final, err := pipeline.WaitComplete(ctx, p.Bus, corpus, time.Second, nil)
 	if err != nil {
 		t.Fatalf("indexing after the outage: %v (%+v)", err, final)
 	}
-	t.Logf("complete %s after Neo4j was back", time.Since(back).Round(time.Second))
+	t.Logf("complete %s after Neo4j was back", time.Since(rep.Back).Round(time.Second))
 	for _, s := range final.Stages {
 		if s.DeadLettered != 0 {
 			t.Errorf("stage %s dead-lettered %d messages across the outage", s.Stage, s.DeadLettered)

@@ -8,7 +8,7 @@
 #
 # Everything started is stopped on exit (also on failure or Ctrl-C); data lives in a
 # temp dir that is removed. GRAPHRAG_INTEGRATION_KEEP=1 keeps it for debugging. Last,
-# one run of the chaos suite's cluster scenario (scripts/chaos) on three NATS servers.
+# one run of the chaos suite's cluster scenario (tools/cmd/chaos) on three NATS servers.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -82,7 +82,8 @@ fi
 # A JetStream cluster that loses nodes, once: the chaos suite's cluster scenario (an
 # uninterrupted run, then one run of 60 documents on three nats-server processes with
 # every stream on three replicas, a stream leader and then another node killed with
-# SIGKILL; scripts/chaos, about 2 minutes). It needs no backend.
+# SIGKILL; tools/cmd/chaos, about 2 minutes). It needs no backend.
 echo "== chaos: a 3-node JetStream cluster losing a stream leader, then another node" >&2
-"$root/scripts/chaos/run.sh" -runs-up 0 -runs-nats 0 -runs-multi 0 -runs-rolling 0 -runs-cluster 1 -docs 60 -batches 2 || status=1
+"$root/tools/cmd/chaos/run.sh" -runs-up 0 -runs-nats 0 -runs-multi 0 -runs-rolling 0 -outage-neo4j 0 -outage-milvus 0 -shard-graphers "" \
+  -runs-cluster 1 -docs 60 -batches 2 || status=1
 exit $status

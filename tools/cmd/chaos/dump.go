@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/graphrag/graphrag/pkg/graphstore"
+	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
@@ -66,7 +67,7 @@ func dumpStores(ctx context.Context, g graphstore.Store, v vectorstore.Store, co
 		}
 		for _, e := range ents {
 			d[catEntities][e.Key] = item{fields: strings.Join([]string{e.Name, e.Type, strconv.Itoa(e.MentionCount),
-				strings.Join(sorted(e.ChunkIDs), ","), strings.Join(canon.all(e.Communities), ",")}, "|"), nums: []float64{e.PageRank}}
+				strings.Join(identities(e.ChunkIDs), ","), strings.Join(canon.all(e.Communities), ",")}, "|"), nums: []float64{e.PageRank}}
 		}
 	}
 	rels, err := g.RelationshipsAmong(ctx, corpus, snap.Keys)
@@ -75,7 +76,7 @@ func dumpStores(ctx context.Context, g graphstore.Store, v vectorstore.Store, co
 	}
 	for _, r := range rels {
 		d[catRelationships][r.SourceKey+" -> "+r.TargetKey+" "+r.Type] = item{
-			fields: "mentions " + strconv.Itoa(len(r.ChunkIDs)) + "|" + strings.Join(sorted(r.ChunkIDs), ","), nums: []float64{r.Weight}}
+			fields: "mentions " + strconv.Itoa(len(r.ChunkIDs)) + "|" + strings.Join(identities(r.ChunkIDs), ","), nums: []float64{r.Weight}}
 	}
 	for _, c := range comms {
 		d[catCommunities][canon.of(c.ID)] = item{fields: fmt.Sprintf("level %d|parent %s|%s", c.Level, canon.of(c.ParentID), strings.Join(c.Members, ","))}
@@ -130,7 +131,14 @@ func dumpContent(ctx context.Context, v vectorstore.Store, coll string, ids []st
 		}
 		for _, r := range recs {
 			sum := sha256.Sum256([]byte(r.Text))
-			out[r.ID] = item{fields: r.Attrs[schema.ChunkDocumentID] + "|" + hex.EncodeToString(sum[:8])}
+			k := pipeline.ChunkIdentity(r.ID)
+			for n := 2; ; n++ { // two versions of one chunk stay two records
+				if _, dup := out[k]; !dup {
+					break
+				}
+				k = pipeline.ChunkIdentity(r.ID) + "#" + strconv.Itoa(n)
+			}
+			out[k] = item{fields: r.Attrs[schema.ChunkDocumentID] + "|" + hex.EncodeToString(sum[:8])}
 		}
 	}
 	return nil
@@ -140,6 +148,18 @@ func sorted(xs []string) []string {
 	out := slices.Clone(xs)
 	sort.Strings(out)
 	return out
+}
+
+// identities are chunk ids without their versions, sorted. A version is the stream
+// sequence of the document's message, which depends on what else was published
+// meanwhile (other corpora, in the shards scenario); a chunk's identity (document,
+// position, text hash) does not.
+func identities(ids []string) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = pipeline.ChunkIdentity(id)
+	}
+	return sorted(out)
 }
 
 // diff is how a run's dump differs from the uninterrupted run's, per category.
@@ -258,4 +278,21 @@ func (d dump) sizes() string {
 		parts = append(parts, fmt.Sprintf("%d %s", len(d[c]), c))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// add counts o into d, its examples prefixed with where they come from.
+func (d *diff) add(o diff, where string) {
+	if d.lost == nil {
+		d.lost, d.extra, d.changed = map[string]int{}, map[string]int{}, map[string]int{}
+	}
+	for _, c := range categories {
+		d.lost[c] += o.lost[c]
+		d.extra[c] += o.extra[c]
+		d.changed[c] += o.changed[c]
+	}
+	for _, e := range o.examples {
+		if len(d.examples) < maxExamples {
+			d.examples = append(d.examples, where+": "+e)
+		}
+	}
 }

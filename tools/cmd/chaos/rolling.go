@@ -229,6 +229,7 @@ func (h *harness) runRolling(ctx context.Context, index int, base dump) runResul
 			err = fmt.Errorf("%.2f %% of the questions answered, below %.1f %%", 100*stats.share(), 100*minAnswered)
 		}
 		res.queries = stats.String()
+		res.sent, res.answered = stats.sent, stats.answered
 	}
 	res.err = err
 	lost, extra, changed := res.diff.total()

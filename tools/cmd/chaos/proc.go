@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -34,6 +33,7 @@ type proc struct {
 	exited   chan struct{} // closed when cmd has exited
 	stopping bool
 	starts   int
+	cpu      time.Duration // user and system time of every exited process
 	done     chan struct{} // closed when supervision ends
 }
 
@@ -67,6 +67,9 @@ func (p *proc) launch() (chan struct{}, error) {
 	go func() {
 		_ = cmd.Wait()
 		_ = logf.Close()
+		p.mu.Lock()
+		p.cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		p.mu.Unlock()
 		close(exited)
 	}()
 	p.mu.Lock()
@@ -168,6 +171,13 @@ func (p *proc) restarts() int {
 	return max(p.starts-1, 0)
 }
 
+// cpuTime is the CPU time (user and system) of the process's runs that have exited.
+func (p *proc) cpuTime() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cpu
+}
+
 // cleanEnv is the environment without GRAPHRAG_ variables, which processes would read
 // as flags.
 func cleanEnv() []string {
@@ -226,6 +236,3 @@ func httpOK(url string) func(context.Context) bool {
 		return resp.StatusCode == http.StatusOK
 	}
 }
-
-// errStopped marks a run stopped by its context.
-var errStopped = errors.New("stopped")

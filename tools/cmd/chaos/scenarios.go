@@ -8,13 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/graphrag/graphrag/pkg/bus"
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/pipeline"
+	"github.com/graphrag/graphrag/pkg/storeoutage"
 )
 
 // runResult is one run of a scenario; index 0 is the uninterrupted one.
@@ -31,9 +31,14 @@ type runResult struct {
 	// comparison with the time the run really completed.
 	early []string
 	self  []string // selfCheck problems
-	// queries is what the load generator got (rolling runs).
-	queries string
-	err     error
+	// queries is what the load generator got (rolling runs): sent and answered.
+	queries        string
+	sent, answered int
+	// outage is what a store outage measured (outage runs), shard what a run of the
+	// shards scenario did.
+	outage *storeoutage.Report
+	shard  *shardRun
+	err    error
 }
 
 func (r runResult) passed() bool {
@@ -258,7 +263,7 @@ func (h *harness) killAtRandom(ctx context.Context, l layout, b *bus.Bus, s runS
 	for range s.kills {
 		at = append(at, s.window/20+time.Duration(h.rng.Int64N(int64(s.window*3/4)+1)))
 	}
-	sort.Slice(at, func(i, j int) bool { return at[i] < at[j] })
+	slices.Sort(at)
 	for _, t := range at {
 		select {
 		case <-ctx.Done():
@@ -374,7 +379,7 @@ func waitComplete(ctx context.Context, b *bus.Bus, corpus string, timeout time.D
 		}
 		select {
 		case <-ctx.Done():
-			return st, fmt.Errorf("corpus %s not complete (state %q, last error %v): %w", corpus, st.State, lastErr, ctx.Err())
+			return st, fmt.Errorf("corpus %s not complete (state %q, last error %s): %w", corpus, st.State, fmt.Sprint(lastErr), ctx.Err())
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
@@ -456,6 +461,13 @@ func outcome(r runResult) string {
 	}
 	if r.queries != "" {
 		parts = append(parts, "queries "+r.queries)
+	}
+	if r.outage != nil {
+		parts = append(parts, "outage: "+outageLine(r.outage))
+	}
+	if r.shard != nil {
+		parts = append(parts, fmt.Sprintf("%d grapher(s), every corpus complete after %s; CPU per corpus: %s", r.shard.graphers,
+			r.took.Round(100*time.Millisecond), cpuLine(r.shard.cpu, r.shard.corpora)))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # The chaos suite (make chaos; not part of CI): builds the binaries, starts Neo4j + GDS
 # and Milvus for the multi-process layout (scripts/integration installs them from Maven
-# Central and PyPI, cached), and runs scripts/chaos/*.go with the arguments given:
+# Central and PyPI, cached), and runs the chaos command (tools/cmd/chaos) with the
+# arguments given:
 #
-#   scripts/chaos/run.sh [-runs-up 20] [-runs-nats 5] [-runs-cluster 20] [-runs-multi 20] [-runs-rolling 5] [-docs 120] [-seed N] [-out FILE]
+#   tools/cmd/chaos/run.sh [-runs-up 20] [-runs-nats 5] [-runs-cluster 20] [-runs-multi 20] [-runs-rolling 5]
+#     [-outage-neo4j 5m] [-outage-milvus 5m] [-shard-graphers 1,2,4] [-docs 120] [-seed N] [-out FILE] [-doc FILE]
 #
-# -runs-multi 0 -runs-rolling 0 skips the multi-process layouts and starts no store server. Everything
+# With -runs-multi 0 -runs-rolling 0 -outage-neo4j 0 -outage-milvus 0 -shard-graphers '' no
+# scenario runs the multi-process layout, and no store server is started. Everything
 # started is stopped on exit; the work directory (logs, data of every run) is kept
 # when the suite fails, removed when it passes (CHAOS_KEEP=1 keeps it).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
+root=$(cd "$here/../../.." && pwd)
 integration=$root/scripts/integration
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/graphrag-chaos.XXXXXX")
@@ -28,20 +31,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The store servers are needed unless both multi-process scenarios are off.
-no_multi=0 no_rolling=0
-args=("$@")
-for ((i = 0; i < ${#args[@]}; i++)); do
-  case ${args[i]} in
-    -runs-multi=0 | --runs-multi=0) no_multi=1 ;;
-    -runs-multi | --runs-multi) [[ ${args[i + 1]:-} == 0 ]] && no_multi=1 ;;
-    -runs-rolling=0 | --runs-rolling=0) no_rolling=1 ;;
-    -runs-rolling | --runs-rolling) [[ ${args[i + 1]:-} == 0 ]] && no_rolling=1 ;;
-  esac
-done
-multi=1
-[[ $no_multi == 1 && $no_rolling == 1 ]] && multi=0
-
 echo "== build" >&2
 bin=$work/bin
 mkdir -p "$bin"
@@ -51,7 +40,10 @@ for s in extractor grapher summarizer query; do
 done
 # The NATS server the suite kills: the same module version the platform embeds.
 (cd "$root/pkg" && go build -o "$bin/nats-server" github.com/nats-io/nats-server/v2)
-go vet "$here"/*.go
+(cd "$root/tools" && go build -o "$bin/chaos" ./cmd/chaos)
+# The store servers are needed unless every multi-process scenario is off.
+multi=0
+[[ $("$bin/chaos" -needs-stores "$@") == yes ]] && multi=1
 
 store_args=()
 if [[ $multi == 1 ]]; then
@@ -68,10 +60,12 @@ if [[ $multi == 1 ]]; then
       eval "$line"
     done <<<"$env_lines"
   done
-  store_args=(-neo4j-uri "$GRAPHRAG_TEST_NEO4J_URI" -milvus-address "$GRAPHRAG_TEST_MILVUS_ADDR")
+  # The outage scenario stops and starts them again in these run directories.
+  store_args=(-neo4j-uri "$GRAPHRAG_TEST_NEO4J_URI" -milvus-address "$GRAPHRAG_TEST_MILVUS_ADDR"
+    -integration-dir "$integration" -neo4j-run-dir "$work/neo4j" -milvus-run-dir "$work/milvus")
 fi
 
 echo "== chaos" >&2
 cd "$root"
-go run "$here"/*.go -bin "$bin" -work "$work/runs" "${store_args[@]}" "$@"
+"$bin/chaos" -bin "$bin" -work "$work/runs" -command "$0 $*" "${store_args[@]}" "$@"
 status=0

@@ -14,21 +14,28 @@
 //     started again 0–2 s later (the NATS server 1–5 s);
 //   - rolling: the same with 2 query replicas, every service restarted one replica at a
 //     time with SIGTERM as the manifests' update strategies do, while a load generator
-//     asks questions through a model of a load balancer (rolling.go).
+//     asks questions through a model of a load balancer (rolling.go);
+//   - outage: the multi-process layout while Neo4j, then Milvus, is stopped for 5
+//     minutes and started again, questions asked meanwhile (outage.go, pkg/storeoutage);
+//   - shards: the multi-process layout with 1, 2 and 4 graphers sharing 16 shards, 50
+//     corpora published at once and timed, then one grapher killed (shards.go).
 //
 // A run passes when its index holds exactly what the uninterrupted run's holds (entities
 // with mention counts, chunks and PageRank; relationships with weights and mentions;
-// communities; reports; chunks; entity records), every community has a report and no
-// report a missing community, and nothing was dead-lettered (on the cluster, too, every
-// stream the pipeline provisioned has 3 current replicas at the end). scripts/chaos/run.sh builds
-// the binaries, starts Neo4j and Milvus for the multi layout, and runs this with
-// `go run` (scripts/ belongs to no module). docs/operations.md records the results.
+// communities; reports; chunks; entity records; chunks by identity: document, position,
+// text hash), every community has a report and no report a missing community, and
+// nothing was dead-lettered (on the cluster, too, every stream the pipeline provisioned
+// has 3 current replicas at the end). tools/cmd/chaos/run.sh builds the binaries and
+// this command, starts Neo4j and Milvus for the multi-process layouts, and runs it. The
+// suite ends with a summary of the reliability and scale targets (summary.go), which
+// -doc writes into docs/operations.md.
 package main
 
 import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -36,6 +43,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -62,6 +70,25 @@ type options struct {
 	neo4jURI    string
 	milvusAddr  string
 	runTimeout  time.Duration
+
+	// Store outages (outage.go) and sharded graphers (shards.go).
+	integrationDir string
+	neo4jRunDir    string
+	milvusRunDir   string
+	outageNeo4j    time.Duration
+	outageMilvus   time.Duration
+	askEvery       time.Duration
+	shardGraphers  []int
+	shards         int
+	shardCorpora   int
+	shardDocs      int
+	shardKill      bool
+
+	// The summary (summary.go).
+	doc     string
+	command string
+	// needsStores prints whether the scenarios chosen need Neo4j and Milvus, and exits.
+	needsStores bool
 }
 
 // harness runs the scenarios.
@@ -69,6 +96,7 @@ type harness struct {
 	opt    options
 	corpus string
 	docs   []events.Document
+	pool   []events.Document // every document read (the shards scenario's corpora take theirs from it)
 	log    *slog.Logger
 	rng    *rand.Rand
 }
@@ -93,7 +121,37 @@ func main() {
 	flag.StringVar(&o.neo4jURI, "neo4j-uri", "", "Neo4j Bolt URI for the multi-process layout")
 	flag.StringVar(&o.milvusAddr, "milvus-address", "", "Milvus address for the multi-process layout")
 	flag.DurationVar(&o.runTimeout, "run-timeout", 15*time.Minute, "longest a run may take to complete")
+	flag.StringVar(&o.integrationDir, "integration-dir", "scripts/integration", "the store backends' scripts (start.sh, stop.sh), for the outage scenario")
+	flag.StringVar(&o.neo4jRunDir, "neo4j-run-dir", "", "the run directory Neo4j was started in (scripts/integration/neo4j/start.sh RUN_DIR gds), for the outage scenario")
+	flag.StringVar(&o.milvusRunDir, "milvus-run-dir", "", "the run directory Milvus was started in, for the outage scenario")
+	flag.DurationVar(&o.outageNeo4j, "outage-neo4j", 5*time.Minute, "outage scenario: how long Neo4j is stopped while the multi-process layout indexes (0: no Neo4j outage)")
+	flag.DurationVar(&o.outageMilvus, "outage-milvus", 5*time.Minute, "outage scenario: how long Milvus is stopped while the multi-process layout indexes (0: no Milvus outage)")
+	flag.DurationVar(&o.askEvery, "outage-ask-every", 5*time.Second, "outage scenario: the pause between two questions asked during an outage")
+	graphers := flag.String("shard-graphers", "1,2,4", "shards scenario: the grapher counts to time, comma-separated (empty: no shards scenario)")
+	flag.IntVar(&o.shards, "shards", 16, "shards scenario: -shards of the graphers")
+	flag.IntVar(&o.shardCorpora, "shard-corpora", 50, "shards scenario: corpora published at once")
+	flag.IntVar(&o.shardDocs, "shard-docs", 6, "shards scenario: documents per corpus (corpus i gets the dataset's documents i×n to i×n+n-1)")
+	flag.BoolVar(&o.shardKill, "shard-kill", true, "shards scenario: one more run with the most graphers, one of them killed with SIGKILL mid-run")
+	flag.StringVar(&o.doc, "doc", "", "update the summary table between the chaos-summary markers of this Markdown file (docs/operations.md) with the rows measured")
+	flag.StringVar(&o.command, "command", "", "the command line the summary names (default: this command's)")
+	flag.BoolVar(&o.needsStores, "needs-stores", false, "print yes when the scenarios chosen need Neo4j and Milvus, no otherwise, and exit")
 	flag.Parse()
+	var err error
+	if o.shardGraphers, err = parseCounts(*graphers); err != nil {
+		fmt.Fprintln(os.Stderr, "chaos: -shard-graphers:", err)
+		os.Exit(2)
+	}
+	if o.needsStores {
+		if o.storesNeeded() {
+			fmt.Println("yes")
+		} else {
+			fmt.Println("no")
+		}
+		return
+	}
+	if o.command == "" {
+		o.command = strings.Join(os.Args, " ")
+	}
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "chaos:", err)
 		os.Exit(1)
@@ -103,6 +161,7 @@ func main() {
 func run(o options) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	loadStart, commit := loadAverage(), gitCommit()
 	if o.batches < 1 {
 		o.batches = 1
 	}
@@ -118,11 +177,16 @@ func run(o options) error {
 	}
 	h := &harness{opt: o, corpus: "chaos", log: slog.New(slog.NewTextHandler(os.Stderr, nil)),
 		rng: rand.New(rand.NewPCG(o.seed, o.seed^0x9e3779b97f4a7c15))}
-	docs, err := loadDocs(o.dataset, h.corpus, o.docs)
+	n := o.docs
+	if len(o.shardGraphers) > 0 {
+		n = max(n, o.shardCorpora*o.shardDocs)
+	}
+	pool, err := loadDocs(o.dataset, h.corpus, n)
 	if err != nil {
 		return err
 	}
-	h.docs = docs
+	docs := pool[:min(o.docs, len(pool))]
+	h.docs, h.pool = docs, pool
 	h.log.Info("chaos suite", "seed", o.seed, "work", o.work, "documents", len(docs))
 	var reports []scenarioReport
 	if o.runsUp+o.runsNATS+o.runsCluster > 0 {
@@ -140,8 +204,31 @@ func run(o options) error {
 		}
 		reports = append(reports, h.rollingScenario(ctx))
 	}
+	if o.outageNeo4j > 0 || o.outageMilvus > 0 {
+		if o.neo4jURI == "" || o.milvusAddr == "" || (o.outageNeo4j > 0 && o.neo4jRunDir == "") || (o.outageMilvus > 0 && o.milvusRunDir == "") {
+			return errors.New("the outage scenario needs -neo4j-uri, -milvus-address and the run directory of each store it stops (-neo4j-run-dir, -milvus-run-dir)")
+		}
+		reports = append(reports, h.outageScenario(ctx))
+	}
+	if len(o.shardGraphers) > 0 {
+		if o.neo4jURI == "" || o.milvusAddr == "" {
+			return errors.New("the shards scenario needs -neo4j-uri and -milvus-address")
+		}
+		if o.shards < 1 || o.shardCorpora < 1 || o.shardDocs < 1 {
+			return fmt.Errorf("the shards scenario needs -shards, -shard-corpora and -shard-docs of at least 1 (got %d, %d, %d)", o.shards, o.shardCorpora, o.shardDocs)
+		}
+		reports = append(reports, h.shardsScenario(ctx))
+	}
 	text := renderReport(o, len(docs), reports)
+	rows := summaryRows(reports)
+	prov := measureProvenance(o.command, commit, loadStart)
+	text += "\n" + renderSummary(rows, prov)
 	fmt.Print(text)
+	if o.doc != "" {
+		if err := updateDoc(o.doc, rows, prov); err != nil {
+			return err
+		}
+	}
 	if o.out != "" {
 		if err := os.WriteFile(o.out, []byte(text), 0o644); err != nil {
 			return err
@@ -153,6 +240,28 @@ func run(o options) error {
 		}
 	}
 	return nil
+}
+
+// storesNeeded reports whether a scenario chosen runs the multi-process layout.
+func (o options) storesNeeded() bool {
+	return o.runsMulti > 0 || o.runsRolling > 0 || o.outageNeo4j > 0 || o.outageMilvus > 0 || len(o.shardGraphers) > 0
+}
+
+// parseCounts reads a comma-separated list of positive counts ("" is none).
+func parseCounts(s string) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q is not a count of at least 1", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 // loadDocs reads the first n documents of a JSON lines file of {id, title, text}.
@@ -173,7 +282,7 @@ func loadDocs(path, corpus string, n int) ([]events.Document, error) {
 		docs = append(docs, events.Document{Corpus: corpus, ID: rec.ID, Title: rec.Title,
 			ContentType: events.ContentTypeText, Text: rec.Text})
 	}
-	if err := sc.Err(); err != nil && err != io.EOF {
+	if err := sc.Err(); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("reading the dataset: %w", err)
 	}
 	if len(docs) == 0 {

@@ -264,34 +264,63 @@ func (l *multiLayout) stop() error {
 }
 
 func (l *multiLayout) dump(ctx context.Context) (dump, error) {
-	g, err := neo4jgraph.Open(ctx, l.h.opt.neo4jURI, neo4jgraph.WithBasicAuth("neo4j", ""))
+	ds, err := l.h.dumpCorpora(ctx, []string{l.corpus})
 	if err != nil {
-		return nil, fmt.Errorf("opening Neo4j: %w", err)
+		return nil, err
 	}
-	defer g.Close()
-	v, err := milvusstore.Open(ctx, l.h.opt.milvusAddr)
-	if err != nil {
-		return nil, fmt.Errorf("opening Milvus: %w", err)
-	}
-	defer v.Close()
-	return dumpStores(ctx, g, v, l.corpus)
+	return ds[0], nil
 }
 
 // drop removes the layout's corpus from the shared stores.
 func (l *multiLayout) drop(ctx context.Context) error {
-	g, err := neo4jgraph.Open(ctx, l.h.opt.neo4jURI, neo4jgraph.WithBasicAuth("neo4j", ""))
+	return l.h.dropCorpora(ctx, []string{l.corpus})
+}
+
+// openStores opens the shared Neo4j and Milvus of the multi-process layouts.
+func (h *harness) openStores(ctx context.Context) (*neo4jgraph.Store, *milvusstore.Store, error) {
+	g, err := neo4jgraph.Open(ctx, h.opt.neo4jURI, neo4jgraph.WithBasicAuth("neo4j", ""))
 	if err != nil {
-		return fmt.Errorf("opening Neo4j: %w", err)
+		return nil, nil, fmt.Errorf("opening Neo4j: %w", err)
+	}
+	v, err := milvusstore.Open(ctx, h.opt.milvusAddr)
+	if err != nil {
+		_ = g.Close()
+		return nil, nil, fmt.Errorf("opening Milvus: %w", err)
+	}
+	return g, v, nil
+}
+
+// dumpCorpora reads what the multi-process layout indexed of each corpus.
+func (h *harness) dumpCorpora(ctx context.Context, corpora []string) ([]dump, error) {
+	g, v, err := h.openStores(ctx)
+	if err != nil {
+		return nil, err
 	}
 	defer g.Close()
-	v, err := milvusstore.Open(ctx, l.h.opt.milvusAddr)
-	if err != nil {
-		return fmt.Errorf("opening Milvus: %w", err)
-	}
 	defer v.Close()
-	errs := []error{g.DropCorpus(ctx, l.corpus)}
-	for _, k := range []schema.Kind{schema.Chunks, schema.Entities, schema.Communities} {
-		errs = append(errs, v.DropCollection(ctx, schema.Collection(l.corpus, k)))
+	out := make([]dump, len(corpora))
+	for i, c := range corpora {
+		if out[i], err = dumpStores(ctx, g, v, c); err != nil {
+			return nil, fmt.Errorf("corpus %s: %w", c, err)
+		}
+	}
+	return out, nil
+}
+
+// dropCorpora removes corpora from the shared stores.
+func (h *harness) dropCorpora(ctx context.Context, corpora []string) error {
+	g, v, err := h.openStores(ctx)
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	defer v.Close()
+	var errs []error
+	for _, c := range corpora {
+		errs = append(errs, g.DropCorpus(ctx, c))
+		for _, k := range []schema.Kind{schema.Chunks, schema.Entities, schema.Communities} {
+			errs = append(errs, v.DropCollection(ctx, schema.Collection(c, k)))
+		}
 	}
 	return errors.Join(errs...)
 }

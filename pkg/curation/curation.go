@@ -225,11 +225,11 @@ type State struct {
 }
 
 type added struct {
-	id                   string
-	source, target       string // keys
+	id                    string
+	source, target        string // keys
 	sourceName, typ, desc string
-	targetName           string
-	strength             float64
+	targetName            string
+	strength              float64
 }
 
 // Empty reports whether the state changes nothing.
@@ -461,8 +461,8 @@ func (s *State) Status(raws []graphstore.ChunkExtraction) map[string]Status {
 	if s.Empty() {
 		return out
 	}
-	seen := map[string]bool{}          // raw keys with evidence
-	pairs := map[[2]string]bool{}      // canonical pairs stated
+	seen := map[string]bool{}     // raw keys with evidence
+	pairs := map[[2]string]bool{} // canonical pairs stated
 	for _, ce := range raws {
 		for _, m := range ce.Entities {
 			seen[m.Key] = true

@@ -12,10 +12,12 @@ import (
 	"github.com/graphrag/graphrag/pkg/bus"
 	"github.com/graphrag/graphrag/pkg/catalog"
 	"github.com/graphrag/graphrag/pkg/costestimate"
+	"github.com/graphrag/graphrag/pkg/curation"
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/export"
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/pipeline"
+	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/services/query/console"
 	"github.com/graphrag/graphrag/services/query/engine"
 	"github.com/graphrag/graphrag/services/query/explore"
@@ -119,7 +121,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if deps.Bus != nil {
 		cat := catalog.New(deps.Bus, deps.Graph, deps.Vectors)
 		opts = append(opts, httpapi.WithCatalog(cat), httpapi.WithPublisher(publisher{deps.Bus}),
-			httpapi.WithDeleter(deleter{deps.Bus, cat}))
+			httpapi.WithDeleter(deleter{deps.Bus, cat}), httpapi.WithCurator(curator{deps.Bus, deps.Graph}))
 		mcpOpts = append(mcpOpts, mcpserver.WithCatalog(cat))
 	}
 	h, err := httpapi.New(e, x, api, deps.Logger, opts...)
@@ -157,6 +159,45 @@ func (p publisher) PublishDocument(ctx context.Context, d events.Document) error
 
 // deleter publishes deletion events as `graphrag delete` does, for documents and
 // corpora the catalog knows (a deletion of nothing is a 404, not an accepted no-op).
+// curator opens the state bucket for each operation (the bus keeps it open) and
+// hands it to a curation.Curator.
+type curator struct {
+	b *bus.Bus
+	g curation.EntityReader
+}
+
+func (c curator) open(ctx context.Context) (*curation.Curator, error) {
+	kv, err := c.b.KV(ctx, schema.StateBucket)
+	if err != nil {
+		return nil, fmt.Errorf("opening the state bucket: %w", err)
+	}
+	return &curation.Curator{KV: kv, Bus: c.b, Graph: c.g}, nil
+}
+
+func (c curator) Apply(ctx context.Context, corpus string, op curation.Op) (curation.Entry, error) {
+	cur, err := c.open(ctx)
+	if err != nil {
+		return curation.Entry{}, err
+	}
+	return cur.Apply(ctx, corpus, op)
+}
+
+func (c curator) Undo(ctx context.Context, corpus, id string) (curation.Entry, error) {
+	cur, err := c.open(ctx)
+	if err != nil {
+		return curation.Entry{}, err
+	}
+	return cur.Undo(ctx, corpus, id)
+}
+
+func (c curator) Log(ctx context.Context, corpus string) ([]curation.Report, error) {
+	cur, err := c.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return cur.Log(ctx, corpus)
+}
+
 type deleter struct {
 	b   *bus.Bus
 	cat *catalog.Catalog

@@ -242,8 +242,9 @@ func pair(a, b string) [2]string {
 	return [2]string{a, b}
 }
 
-// Fold computes the state of a log: its effective operations applied in order.
-func Fold(log []Entry) *State {
+// Fold computes the state of a log: its effective operations applied in order, but
+// those in skip (the inactive ones: see Status).
+func Fold(log []Entry, skip map[string]bool) *State {
 	s := &State{parent: map[string]string{}, names: map[string]string{}, types: map[string]string{},
 		descs: map[string]string{}, dropped: map[[2]string]bool{}}
 	type override struct {
@@ -252,6 +253,9 @@ func Fold(log []Entry) *State {
 	var names, types, descs []override
 	var dropped [][2]string
 	for _, e := range Effective(log) {
+		if skip[e.ID] {
+			continue
+		}
 		s.ops = append(s.ops, e)
 		switch e.Action {
 		case Merge:
@@ -317,6 +321,18 @@ func (s *State) Resolve(key string) string {
 	return key // unreachable: Fold never links a key to itself through a chain
 }
 
+// Aliases maps every key merged into another (or renamed) to its canonical key.
+func (s *State) Aliases() map[string]string {
+	out := map[string]string{}
+	if s == nil {
+		return out
+	}
+	for k := range s.parent {
+		out[k] = s.Resolve(k)
+	}
+	return out
+}
+
 // chain lists key and every key it was merged into, in order.
 func (s *State) chain(key string) []string {
 	out := []string{key}
@@ -372,10 +388,15 @@ func (s *State) Apply(ce graphstore.ChunkExtraction) graphstore.ChunkExtraction 
 	out := graphstore.ChunkExtraction{ChunkID: ce.ChunkID, DocumentID: ce.DocumentID}
 	explicit := map[string]bool{}
 	for _, m := range ce.Entities {
-		m.Key = s.Resolve(m.Key)
-		if n, ok := s.names[m.Key]; ok && m.Name != "" {
+		k := s.Resolve(m.Key)
+		if n, ok := s.names[k]; ok && m.Name != "" {
 			m.Name = n
+		} else if k != m.Key {
+			// A merged mention adds its type and description, not its surface form:
+			// the entity keeps the name of the one it was merged into.
+			m.Name = ""
 		}
+		m.Key = k
 		if t, ok := s.types[m.Key]; ok {
 			m.Type = t
 		}
@@ -451,11 +472,14 @@ type Status struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// Status computes every effective operation's status from the original (uncurated)
-// extractions of the chunks that mention the state's keys (Keys): a merge is active
-// while both the entities merged and the one merged into have evidence of their own,
-// a rename, type or pin while the entity has any, a deleted relationship while some
-// passage still states it; an added relationship always is.
+// Status computes every operation's status from the original (uncurated) extractions
+// of the chunks that mention the state's keys (Keys): a merge is active while both the
+// entities merged and the one merged into have evidence of their own, a rename, type or
+// pin while the entity has any, a deleted relationship while some passage still states
+// it; an added relationship always is. Compute it on the state of the whole log (Fold
+// with no skip); the graph is then curated by the active operations alone (Inactive),
+// so a merge whose last evidence on one side is deleted goes away with it and comes
+// back with it.
 func (s *State) Status(raws []graphstore.ChunkExtraction) map[string]Status {
 	out := map[string]Status{}
 	if s.Empty() {
@@ -515,6 +539,17 @@ func (s *State) Status(raws []graphstore.ChunkExtraction) map[string]Status {
 			}
 		}
 		out[e.ID] = st
+	}
+	return out
+}
+
+// Inactive is the set of ids of the operations a status says are inactive.
+func Inactive(st map[string]Status) map[string]bool {
+	out := map[string]bool{}
+	for id, s := range st {
+		if !s.Active {
+			out[id] = true
+		}
 	}
 	return out
 }

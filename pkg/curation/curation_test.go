@@ -42,7 +42,7 @@ func TestApplyMergeRenameTypePinDelete(t *testing.T) {
 		entry("4", Op{Action: DeleteRelationship, Source: "London", Target: "Watson"}),
 		entry("5", Op{Action: Rename, Entity: "Watson", Name: "Dr. Watson"}),
 	}
-	s := Fold(log)
+	s := Fold(log, nil)
 	got := s.Apply(holmes())
 	ents, rels := keys(got)
 	wantEnts := []string{"sherlock holmes", "sherlock holmes", "dr watson"}
@@ -66,7 +66,7 @@ func TestApplyMergeRenameTypePinDelete(t *testing.T) {
 	if Equal(got, holmes()) {
 		t.Error("Apply changed nothing")
 	}
-	if !Equal(Fold(nil).Apply(holmes()), holmes()) {
+	if !Equal(Fold(nil, nil).Apply(holmes()), holmes()) {
 		t.Error("the empty log changes an extraction")
 	}
 }
@@ -78,7 +78,7 @@ func TestUndoAndSplit(t *testing.T) {
 		"split": {merge, entry("2", Op{Action: Split, Entity: "Holmes"})},
 	} {
 		t.Run(name, func(t *testing.T) {
-			ents, _ := keys(Fold(log).Apply(holmes()))
+			ents, _ := keys(Fold(log, nil).Apply(holmes()))
 			if ents[0] != "holmes" {
 				t.Errorf("after %s, Holmes is %q, want holmes again", name, ents[0])
 			}
@@ -86,7 +86,7 @@ func TestUndoAndSplit(t *testing.T) {
 	}
 	// Chains: a key merged into one merged on follows it; a cycle cannot form.
 	s := Fold([]Entry{merge, entry("2", Op{Action: Merge, Entities: []string{"Sherlock Holmes"}, Into: "Watson"}),
-		entry("3", Op{Action: Merge, Entities: []string{"Watson"}, Into: "Holmes"})})
+		entry("3", Op{Action: Merge, Entities: []string{"Watson"}, Into: "Holmes"})}, nil)
 	if a, b := s.Resolve("holmes"), s.Resolve("watson"); a != b {
 		t.Errorf("resolve holmes = %q, watson = %q; want one entity", a, b)
 	}
@@ -98,7 +98,7 @@ func TestStatus(t *testing.T) {
 		entry("d", Op{Action: DeleteRelationship, Source: "Watson", Target: "London"}),
 		entry("a", Op{Action: AddRelationship, Source: "Watson", Target: "Mary"}),
 	}
-	s := Fold(log)
+	s := Fold(log, nil)
 	st := s.Status([]graphstore.ChunkExtraction{holmes()})
 	for id, want := range map[string]bool{"m": true, "d": true, "a": true} {
 		if st[id].Active != want {
@@ -113,6 +113,11 @@ func TestStatus(t *testing.T) {
 	}
 	if st["d"].Active {
 		t.Errorf("deletion of a pair no passage states = %+v, want inactive", st["d"])
+	}
+	// The graph is curated by the active operations alone: Holmes is itself again.
+	ents, _ := keys(Fold(log, Inactive(st)).Apply(only))
+	if ents[0] != "holmes" {
+		t.Errorf("with the merge inactive, Holmes is %q", ents[0])
 	}
 }
 

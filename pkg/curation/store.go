@@ -174,3 +174,22 @@ func DeleteOriginal(ctx context.Context, kv bus.KV, corpus, chunkID string) erro
 	}
 	return nil
 }
+
+// AppliedState is the state the grapher's graph is curated by: the entries of the log
+// it has applied, but those it found inactive. The query service links question
+// words through its Aliases.
+func AppliedState(ctx context.Context, kv bus.KV, corpus string) (*State, error) {
+	log, _, err := Load(ctx, kv, corpus)
+	if err != nil || len(log) == 0 {
+		return nil, err
+	}
+	n, err := Applied(ctx, kv, corpus)
+	if err != nil {
+		return nil, err
+	}
+	st, err := LoadStatus(ctx, kv, corpus)
+	if err != nil {
+		return nil, err
+	}
+	return Fold(log[:min(n, len(log))], Inactive(st)), nil
+}

@@ -35,9 +35,13 @@ type curations struct {
 }
 
 type corpusCuration struct {
-	mu      sync.Mutex
-	state   *curation.State
-	applied int
+	mu sync.Mutex
+	// state is what the graph has applied: the first applied entries of the log, but
+	// the inactive operations.
+	state    *curation.State
+	applied  int
+	log      []curation.Entry // the first applied entries
+	inactive map[string]bool
 	// orig holds the extractions, as extracted, of the chunks the curation changed.
 	orig map[string]graphstore.ChunkExtraction
 	// stale is set when the graph changed since the status was last computed.
@@ -65,7 +69,12 @@ func (c *curations) of(ctx context.Context, corpus string) (*corpusCuration, err
 		return nil, err
 	}
 	applied = min(applied, len(log))
-	cc = &corpusCuration{state: curation.Fold(log[:applied]), applied: applied, stale: true}
+	status, err := curation.LoadStatus(ctx, c.kv, corpus)
+	if err != nil {
+		return nil, err
+	}
+	inactive := curation.Inactive(status)
+	cc = &corpusCuration{state: curation.Fold(log[:applied], inactive), applied: applied, log: log[:applied], inactive: inactive, stale: true}
 	if len(log) > 0 {
 		if cc.orig, err = curation.Originals(ctx, c.kv, corpus); err != nil {
 			return nil, err
@@ -104,10 +113,12 @@ func (c *curations) commit(ctx context.Context, corpus string, merges []graphsto
 	}
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
+	if len(cc.log) > 0 {
+		cc.stale = true // evidence may have come or gone
+	}
 	if cc.state.Empty() && len(cc.orig) == 0 {
 		return c.write(ctx, corpus, merges, removals)
 	}
-	cc.stale = true
 	return cc.remerge(ctx, c, corpus, cc.state, merges, removals)
 }
 
@@ -161,8 +172,7 @@ func (cc *corpusCuration) remerge(ctx context.Context, c *curations, corpus stri
 }
 
 // reconcile applies the corpus's log as it now is, if the graph has applied less of
-// it: every chunk either the applied or the new state changes is merged again from
-// its extraction as extracted, and the chunks of added relationships follow the log.
+// it.
 func (c *curations) reconcile(ctx context.Context, corpus string) error {
 	cc, err := c.of(ctx, corpus)
 	if err != nil {
@@ -177,7 +187,20 @@ func (c *curations) reconcile(ctx context.Context, corpus string) error {
 	if len(log) == cc.applied {
 		return nil
 	}
-	next := curation.Fold(log)
+	if err := cc.switchTo(ctx, c, corpus, curation.Fold(log, cc.inactive)); err != nil {
+		return err
+	}
+	if err := curation.SetApplied(ctx, c.kv, corpus, len(log)); err != nil {
+		return err
+	}
+	cc.applied, cc.log, cc.stale = len(log), log, true
+	return nil
+}
+
+// switchTo makes the graph curated by next instead of cc.state: every chunk either
+// state changes is merged again from its extraction as extracted, and the chunks of
+// added relationships follow. Call with cc.mu held.
+func (cc *corpusCuration) switchTo(ctx context.Context, c *curations, corpus string, next *curation.State) error {
 	ids, err := cc.affected(ctx, c, corpus, append(cc.state.Keys(), next.Keys()...))
 	if err != nil {
 		return err
@@ -206,10 +229,7 @@ func (c *curations) reconcile(ctx context.Context, corpus string) error {
 	if err := c.write(ctx, corpus, added, gone); err != nil {
 		return fmt.Errorf("applying added relationships: %w", err)
 	}
-	if err := curation.SetApplied(ctx, c.kv, corpus, len(log)); err != nil {
-		return err
-	}
-	cc.state, cc.applied, cc.stale = next, len(log), true
+	cc.state = next
 	return nil
 }
 
@@ -268,7 +288,9 @@ func (cc *corpusCuration) raws(ctx context.Context, c *curations, corpus string,
 }
 
 // refreshStatus computes whether each operation of a curated corpus still acts on the
-// graph, if the graph changed since, and records it (curation.SaveStatus).
+// graph, if the graph changed since, and records it (curation.SaveStatus). An
+// operation that became inactive stops curating the graph, one that became active
+// again starts again (switchTo).
 func (c *curations) refreshStatus(ctx context.Context, corpus string) error {
 	cc, err := c.of(ctx, corpus)
 	if err != nil {
@@ -276,10 +298,11 @@ func (c *curations) refreshStatus(ctx context.Context, corpus string) error {
 	}
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
-	if !cc.stale || cc.state.Empty() {
+	if !cc.stale || len(cc.log) == 0 {
 		return nil
 	}
-	ids, err := cc.affected(ctx, c, corpus, cc.state.Keys())
+	whole := curation.Fold(cc.log, nil)
+	ids, err := cc.affected(ctx, c, corpus, whole.Keys())
 	if err != nil {
 		return err
 	}
@@ -291,7 +314,14 @@ func (c *curations) refreshStatus(ctx context.Context, corpus string) error {
 		}
 		raws = append(raws, r...)
 	}
-	if err := curation.SaveStatus(ctx, c.kv, corpus, cc.state.Status(raws)); err != nil {
+	status := whole.Status(raws)
+	if inactive := curation.Inactive(status); !maps.Equal(inactive, cc.inactive) {
+		if err := cc.switchTo(ctx, c, corpus, curation.Fold(cc.log, inactive)); err != nil {
+			return err
+		}
+		cc.inactive = inactive
+	}
+	if err := curation.SaveStatus(ctx, c.kv, corpus, status); err != nil {
 		return err
 	}
 	cc.stale = false

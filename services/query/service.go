@@ -98,8 +98,12 @@ type Service struct {
 
 // New builds the engine, the API (reading the API's token file) and the MCP tools.
 func New(cfg Config, deps Deps) (*Service, error) {
-	e, err := engine.New(cfg.Engine, engine.Deps{Graph: deps.Graph, Vectors: deps.Vectors, Embedder: deps.Embedder,
-		OfflineEmbedder: deps.OfflineEmbedder, LLM: deps.LLM, Logger: deps.Logger})
+	ed := engine.Deps{Graph: deps.Graph, Vectors: deps.Vectors, Embedder: deps.Embedder,
+		OfflineEmbedder: deps.OfflineEmbedder, LLM: deps.LLM, Logger: deps.Logger}
+	if deps.Bus != nil {
+		ed.Aliases = curator{deps.Bus, deps.Graph}.aliases
+	}
+	e, err := engine.New(cfg.Engine, ed)
 	if err != nil {
 		return nil, err
 	}
@@ -172,6 +176,19 @@ func (c curator) open(ctx context.Context) (*curation.Curator, error) {
 		return nil, fmt.Errorf("opening the state bucket: %w", err)
 	}
 	return &curation.Curator{KV: kv, Bus: c.b, Graph: c.g}, nil
+}
+
+// aliases are the curated aliases of a corpus, for the engine's entity linking.
+func (c curator) aliases(ctx context.Context, corpus string) (map[string]string, error) {
+	kv, err := c.b.KV(ctx, schema.StateBucket)
+	if err != nil {
+		return nil, fmt.Errorf("opening the state bucket: %w", err)
+	}
+	st, err := curation.AppliedState(ctx, kv, corpus)
+	if err != nil {
+		return nil, err
+	}
+	return st.Aliases(), nil
 }
 
 func (c curator) Apply(ctx context.Context, corpus string, op curation.Op) (curation.Entry, error) {

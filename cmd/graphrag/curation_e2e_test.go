@@ -91,8 +91,8 @@ func curationEndToEnd(t *testing.T, p *platform.Platform, corpus string) {
 
 	// Merging an entity into itself and an unknown entity are refused.
 	for body, want := range map[string]int{
-		`{"action":"merge","entities":["detective  holmes"],"into":"Detective Holmes"}`:          http.StatusBadRequest,
-		`{"action":"merge","entities":["Mycroft"],"into":"Sherlock Holmes"}`: http.StatusNotFound,
+		`{"action":"merge","entities":["detective  holmes"],"into":"Detective Holmes"}`: http.StatusBadRequest,
+		`{"action":"merge","entities":["Mycroft"],"into":"Sherlock Holmes"}`:            http.StatusNotFound,
 	} {
 		if status, resp := apiCall(t, srv, http.MethodPost, "/v1/corpora/"+corpus+"/curation", "application/json", strings.NewReader(body)); status != want {
 			t.Errorf("POST %s: %d %s, want %d", body, status, resp, want)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -98,12 +99,24 @@ func curationEndToEnd(t *testing.T, p *platform.Platform, corpus string) {
 			t.Errorf("POST %s: %d %s, want %d", body, status, resp, want)
 		}
 	}
-	status, resp := apiCall(t, srv, http.MethodPost, "/v1/corpora/"+corpus+"/curation", "application/json",
-		strings.NewReader(`{"action":"merge","entities":["Detective Holmes"],"into":"Sherlock Holmes"}`))
-	var merge curation.Entry
-	if status != http.StatusAccepted || json.Unmarshal(resp, &merge) != nil || merge.ID == "" {
-		t.Fatalf("merge: %d %s", status, resp)
+	// The merge through the CLI, which goes through the API.
+	curate := func(args ...string) string {
+		t.Helper()
+		var out, errw bytes.Buffer
+		if err := dispatch(t.Context(), append([]string{"curate", "-api", srv.URL, "-corpus", corpus}, args...), &out, &errw); err != nil {
+			t.Fatalf("graphrag curate %q: %v (%s)", args, err, errw.String())
+		}
+		return out.String()
 	}
+	out := curate("merge", "Detective Holmes", "Sherlock Holmes")
+	if !strings.Contains(out, `merge "Detective Holmes" into "Sherlock Holmes"`) {
+		t.Errorf("graphrag curate merge said %q", out)
+	}
+	ops := curationLog()
+	if len(ops) != 1 || ops[0].Action != curation.Merge {
+		t.Fatalf("log after the merge: %+v", ops)
+	}
+	merge := ops[0].Entry
 	waitIndexed(t, p, corpus)
 	merged := func(when string) {
 		t.Helper()
@@ -123,7 +136,7 @@ func curationEndToEnd(t *testing.T, p *platform.Platform, corpus string) {
 	merged("after the merge")
 
 	// Retrieval sees the curated graph: the entities linked to a question about Holmes.
-	status, resp = apiCall(t, srv, http.MethodPost, "/v1/retrieve", "application/json",
+	status, resp := apiCall(t, srv, http.MethodPost, "/v1/retrieve", "application/json",
 		strings.NewReader(`{"corpus":"`+corpus+`","query":"Who visits Detective Holmes at Scotland Yard?"}`))
 	if status != http.StatusOK {
 		t.Fatalf("retrieve: %d %s", status, resp)
@@ -156,9 +169,12 @@ func curationEndToEnd(t *testing.T, p *platform.Platform, corpus string) {
 		t.Fatalf("delete: %d %s", status, resp)
 	}
 	waitIndexed(t, p, corpus)
-	ops := curationLog()
+	ops = curationLog()
 	if len(ops) != 1 || ops[0].State != "inactive" || !strings.Contains(ops[0].Reason, "Sherlock Holmes") {
 		t.Errorf("after deleting its evidence, log %+v: want the merge inactive, naming Sherlock Holmes", ops)
+	}
+	if out := curate("log"); !strings.Contains(out, "inactive") || !strings.Contains(out, "Sherlock Holmes") {
+		t.Errorf("graphrag curate log says %q, want the merge inactive", out)
 	}
 	if s, _ := entity("Detective Holmes"); s != http.StatusOK {
 		t.Errorf("with the merge inactive, entity Holmes answers %d, want 200", s)
@@ -168,8 +184,9 @@ func curationEndToEnd(t *testing.T, p *platform.Platform, corpus string) {
 	publish("sherlock", sherlock)
 	waitIndexed(t, p, corpus)
 	merged("after publishing the evidence again")
-	if status, resp := apiCall(t, srv, http.MethodDelete, "/v1/corpora/"+corpus+"/curation/"+merge.ID, "", nil); status != http.StatusAccepted {
-		t.Fatalf("undo: %d %s", status, resp)
+	curate("undo", merge.ID)
+	if status, resp := apiCall(t, srv, http.MethodDelete, "/v1/corpora/"+corpus+"/curation/"+merge.ID, "", nil); status != http.StatusConflict {
+		t.Errorf("undo again: %d %s, want 409", status, resp)
 	}
 	waitIndexed(t, p, corpus)
 	if s, _ := entity("Detective Holmes"); s != http.StatusOK {

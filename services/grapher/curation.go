@@ -60,6 +60,10 @@ func (c *curations) of(ctx context.Context, corpus string) (*corpusCuration, err
 	if cc != nil {
 		return cc, nil
 	}
+	if c.kv == nil {
+		// A merger without the state bucket (tests of the merger alone): no curation.
+		return &corpusCuration{orig: map[string]graphstore.ChunkExtraction{}}, nil
+	}
 	log, _, err := curation.Load(ctx, c.kv, corpus)
 	if err != nil {
 		return nil, err

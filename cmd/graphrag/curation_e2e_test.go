@@ -195,4 +195,21 @@ func curationEndToEnd(t *testing.T, p *platform.Platform, corpus string) {
 	if ops := curationLog(); len(ops) != 2 || ops[0].State != "undone" || ops[0].UndoneBy != ops[1].ID {
 		t.Errorf("after undo, log %+v", ops)
 	}
+
+	// An added relationship: a neighbour no passage names together, with retrieval and
+	// the passages route still answering (the relationship has no passage of its own).
+	curate("add-rel", "Sherlock Holmes", "Inspector Lestrade", "WORKS_WITH")
+	waitIndexed(t, p, corpus)
+	if _, names := entity("Sherlock Holmes"); !slices.Contains(names, "Inspector Lestrade") {
+		t.Errorf("after add-rel, Sherlock Holmes's neighbours are %q", names)
+	}
+	for _, path := range []string{"/v1/corpora/" + corpus + "/entities/" + url.PathEscape("Sherlock Holmes") + "/passages"} {
+		if status, resp := apiCall(t, srv, http.MethodGet, path, "", nil); status != http.StatusOK {
+			t.Errorf("GET %s: %d %s", path, status, resp)
+		}
+	}
+	if status, resp := apiCall(t, srv, http.MethodPost, "/v1/query", "application/json",
+		strings.NewReader(`{"corpus":"`+corpus+`","query":"Who works with Inspector Lestrade?"}`)); status != http.StatusOK {
+		t.Errorf("query after add-rel: %d %s", status, resp)
+	}
 }

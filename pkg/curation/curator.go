@@ -29,7 +29,7 @@ type Curator struct {
 // the graph does not have is ErrNotFound, a bad operation ErrInvalid.
 func (c *Curator) Apply(ctx context.Context, corpus string, op Op) (Entry, error) {
 	if op.Action == Undo {
-		return Entry{}, invalid("undo an operation with Undo")
+		return Entry{}, invalid("an undo is not posted: DELETE /v1/corpora/%s/curation/{id} (graphrag curate undo ID) reverts an operation", corpus)
 	}
 	if err := op.Validate(); err != nil {
 		return Entry{}, err

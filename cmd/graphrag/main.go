@@ -34,6 +34,7 @@ func commands() []command {
 		{"status", "show a corpus's indexing progress per stage", runStatus},
 		{"query", "ask a question through the query API", runQuery},
 		{"mcp", "serve the MCP tools over stdio on the configured stores", runMCP},
+		{"curate", "merge, split, rename, type or pin entities and delete or add relationships of a corpus's graph, through the query API; list and undo", runCurate},
 		{"export", "write a corpus's graph, communities with reports and chunks as JSON Lines, GraphML or GraphRAG's Parquet tables", runExport},
 		{"eval", "index a dataset and score retrieval strategies (recall@k, all-gold@k, MRR, latency)", eval.Run},
 	}

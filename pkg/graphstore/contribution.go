@@ -129,6 +129,42 @@ func Contribute(c ChunkExtraction) (Contribution, error) {
 	return out, nil
 }
 
+// Extraction is a ChunkExtraction that Contribute turns back into ct: one mention per
+// name, type and description of each entity (a bare key for an entity only implied),
+// one per type and description of each relation (a bare pair for one with neither),
+// each relation mention with the pair's strength.
+func Extraction(ct Contribution) ChunkExtraction {
+	ce := ChunkExtraction{ChunkID: ct.ChunkID, DocumentID: ct.DocumentID}
+	for _, e := range ct.Entities {
+		n := len(ce.Entities)
+		for _, name := range e.Names {
+			ce.Entities = append(ce.Entities, EntityMention{Key: e.Key, Name: name})
+		}
+		for _, t := range e.Types {
+			ce.Entities = append(ce.Entities, EntityMention{Key: e.Key, Type: t})
+		}
+		for _, d := range e.Descriptions {
+			ce.Entities = append(ce.Entities, EntityMention{Key: e.Key, Description: d})
+		}
+		if len(ce.Entities) == n {
+			ce.Entities = append(ce.Entities, EntityMention{Key: e.Key})
+		}
+	}
+	for _, r := range ct.Relations {
+		n := len(ce.Relations)
+		for _, t := range r.Types {
+			ce.Relations = append(ce.Relations, RelationMention{SourceKey: r.SourceKey, TargetKey: r.TargetKey, Type: t, Strength: r.Strength})
+		}
+		for _, d := range r.Descriptions {
+			ce.Relations = append(ce.Relations, RelationMention{SourceKey: r.SourceKey, TargetKey: r.TargetKey, Description: d, Strength: r.Strength})
+		}
+		if len(ce.Relations) == n {
+			ce.Relations = append(ce.Relations, RelationMention{SourceKey: r.SourceKey, TargetKey: r.TargetKey, Strength: r.Strength})
+		}
+	}
+	return ce
+}
+
 func sortedSet(m map[string]struct{}) []string {
 	if len(m) == 0 {
 		return nil

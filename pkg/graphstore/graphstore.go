@@ -162,6 +162,10 @@ type Store interface {
 	// of the entities it mentions (including relationship ends), sorted. Chunks
 	// without a contribution are absent from the map.
 	ChunkEntities(ctx context.Context, corpus string, chunkIDs []string) (map[string][]string, error)
+	// Contributions returns the stored contribution of each given chunk that has one
+	// (as Contribute made it), keyed by chunk id; chunks without one are absent. The
+	// grapher's curation re-merges chunks from them (Extraction).
+	Contributions(ctx context.Context, corpus string, chunkIDs []string) (map[string]Contribution, error)
 	// Neighborhood walks relationships breadth first, ignoring direction, from the
 	// start entities (unknown ones ignored) up to depth hops. Start entities are
 	// excluded; each entity appears once at its shortest distance. The result is

@@ -112,6 +112,12 @@ func (v validating) ChunkEntities(ctx context.Context, corpus string, chunkIDs [
 	})
 }
 
+func (v validating) Contributions(ctx context.Context, corpus string, chunkIDs []string) (map[string]Contribution, error) {
+	return call(ctx, v.rec, "Contributions", corpus, true, func(ctx context.Context) (map[string]Contribution, error) {
+		return v.d.Contributions(ctx, corpus, chunkIDs)
+	})
+}
+
 func (v validating) Neighborhood(ctx context.Context, corpus string, start []string, depth, limit int) ([]Neighbor, error) {
 	return call(ctx, v.rec, "Neighborhood", corpus, true, func(ctx context.Context) ([]Neighbor, error) {
 		return v.d.Neighborhood(ctx, corpus, start, depth, limit)

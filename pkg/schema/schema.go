@@ -145,6 +145,27 @@ const TypeCountsPrefix = "types."
 // corpus in StateBucket (a JSON object of counts).
 func TypeCountsKey(corpus string) string { return TypeCountsPrefix + corpus }
 
+// CurationLogKey is where a corpus's curation log lives in StateBucket (package
+// curation): the query service appends to it, the grapher applies it.
+func CurationLogKey(corpus string) string { return "curation.log." + corpus }
+
+// CurationAppliedKey is where the grapher records how many entries of a corpus's
+// curation log its graph has applied (a decimal count).
+func CurationAppliedKey(corpus string) string { return "curation.applied." + corpus }
+
+// CurationStatusKey is where the grapher records whether each curation operation of a
+// corpus is still active (a JSON object by operation id).
+func CurationStatusKey(corpus string) string { return "curation.status." + corpus }
+
+// CurationOriginalKey is where the grapher keeps the extraction of a chunk as
+// extracted, before curation changed it, in StateBucket. The chunk id is hashed.
+func CurationOriginalKey(corpus, chunkID string) string {
+	return CurationOriginalPrefix(corpus) + events.Hash(chunkID)[:32]
+}
+
+// CurationOriginalPrefix begins the CurationOriginalKey of every chunk of a corpus.
+func CurationOriginalPrefix(corpus string) string { return "curation.orig." + corpus + "." }
+
 // TaxonomyKey is where the consolidated entity types live in StateBucket
 // (taxonomy.Taxonomy): the grapher writes them, the extractor reads them.
 const TaxonomyKey = "taxonomy"

@@ -33,6 +33,10 @@ func (s *Service) Detect(ctx context.Context, corpus string) error {
 	}
 	changesAtStart := st.state.Changes
 	s.mu.Unlock()
+	// Whether each curation operation still acts on the graph (curation.go).
+	if err := s.merger.cur.refreshStatus(ctx, corpus); err != nil {
+		return err
+	}
 
 	// The current hierarchy is what Stabilize matches the new communities against and,
 	// with WarmStart, seeds Leiden (a re-run keeps what new documents did not touch).

@@ -15,6 +15,9 @@ import (
 )
 
 func (s *Service) handleExtraction(ctx context.Context, corpus string, m *bus.Message) error {
+	if events.SchemaOf(m.Data) == events.SchemaCuration {
+		return s.handleCuration(ctx, corpus, m)
+	}
 	var x events.Extraction
 	if err := events.Decode(m.Data, &x); err != nil {
 		return bus.Permanent(fmt.Errorf("decoding extraction: %w", err))
@@ -30,6 +33,22 @@ func (s *Service) handleExtraction(ctx context.Context, corpus string, m *bus.Me
 	}
 	if err := s.merger.apply(ctx, corpus, op); err != nil {
 		return fmt.Errorf("merging chunk %s: %w", x.ChunkID, err)
+	}
+	return s.markDirty(ctx, corpus)
+}
+
+// handleCuration applies a corpus's curation log as it now is (the event names the
+// entry appended; the log is the record, so a replayed event changes nothing).
+func (s *Service) handleCuration(ctx context.Context, corpus string, m *bus.Message) error {
+	var c events.Curation
+	if err := events.Decode(m.Data, &c); err != nil {
+		return bus.Permanent(fmt.Errorf("decoding curation: %w", err))
+	}
+	if c.Corpus != corpus {
+		return bus.Permanent(&events.FieldError{Field: "corpus", Problem: fmt.Sprintf("%q does not match subject corpus %q", c.Corpus, corpus)})
+	}
+	if err := s.merger.apply(ctx, corpus, mergeOp{curate: true}); err != nil {
+		return fmt.Errorf("applying curation %s: %w", c.OpID, err)
 	}
 	return s.markDirty(ctx, corpus)
 }
@@ -68,6 +87,7 @@ func ToChunkExtraction(x *events.Extraction) graphstore.ChunkExtraction {
 // current. An extraction of a superseded version is turned into a removal.
 type merger struct {
 	store    GraphStore
+	cur      *curations
 	size     int
 	wait     time.Duration
 	versions *versionCache
@@ -83,6 +103,8 @@ type mergeOp struct {
 	ce             graphstore.ChunkExtraction
 	docID, version string
 	remove         bool
+	// curate applies the corpus's curation log (ce is empty).
+	curate bool
 }
 
 type mergeReq struct {
@@ -93,7 +115,7 @@ type mergeReq struct {
 }
 
 func newMerger(store GraphStore, versions *versionCache, size int, wait time.Duration) *merger {
-	return &merger{store: store, versions: versions, size: size, wait: wait, in: make(chan mergeReq), quit: make(chan struct{})}
+	return &merger{store: store, cur: newCurations(store), versions: versions, size: size, wait: wait, in: make(chan mergeReq), quit: make(chan struct{})}
 }
 
 func (m *merger) start() {
@@ -171,7 +193,12 @@ func (m *merger) commit(batch []mergeReq) {
 func (m *merger) commitCorpus(ctx context.Context, corpus string, reqs []mergeReq) error {
 	last := map[string]mergeOp{}
 	var order []string
+	curate := false
 	for _, r := range reqs {
+		if r.op.curate {
+			curate = true
+			continue
+		}
 		id := r.op.ce.ChunkID
 		if _, ok := last[id]; !ok {
 			order = append(order, id)
@@ -200,17 +227,18 @@ func (m *merger) commitCorpus(ctx context.Context, corpus string, reqs []mergeRe
 			merges = append(merges, op.ce)
 		}
 	}
-	if len(merges) > 0 {
+	if len(merges)+len(removals) > 0 {
+		// Curated first (curation.go): with no curation, a merge and a removal.
 		start := time.Now()
-		if err := m.store.Merge(ctx, corpus, merges); err != nil {
+		if err := m.cur.commit(ctx, corpus, merges, removals); err != nil {
 			return err
 		}
-		recordMerge(ctx, len(merges), time.Since(start))
-	}
-	if len(removals) > 0 {
-		if err := m.store.RemoveChunks(ctx, corpus, removals); err != nil {
-			return fmt.Errorf("removing %d chunks: %w", len(removals), err)
+		if len(merges) > 0 {
+			recordMerge(ctx, len(merges), time.Since(start))
 		}
+	}
+	if curate {
+		return m.cur.reconcile(ctx, corpus)
 	}
 	return nil
 }

@@ -323,6 +323,7 @@ func (s *Service) probe(ctx context.Context) error {
 	}
 	s.kv = kv
 	s.merger.versions.kv = kv
+	s.merger.cur.kv = kv
 	dim, err := llm.ProbeDimension(ctx, s.deps.Embedder)
 	if err != nil {
 		return fmt.Errorf("grapher: %w", err)

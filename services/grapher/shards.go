@@ -246,6 +246,7 @@ func (s *Service) takeShard(ctx context.Context, n int) (bool, error) {
 	}
 	// Another grapher may have merged newer document versions while it held the shard.
 	s.merger.versions.forgetCorpora(func(c string) bool { return pipeline.ShardOf(c, s.cfg.Shards) == n })
+	s.merger.cur.forget(func(c string) bool { return pipeline.ShardOf(c, s.cfg.Shards) == n })
 	sh.ctx, sh.cancel = context.WithCancel(s.detectCtx) //nolint:contextcheck // detection outlives the rebalance that took the shard
 	s.mu.Lock()
 	for c, st := range states {

@@ -16,6 +16,7 @@ import (
 type GraphStore interface {
 	Merge(ctx context.Context, corpus string, batch []graphstore.ChunkExtraction) error
 	RemoveChunks(ctx context.Context, corpus string, chunkIDs []string) error
+	Contributions(ctx context.Context, corpus string, chunkIDs []string) (map[string]graphstore.Contribution, error)
 	Corpora(ctx context.Context) ([]string, error)
 	Snapshot(ctx context.Context, corpus string) (graphstore.Snapshot, error)
 	Entities(ctx context.Context, corpus string, keys []string, opts ...graphstore.ReadOption) ([]graphstore.Entity, error)

@@ -12,10 +12,12 @@ import (
 	"github.com/graphrag/graphrag/pkg/bus"
 	"github.com/graphrag/graphrag/pkg/catalog"
 	"github.com/graphrag/graphrag/pkg/costestimate"
+	"github.com/graphrag/graphrag/pkg/curation"
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/export"
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/pipeline"
+	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/services/query/console"
 	"github.com/graphrag/graphrag/services/query/engine"
 	"github.com/graphrag/graphrag/services/query/explore"
@@ -96,8 +98,12 @@ type Service struct {
 
 // New builds the engine, the API (reading the API's token file) and the MCP tools.
 func New(cfg Config, deps Deps) (*Service, error) {
-	e, err := engine.New(cfg.Engine, engine.Deps{Graph: deps.Graph, Vectors: deps.Vectors, Embedder: deps.Embedder,
-		OfflineEmbedder: deps.OfflineEmbedder, LLM: deps.LLM, Logger: deps.Logger})
+	ed := engine.Deps{Graph: deps.Graph, Vectors: deps.Vectors, Embedder: deps.Embedder,
+		OfflineEmbedder: deps.OfflineEmbedder, LLM: deps.LLM, Logger: deps.Logger}
+	if deps.Bus != nil {
+		ed.Aliases = curator{deps.Bus, deps.Graph}.aliases
+	}
+	e, err := engine.New(cfg.Engine, ed)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +125,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if deps.Bus != nil {
 		cat := catalog.New(deps.Bus, deps.Graph, deps.Vectors)
 		opts = append(opts, httpapi.WithCatalog(cat), httpapi.WithPublisher(publisher{deps.Bus}),
-			httpapi.WithDeleter(deleter{deps.Bus, cat}))
+			httpapi.WithDeleter(deleter{deps.Bus, cat}), httpapi.WithCurator(curator{deps.Bus, deps.Graph}))
 		mcpOpts = append(mcpOpts, mcpserver.WithCatalog(cat))
 	}
 	h, err := httpapi.New(e, x, api, deps.Logger, opts...)
@@ -157,6 +163,58 @@ func (p publisher) PublishDocument(ctx context.Context, d events.Document) error
 
 // deleter publishes deletion events as `graphrag delete` does, for documents and
 // corpora the catalog knows (a deletion of nothing is a 404, not an accepted no-op).
+// curator opens the state bucket for each operation (the bus keeps it open) and
+// hands it to a curation.Curator.
+type curator struct {
+	b *bus.Bus
+	g curation.EntityReader
+}
+
+func (c curator) open(ctx context.Context) (*curation.Curator, error) {
+	kv, err := c.b.KV(ctx, schema.StateBucket)
+	if err != nil {
+		return nil, fmt.Errorf("opening the state bucket: %w", err)
+	}
+	return &curation.Curator{KV: kv, Bus: c.b, Graph: c.g}, nil
+}
+
+// aliases are the curated aliases of a corpus, for the engine's entity linking.
+func (c curator) aliases(ctx context.Context, corpus string) (map[string]string, error) {
+	kv, err := c.b.KV(ctx, schema.StateBucket)
+	if err != nil {
+		return nil, fmt.Errorf("opening the state bucket: %w", err)
+	}
+	st, err := curation.AppliedState(ctx, kv, corpus)
+	if err != nil {
+		return nil, err
+	}
+	return st.Aliases(), nil
+}
+
+func (c curator) Apply(ctx context.Context, corpus string, op curation.Op) (curation.Entry, error) {
+	cur, err := c.open(ctx)
+	if err != nil {
+		return curation.Entry{}, err
+	}
+	return cur.Apply(ctx, corpus, op)
+}
+
+func (c curator) Undo(ctx context.Context, corpus, id string) (curation.Entry, error) {
+	cur, err := c.open(ctx)
+	if err != nil {
+		return curation.Entry{}, err
+	}
+	return cur.Undo(ctx, corpus, id)
+}
+
+func (c curator) Log(ctx context.Context, corpus string) ([]curation.Report, error) {
+	cur, err := c.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return cur.Log(ctx, corpus)
+}
+
 type deleter struct {
 	b   *bus.Bus
 	cat *catalog.Catalog

@@ -371,6 +371,25 @@ func (s *store) Stats(ctx context.Context, corpus string) (graphstore.Stats, err
 }
 
 // ChunkEntities returns the entity keys each stored chunk contributed.
+// Contributions returns the stored contributions of the given chunks that have one.
+func (s *store) Contributions(ctx context.Context, corpus string, chunkIDs []string) (map[string]graphstore.Contribution, error) {
+	out := make(map[string]graphstore.Contribution, len(chunkIDs))
+	err := s.read(ctx, "reading chunk contributions", corpus, func(c *corpusTx) error {
+		clear(out)
+		for _, id := range chunkIDs {
+			ct, err := loadContribution(c, id)
+			if err != nil {
+				return err
+			}
+			if ct != nil {
+				out[id] = *ct
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
 func (s *store) ChunkEntities(ctx context.Context, corpus string, chunkIDs []string) (map[string][]string, error) {
 	out := make(map[string][]string, len(chunkIDs))
 	err := s.read(ctx, "reading chunk entities", corpus, func(c *corpusTx) error {

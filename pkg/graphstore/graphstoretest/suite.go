@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -37,6 +38,7 @@ func Run(t *testing.T, f Features, open func(t *testing.T) graphstore.Store) {
 		{"ReplaceSemantics", testReplaceSemantics},
 		{"RemoveChunks", testRemoveChunks},
 		{"Provenance", testProvenance},
+		{"Contributions", testContributions},
 		{"BriefReads", testBriefReads},
 		{"NameTypeDescription", testNameTypeDescription},
 		{"Summaries", testSummaries},
@@ -305,6 +307,7 @@ func testInvalidCorpus(t *testing.T, s graphstore.Store) {
 		{"RelationshipsOf", func(c string) error { _, err := s.RelationshipsOf(ctx, c, []string{"a"}, 0); return err }},
 		{"RelationshipsAmong", func(c string) error { _, err := s.RelationshipsAmong(ctx, c, []string{"a"}); return err }},
 		{"ChunkEntities", func(c string) error { _, err := s.ChunkEntities(ctx, c, []string{"c1"}); return err }},
+		{"Contributions", func(c string) error { _, err := s.Contributions(ctx, c, []string{"c1"}); return err }},
 		{"Neighborhood", func(c string) error { _, err := s.Neighborhood(ctx, c, []string{"a"}, 1, 0); return err }},
 		{"Snapshot", func(c string) error { _, err := s.Snapshot(ctx, c); return err }},
 		{"SetPageRank", func(c string) error { return s.SetPageRank(ctx, c, map[string]float64{"a": 1}) }},
@@ -451,6 +454,38 @@ func testProvenance(t *testing.T, s graphstore.Store) {
 		t.Fatal(err)
 	}
 	eq(t, "ChunkEntities after removal", ce, map[string][]string{})
+
+}
+
+// testContributions checks that Contributions gives back what Contribute made of each
+// stored chunk, and that Extraction turns it into an extraction Contribute maps to it.
+func testContributions(t *testing.T, s graphstore.Store) {
+	batch := sampleBatch()
+	merge(t, s, "k", batch...)
+	if err := s.RemoveChunks(t.Context(), "k", []string{"c3"}); err != nil {
+		t.Fatal(err)
+	}
+	cts, err := s.Contributions(t.Context(), "k", []string{"c2", "c1", "c3", "nope", "c1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := slices.Sorted(maps.Keys(cts))
+	eq(t, "chunks with a contribution", keys, []string{"c1", "c2"})
+	for _, c := range batch[:2] {
+		want, err := graphstore.Contribute(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eq(t, "Contributions["+c.ChunkID+"]", cts[c.ChunkID], want)
+		back, err := graphstore.Contribute(graphstore.Extraction(cts[c.ChunkID]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		eq(t, "Contribute(Extraction("+c.ChunkID+"))", back, want)
+	}
+	if cts, err := s.Contributions(t.Context(), "nowhere", []string{"c1"}); err != nil || len(cts) != 0 {
+		t.Errorf("Contributions of a missing corpus = %v, %v; want none", cts, err)
+	}
 }
 
 // testBriefReads checks that a brief read (graphstore.Brief) gives every field but

@@ -535,6 +535,34 @@ func (s *store) DropCorpus(ctx context.Context, corpus string) error {
 	})
 }
 
+const cyContributions = `
+UNWIND $rows AS id
+MATCH (c:Chunk {corpus: $corpus, id: id})
+WHERE c.hash IS NOT NULL
+RETURN id, c.contrib AS contrib`
+
+// Contributions returns the stored contributions of the given chunks that have one.
+func (s *store) Contributions(ctx context.Context, corpus string, chunkIDs []string) (map[string]graphstore.Contribution, error) {
+	out := make(map[string]graphstore.Contribution, len(chunkIDs))
+	err := s.read(ctx, "reading chunk contributions in "+corpus, func(tx neo4j.ManagedTransaction) error {
+		recs, err := runBatched(ctx, s, tx, cyContributions, map[string]any{"corpus": corpus}, distinct(chunkIDs))
+		if err != nil {
+			return err
+		}
+		clear(out)
+		for _, r := range recs {
+			id := asString(r.Values[0])
+			ct, err := decodeContribution(id, r.Values[1])
+			if err != nil {
+				return err
+			}
+			out[id] = *ct
+		}
+		return nil
+	})
+	return out, err
+}
+
 const cyChunkEntities = `
 UNWIND $rows AS id
 MATCH (c:Chunk {corpus: $corpus, id: id})

@@ -107,13 +107,15 @@ func TestIndexHasNoInlineCode(t *testing.T) {
 
 // Corpus text reaches the page only as text: the script never parses strings as HTML.
 func TestScriptWritesNoHTML(t *testing.T) {
-	b, err := static.ReadFile("static/app.js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, bad := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "DOMParser", "createContextualFragment"} {
-		if strings.Contains(string(b), bad) {
-			t.Errorf("app.js uses %s", bad)
+	for _, f := range []string{"static/app.js", "static/curate.js"} {
+		b, err := static.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, bad := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "DOMParser", "createContextualFragment"} {
+			if strings.Contains(string(b), bad) {
+				t.Errorf("%s uses %s", f, bad)
+			}
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -142,6 +143,10 @@ type Deps struct {
 	OfflineEmbedder bool
 	LLM             *llm.Client // nil: extractive answers, heuristic classification
 	Logger          *slog.Logger
+	// Aliases, when set, gives a corpus's curated aliases (names merged into other
+	// entities, normalized, to the key of the entity they are now part of): question
+	// words naming a merged entity link to the entity it was merged into.
+	Aliases func(ctx context.Context, corpus string) (map[string]string, error)
 }
 
 // withDefaults gives the zero fields that stand for a default (see Config) their

@@ -47,6 +47,17 @@ func (e *Engine) link(ctx context.Context, corpus, query string, qvec []float32)
 	var hits []vectorstore.Hit
 	words := queryWords(query)
 	cands, spans := ngramCandidates(words)
+	if e.deps.Aliases != nil {
+		aliases, err := e.deps.Aliases(ctx, corpus)
+		if err != nil {
+			return nil, fmt.Errorf("reading curated aliases: %w", err)
+		}
+		for i, c := range cands {
+			if a, ok := aliases[c]; ok {
+				cands[i] = a
+			}
+		}
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
 		if exact, err = e.deps.Graph.Entities(gctx, corpus, cands); err != nil {

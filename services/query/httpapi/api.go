@@ -44,6 +44,7 @@ type API struct {
 	publisher Publisher
 	deleter   Deleter
 	exporter  Exporter
+	curator   Curator
 	// estimate: the indexing settings of an upload's cost estimate (estimate.go).
 	estimate *costestimate.Options
 }
@@ -78,6 +79,7 @@ func New(e *engine.Engine, x Explorer, cfg Config, log *slog.Logger, opts ...Opt
 	a.mux.HandleFunc("GET /v1/corpora/{corpus}/stats", a.guard(a.known(a.stats)))
 	a.addResourceRoutes()
 	a.addExportRoute()
+	a.addCurationRoutes()
 	a.addChatRoutes()
 	a.addOllamaRoutes()
 	// Exploration (explore.go, served by x), read by the console.

@@ -304,6 +304,7 @@ func TestHTTPOpenAPI(t *testing.T) {
 	}
 	routes = append(routes, resourceRoutes...)
 	routes = append(routes, ollamaRoutes...)
+	routes = append(routes, curationRoutes...)
 	served := map[string]bool{}
 	for _, r := range routes {
 		served[r.method+" "+r.pattern] = true

@@ -42,7 +42,7 @@ func newFakes() *fakes {
 }
 
 func (f *fakes) options() []Option {
-	opts := []Option{WithCatalog(f), WithPublisher(f), WithExporter(f)}
+	opts := []Option{WithCatalog(f), WithPublisher(f), WithExporter(f), WithCurator(newFakeCurator())}
 	if !f.noDeleter {
 		opts = append(opts, WithDeleter(f))
 	}

@@ -74,6 +74,8 @@ var routeScopes = map[string]scopeNeed{
 	"DELETE /v1/corpora/{corpus}/documents/{id}": {access.Write, "delete documents of"},
 	"DELETE /v1/corpora/{corpus}":                {access.Admin, "drop"},
 	"GET /v1/corpora/{corpus}/export":            {access.Read, "export"},
+	"POST /v1/corpora/{corpus}/curation":         {access.Write, "curate the graph of"},
+	"DELETE /v1/corpora/{corpus}/curation/{id}":  {access.Write, "undo curation of"},
 }
 
 // routeScope is the scope a request needs on its {corpus}: the route's own if it has

@@ -2,6 +2,8 @@
 // (/openapi.json documents it) and writes every corpus text through textContent or text
 // nodes, never as HTML: documents are untrusted input.
 
+import { curationBar, entityEditor } from './curate.js';
+
 // ---------- DOM helpers ----------
 
 // h builds an element: attrs are properties or attributes ("on…" functions become
@@ -430,6 +432,7 @@ pages.explore = (main, params) => {
   const graph = h('div', { id: 'graph' });
   const details = h('div', { class: 'panel', id: 'details' });
   const show = (name) => go('explore', { entity: name, depth: depth.value, limit: limit.value, level: st.level });
+  st.cur = curationBar(curationUI()); // curate.js: merge the selected nodes, the log
 
   let timer = null;
   let seq = 0;
@@ -455,8 +458,8 @@ pages.explore = (main, params) => {
     h('div', { class: 'typeahead' }, input, sugg), depth, limit, level, h('button', { type: 'submit' }, 'Show'));
   level.addEventListener('change', () => { st.level = Number(level.value); recolour(st); });
   main.append(h('h1', {}, 'Graph explorer'), form, h('div', { class: 'split' },
-    h('section', { class: 'graph-wrap' }, status, graph, h('div', { class: 'legend', id: 'legend' })),
-    h('aside', {}, details)));
+    h('section', { class: 'graph-wrap' }, status, st.cur.el, graph, h('div', { class: 'legend', id: 'legend' })),
+    h('aside', {}, details, st.cur.log)));
 
   getJSON(corpusPath('/stats')).then((s) => {
     st.levels = Math.max(1, s.levels || 1);
@@ -472,6 +475,9 @@ pages.explore = (main, params) => {
   }
   return () => { clearTimeout(timer); if (st.cy) st.cy.destroy(); };
 };
+
+// curationUI hands curate.js the helpers it builds with.
+const curationUI = () => ({ h, api, getJSON, corpusPath, errorBox });
 
 function nodeData(e, dist) {
   return { id: e.key, name: e.name || e.key, type: e.type, pr: e.pagerank || 0, mentions: e.mentions || 0, comms: e.communities || [], dist };
@@ -524,6 +530,7 @@ async function loadNeighbourhood(st, graph, status, details, name, depth, limit)
   recolour(st);
   st.cy.on('tap', 'node', (ev) => { selectNode(st, ev.target, details, status); });
   st.cy.on('tap', 'edge', (ev) => { showEdge(st, ev.target, details); });
+  st.cur?.attach(st.cy);
   window.graphrag = { cy: st.cy };
   // Time to first render: the request, the layout and the first frame drawn.
   st.cy.one('render', () => requestAnimationFrame(() => {
@@ -637,7 +644,8 @@ async function selectNode(st, node, details, status, expand = true) {
   node.select();
   const d = node.data();
   fill(details, h('h3', {}, d.name), h('p', { class: 'muted' }, `${d.type || 'entity'} · PageRank ${fmt(d.pr, 4)} · ${d.mentions} mentions`),
-    h('p', { class: 'muted' }, 'communities: ', d.comms.map((c, i) => (c ? [h('a', { href: `#/communities?open=${enc(c)}` }, `C${i}`), ' '] : null))));
+    h('p', { class: 'muted' }, 'communities: ', d.comms.map((c, i) => (c ? [h('a', { href: `#/communities?open=${enc(c)}` }, `C${i}`), ' '] : null))),
+    entityEditor(curationUI(), d, () => st.cur?.refresh()));
   if (expand && !st.expanded.has(d.id)) expandNode(st, node, status);
   const body = h('div', {}, h('p', { class: 'muted' }, 'Loading passages…'));
   details.append(body);

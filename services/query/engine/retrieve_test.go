@@ -73,8 +73,9 @@ func TestRetrieveTimingPhases(t *testing.T) {
 // the phase's timing: both come from one measurement. The store calls made in a phase
 // are its children.
 func TestRetrievePhaseSpans(t *testing.T) {
-	e, _ := newBridgeEngine(t)
+	// The providers first: the stores take their tracer when they open.
 	p := calltracetest.Install(t)
+	e, _ := newBridgeEngine(t)
 	ctx, parent := otel.Tracer("test").Start(t.Context(), "request")
 	_, tm, err := e.Retrieve(ctx, Request{Corpus: "demo", Query: "Leland film 1986", Weights: &Weights{Dense: 1, Lexical: 1, Graph: 1, Subject: 1}})
 	parent.End()

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -29,24 +28,6 @@ type failingExplorer struct{ err error }
 
 func (f failingExplorer) Neighborhood(context.Context, string, string, int, int) (explore.Neighborhood, error) {
 	return explore.Neighborhood{}, f.err
-}
-
-// syncBuffer is a log sink the server's goroutines write to while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // The tool error a model reads follows the error's kind, as the HTTP API's status
@@ -102,7 +83,8 @@ func TestToolErrorByKind(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var logs syncBuffer
+			// Written by the tool's handler before its result is sent, read after it arrives.
+			var logs bytes.Buffer
 			s := New(e, failingExplorer{tc.err}, "test", slog.New(slog.NewTextHandler(&logs, nil)))
 			cs := connectMCP(t, s, nil)
 			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: ToolExplore, Arguments: map[string]any{"corpus": "demo", "entity_name": "x"}})

@@ -1,6 +1,9 @@
 # GraphRAG platform. `make help` lists the targets.
 SHELL := /bin/bash
 MODULES := pkg services/extractor services/grapher services/summarizer services/query cmd/graphrag tools
+# Modules outside go.work, built with GOWORK=off: the deployment manifests and the HNSW peer
+# benchmark (whose peer library stays out of the workspace's versions, ADR 0057).
+OUTSIDE := deploy tools/hnsw-peers
 GO ?= go
 DATA ?= .data/demo
 BIN := bin
@@ -27,7 +30,7 @@ run: ## the whole platform in one process on embedded defaults: index examples/,
 .PHONY: test
 test: ## unit and in-process integration tests of every module, with the race detector
 	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(GO) test -race -count=1 -timeout 30m ./...); done
-	@echo "== deploy (manifests, outside the workspace)"; cd deploy && GOWORK=off $(GO) test -race -count=1 ./...
+	@set -e; for m in $(OUTSIDE); do echo "== $$m (outside the workspace)"; (cd $$m && GOWORK=off $(GO) test -race -count=1 ./...); done
 
 .PHONY: test-ui
 test-ui: ## the web console in headless Chromium (Debian's chromium, installed when absent) against graphrag up; screenshots in services/query/console/screenshots/
@@ -44,8 +47,8 @@ test-short: ## the tests without the race detector (faster)
 .PHONY: vet
 vet: ## go vet, gofmt and golangci-lint (make lint) on every module
 	@set -e; for m in $(MODULES); do (cd $$m && $(GO) vet ./...); done
-	cd deploy && GOWORK=off $(GO) vet ./...
-	@test -z "$$(gofmt -l $(MODULES) deploy)" || (gofmt -l $(MODULES) deploy; echo "gofmt needed"; exit 1)
+	@set -e; for m in $(OUTSIDE); do (cd $$m && GOWORK=off $(GO) vet ./...); done
+	@test -z "$$(gofmt -l $(MODULES) $(OUTSIDE))" || (gofmt -l $(MODULES) $(OUTSIDE); echo "gofmt needed"; exit 1)
 	@$(MAKE) --no-print-directory lint
 
 # golangci-lint, pinned; `make lint` (and so `make vet`) installs it from the Go module
@@ -61,12 +64,12 @@ $(GOLANGCI_LINT):
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## golangci-lint (.golangci.yml: staticcheck, errorlint, contextcheck, depguard, modernize, ...) on every module
 	@rc=0; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(GOLANGCI_LINT) run ./...) || rc=1; done; \
-	echo "== deploy"; (cd deploy && GOWORK=off $(GOLANGCI_LINT) run ./...) || rc=1; exit $$rc
+	for m in $(OUTSIDE); do echo "== $$m"; (cd $$m && GOWORK=off $(GOLANGCI_LINT) run ./...) || rc=1; done; exit $$rc
 
 .PHONY: tidy
 tidy: ## go mod tidy every module
 	@set -e; for m in $(MODULES); do (cd $$m && $(GO) mod tidy); done
-	cd deploy && GOWORK=off $(GO) mod tidy
+	@set -e; for m in $(OUTSIDE); do (cd $$m && GOWORK=off $(GO) mod tidy); done
 
 .PHONY: check-tidy
 check-tidy: tidy ## fail when go mod tidy changes anything
@@ -87,6 +90,10 @@ dataset-guidelines: ## generate the guidelines development set (guideline sectio
 .PHONY: bench-peers
 bench-peers: ## time pkg/leiden against python-igraph, leidenalg and graspologic-native (venv in ~/.cache); regenerate docs/benchmarks-peers.md (about 8 min, not in CI)
 	GO=$(GO) scripts/bench-peers/run.sh
+
+.PHONY: bench-hnsw-peers
+bench-hnsw-peers: ## the embedded vector store's HNSW against github.com/coder/hnsw on the same vectors (recall@50, latency, build, heap) at 10k and 100k; HNSW_PEERS_N=10000 for one size (up to 90 min, not in CI)
+	cd tools/hnsw-peers && GOWORK=off $(GO) test -run XXX -bench . -benchtime 1x -timeout 90m
 
 .PHONY: fuzz
 fuzz: ## run every fuzz test for 20s each

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -60,14 +61,21 @@ func TestHTTPServerAddressInUse(t *testing.T) {
 }
 
 // inflight starts a server whose handler blocks until release is closed, and
-// one request against it; it returns when the handler is running.
-func inflight(t *testing.T) (srv *HTTPServerComponent, release chan struct{}, result chan error) {
+// one request against it; it returns when the handler is running. At the test's end
+// it releases the handler if the test has not and waits for it to return, so that no
+// request of this test is still being served (and counted) during the next one.
+func inflight(t *testing.T) (srv *HTTPServerComponent, release func(), result chan error) {
 	t.Helper()
-	entered := make(chan struct{})
-	release = make(chan struct{})
+	entered, released, returned := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	release = sync.OnceFunc(func() { close(released) })
+	t.Cleanup(func() {
+		release()
+		<-returned
+	})
 	srv = HTTPServer("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		defer close(returned)
 		close(entered)
-		<-release
+		<-released
 		_, _ = io.WriteString(w, "done")
 	}))
 	if err := srv.Start(t.Context()); err != nil {
@@ -102,7 +110,7 @@ func TestHTTPServerDrainsInFlight(t *testing.T) {
 		t.Fatalf("request ended (%v) before it was released", err)
 	default:
 	}
-	close(release)
+	release()
 	if err := <-result; err != nil {
 		t.Errorf("in-flight request: %v", err)
 	}
@@ -112,8 +120,7 @@ func TestHTTPServerDrainsInFlight(t *testing.T) {
 }
 
 func TestHTTPServerStopDeadlineClosesConnections(t *testing.T) {
-	srv, release, result := inflight(t)
-	defer close(release)
+	srv, _, result := inflight(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
 	defer cancel()
 	if err := srv.Stop(ctx); !errors.Is(err, context.DeadlineExceeded) {

@@ -32,7 +32,7 @@ func collect(t *testing.T, r *sdkmetric.ManualReader) map[string]metricdata.Aggr
 
 // Every request gets a span (so what is logged while serving it carries a trace id) and
 // is counted by route pattern and status in a latency histogram; the requests being
-// served are a gauge (issue 12, item 10).
+// served are a gauge.
 func TestHTTPServerIsInstrumented(t *testing.T) {
 	reader := calltracetest.Install(t).Metrics
 	var active int64 = -1

@@ -7,7 +7,8 @@
 //     over community reports; extractive answers without an LLM);
 //   - httpapi: the HTTP JSON API over the engine, its OpenAPI document, and the guard
 //     (authentication, rate limit, limits) every route goes through;
-//   - mcpserver: the engine's MCP tools, over stdio or streamable HTTP.
+//   - mcpserver: the engine's MCP tools, over stdio or streamable HTTP;
+//   - clienterror: what both transports tell a client about an error, from its kind.
 //
 // Config holds the engine's and the API's flags; New builds the three parts and Mount
 // serves them (/v1/..., /openapi.json, /mcp). The query binary (cmd/query) and the

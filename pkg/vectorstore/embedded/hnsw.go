@@ -13,7 +13,7 @@ import (
 // (Algorithm 4), 2·M links on layer 0 and the standard ef-bounded search.
 //
 // It replaces github.com/coder/hnsw v0.6.1, which was tried first and measured
-// again against this graph on realistic vectors (scripts/bench/hnsw-peers,
+// again against this graph on realistic vectors (tools/hnsw-peers,
 // docs/adr/0019-hnsw-recall.md): recall@50 0.21 at 10k whatever its ef, as
 // its search stops at the first expansion that does not beat the best
 // distance so far and keeps only k results.

@@ -32,7 +32,7 @@ func (f optionFunc) apply(c *config) { f(c) }
 // true top k; the graph is approximate but faster on large collections.
 //
 // The default, 50k, comes from BenchmarkANNRecall and the peer benchmark
-// (scripts/bench/hnsw-peers) on vectors shaped like sentence embeddings
+// (tools/hnsw-peers) on vectors shaped like sentence embeddings
 // (package vecgen), 2 shared cores: at 100k records an exact scan took p50
 // 46 ms under load while the graph answered in 6 ms with recall@50 0.98
 // against it (docs/adr/0019-hnsw-recall.md); below ~50k a scan costs a few

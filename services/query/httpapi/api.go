@@ -13,6 +13,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/costestimate"
 	"github.com/graphrag/graphrag/pkg/service"
 	"github.com/graphrag/graphrag/services/query/access"
+	"github.com/graphrag/graphrag/services/query/clienterror"
 	"github.com/graphrag/graphrag/services/query/engine"
 	"github.com/graphrag/graphrag/services/query/explore"
 )
@@ -167,10 +168,7 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if status >= http.StatusInternalServerError {
 		a.log.ErrorContext(r.Context(), "request failed", "path", r.URL.Path, "status", status, "err", err)
 	}
-	e := apiError{Error: msg}
-	if errors.Is(err, engine.ErrUnknownCorpus) {
-		e.Code = "corpus_not_found"
-	}
+	e := apiError{Error: msg, Code: clienterror.Of(r.Context(), err).Code}
 	setRetryAfter(w, status)
 	writeJSON(w, status, e)
 }

@@ -11,55 +11,46 @@ import (
 	"reflect"
 	"strings"
 
-	"go.opentelemetry.io/otel/trace"
-
-	"github.com/graphrag/graphrag/pkg/errkind"
-	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/service"
-	"github.com/graphrag/graphrag/services/query/access"
+	"github.com/graphrag/graphrag/services/query/clienterror"
 	"github.com/graphrag/graphrag/services/query/engine"
 )
 
 // failure is what the API answers for an error: the status and a message in the API's
-// own terms. Only the caller's mistakes are described; a failure of the service (a store,
-// the model endpoint) is named by kind, with the trace id that leads to the logged details,
-// never with the backend's text: no Go type, no internal collection name, no upstream
-// message reaches a client.
-//
-// The caller's mistakes are the errors of a Public kind (errkind.Public: the catalog's,
-// an invalid event's) and the engine's sentinels. A store's or the bus's error has a kind
-// too, but one meant for the code that called the store: reaching the API untranslated,
-// it is a failure of the service (500), like any error without a kind.
+// own terms. Package clienterror decides what the client is told, as it does for the
+// MCP tools: the caller's mistakes (a Public kind of errkind, the engine's sentinels, a
+// refusal) with their text; a failure of the service (a store, the model endpoint) by
+// what failed, with the trace id that leads to the logged details, never with the
+// backend's text: no Go type, no internal collection name, no upstream message reaches
+// a client. A store's or the bus's kind is meant for the code that called the store:
+// reaching the API untranslated, it is a failure of the service (500), like any error
+// without a kind. The API adds its own: a body too large, too slow or of the wrong type.
 func failure(ctx context.Context, err error) (int, string) {
 	var mbe *http.MaxBytesError
 	switch {
-	case clientKind(err, errkind.Invalid):
-		return http.StatusBadRequest, err.Error()
-	case errors.Is(err, access.ErrForbidden):
-		return http.StatusForbidden, err.Error()
-	case clientKind(err, errkind.NotFound):
-		return http.StatusNotFound, err.Error()
-	case clientKind(err, errkind.Conflict):
-		return http.StatusConflict, err.Error()
 	case errors.Is(err, errUnsupportedMedia):
 		return http.StatusUnsupportedMediaType, err.Error()
-	case clientKind(err, errkind.Unavailable):
-		return http.StatusServiceUnavailable, err.Error()
-	case errkind.Dependency(err) != "" && errkind.Is(err, errkind.Unavailable):
-		// A store driver's outage: its name is the API's word, its cause is not.
-		return http.StatusServiceUnavailable, "the " + errkind.Dependency(err) + " is unavailable; try again later" + traceRef(ctx)
 	case errors.As(err, &mbe):
 		return http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is too large (limit %d bytes)", mbe.Limit)
 	case errors.Is(err, service.ErrBodyTimeout):
 		return http.StatusRequestTimeout, "the request body did not arrive in time"
-	case errors.Is(err, llm.ErrRateLimited), errors.Is(err, llm.ErrUnavailable), errors.Is(err, llm.ErrTimeout):
-		return http.StatusServiceUnavailable, "the language model endpoint is unavailable; try again later" + traceRef(ctx)
-	case isUpstream(err):
-		return http.StatusBadGateway, "the language model endpoint failed to answer" + traceRef(ctx)
-	case errors.Is(err, context.DeadlineExceeded):
-		return http.StatusGatewayTimeout, "the request took longer than the API's time limit"
 	}
-	return http.StatusInternalServerError, "internal error: the request could not be answered" + traceRef(ctx)
+	t := clienterror.Of(ctx, err)
+	return statusOf[t.Class], t.Message
+}
+
+// statusOf is the status of each class of clienterror. A cancelled request's client is
+// gone; it is answered, and logged, as a failure.
+var statusOf = map[clienterror.Class]int{
+	clienterror.Internal:    http.StatusInternalServerError,
+	clienterror.Invalid:     http.StatusBadRequest,
+	clienterror.Forbidden:   http.StatusForbidden,
+	clienterror.NotFound:    http.StatusNotFound,
+	clienterror.Conflict:    http.StatusConflict,
+	clienterror.Unavailable: http.StatusServiceUnavailable,
+	clienterror.Upstream:    http.StatusBadGateway,
+	clienterror.Timeout:     http.StatusGatewayTimeout,
+	clienterror.Canceled:    http.StatusInternalServerError,
 }
 
 // retryAfterUnavailable is the Retry-After of a 503 (seconds): about how often the
@@ -72,43 +63,6 @@ func setRetryAfter(w http.ResponseWriter, status int) {
 	if status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", retryAfterUnavailable)
 	}
-}
-
-// engineKinds are the kinds of the engine's sentinels, which predate the kinds and
-// carry none.
-var engineKinds = map[errkind.Kind][]error{
-	errkind.Invalid:  {engine.ErrBadRequest},
-	errkind.NotFound: {engine.ErrUnknownCorpus, engine.ErrNotFound},
-}
-
-// clientKind reports whether err is the caller's mistake of the kind k.
-func clientKind(err error, k errkind.Kind) bool {
-	if errkind.IsPublic(err, k) {
-		return true
-	}
-	for _, e := range engineKinds[k] {
-		if errors.Is(err, e) {
-			return true
-		}
-	}
-	return false
-}
-
-func isUpstream(err error) bool {
-	for _, e := range []error{llm.ErrServer, llm.ErrBadResponse, llm.ErrInvalidJSON, llm.ErrBadRequest, llm.ErrUnauthorized, llm.ErrNotFound} {
-		if errors.Is(err, e) {
-			return true
-		}
-	}
-	return false
-}
-
-// traceRef names the request's trace, under which the details are logged.
-func traceRef(ctx context.Context) string {
-	if sc := trace.SpanContextFromContext(ctx); sc.HasTraceID() {
-		return " (trace " + sc.TraceID().String() + ")"
-	}
-	return ""
 }
 
 // bodyError says what is wrong with a request body that does not decode, in the terms

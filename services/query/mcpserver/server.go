@@ -15,8 +15,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/graphrag/graphrag/pkg/catalog"
-	"github.com/graphrag/graphrag/services/query/access"
+	"github.com/graphrag/graphrag/services/query/clienterror"
 	"github.com/graphrag/graphrag/services/query/engine"
 	"github.com/graphrag/graphrag/services/query/explore"
 )
@@ -346,24 +345,32 @@ func (t *tools) stats(ctx context.Context, req *mcp.CallToolRequest, in StatsInp
 	return nil, st, nil
 }
 
-// toolError turns an engine error into the text of a tool error: what the caller did wrong
-// for its own mistakes, and a logged, generic failure otherwise.
+// toolError turns an error into the text of a tool error, from what package clienterror
+// tells a client (as the HTTP API does): the caller's own mistakes with their text and a
+// hint for the model, a failure of the service by what failed, logged with its details.
 func (t *tools) toolError(ctx context.Context, tool string, err error) error {
-	switch {
-	case errors.Is(err, engine.ErrBadRequest), errors.Is(err, catalog.ErrInvalid):
-		return fmt.Errorf("invalid arguments: %w", err)
-	case errors.Is(err, access.ErrForbidden), errors.Is(err, catalog.ErrNotFound):
-		return err
-	case errors.Is(err, engine.ErrUnknownCorpus):
-		return fmt.Errorf("%w (nothing is indexed under this name; check the corpus name)", err)
-	case errors.Is(err, engine.ErrNotFound):
-		return fmt.Errorf("%w; try the name as written in the documents, or search first", err)
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("%s was cancelled: %w", tool, err)
+	told := clienterror.Of(ctx, err)
+	if told.Class.ServiceFailure() {
+		t.log.WarnContext(ctx, "mcp tool failed", "tool", tool, "class", told.Class, "err", err)
 	}
-	t.log.WarnContext(ctx, "mcp tool failed", "tool", tool, "err", err)
-	// The details are in the log; a model gets the kind of failure, not a store's text.
-	return fmt.Errorf("%s failed: the service could not answer (a backend failed); try again later", tool)
+	switch told.Class {
+	case clienterror.Invalid:
+		return fmt.Errorf("invalid arguments: %s", told.Message)
+	case clienterror.NotFound:
+		if told.Code == clienterror.CorpusNotFound {
+			return fmt.Errorf("%s (nothing is indexed under this name; check the corpus name)", told.Message)
+		}
+		return fmt.Errorf("%s; try the name as written in the documents, or search first", told.Message)
+	case clienterror.Conflict:
+		return fmt.Errorf("%s; read it again and retry", told.Message)
+	case clienterror.Canceled, clienterror.Timeout:
+		return fmt.Errorf("%s stopped: %s", tool, told.Message)
+	case clienterror.Forbidden:
+		return errors.New(told.Message)
+	}
+	// Unavailable, Upstream, Internal: what failed, not a store's text; the details of
+	// the service's failures are in the log.
+	return fmt.Errorf("%s failed: %s", tool, told.Message)
 }
 
 // safe turns a panic in a handler into a tool error, so one bad call cannot take down

@@ -7,16 +7,30 @@ import (
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 )
 
 // Providers are the in-memory providers Install made global.
 type Providers struct {
 	Spans   *tracetest.InMemoryExporter
 	Metrics *sdkmetric.ManualReader
+}
+
+// Detach sets no-op tracer and meter providers as the otel globals, which otel's
+// defaults forward to, for good, the first provider set in the process. A package's
+// TestMain calls it before m.Run, so that what one test's servers and stores record
+// (a request still in flight when it ends) does not reach the providers of the first
+// test to call Install; each test then reads only the tracers and instruments made after
+// its Install. A test that builds what it observes before calling Install fails under
+// Detach, as it would after another test's Install.
+func Detach() {
+	otel.SetTracerProvider(tracenoop.NewTracerProvider())
+	otel.SetMeterProvider(metricnoop.NewMeterProvider())
 }
 
 // Install makes an in-memory tracer provider (spans exported synchronously) and a

@@ -1,4 +1,4 @@
-module github.com/graphrag/graphrag/scripts/bench/hnsw-peers
+module github.com/graphrag/graphrag/tools/hnsw-peers
 
 go 1.26.0
 
@@ -52,4 +52,4 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 )
 
-replace github.com/graphrag/graphrag/pkg => ../../../pkg
+replace github.com/graphrag/graphrag/pkg => ../../pkg

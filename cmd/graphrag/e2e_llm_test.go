@@ -181,6 +181,17 @@ func TestEndToEndWithEmbeddingModelOnly(t *testing.T) {
 	if srv.ChatCalls() != 0 || srv.EmbedCalls() == 0 {
 		t.Fatalf("endpoint calls: chat %d, embeddings %d; want embeddings only", srv.ChatCalls(), srv.EmbedCalls())
 	}
+	// Indexing the same documents again (under another corpus name, so that every stage
+	// runs) sends the endpoint nothing: chunks and entities are answered by the shared
+	// cache, and no report is embedded by the model.
+	embedCalls := srv.EmbedCalls()
+	if _, err := publishPaths(ctx, p.Bus, "emb_again", []string{"../../examples/corpus"}, publishOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitIndexed(t, p, "emb_again")
+	if n := srv.EmbedCalls() - embedCalls; n != 0 || srv.ChatCalls() != 0 {
+		t.Errorf("indexing the same documents again: %d embedding and %d chat calls, want none", n, srv.ChatCalls())
+	}
 	recs, err := p.Vectors.Get(ctx, schema.Collection("emb", schema.Entities), []string{"ada quillane"})
 	if err != nil || len(recs) != 1 || len(recs[0].Vector) != 48 {
 		t.Fatalf("entity vector from the model: %+v %v", recs, err)

@@ -20,6 +20,7 @@ import (
 const (
 	EntityEmbedDescription = "description"
 	EntityEmbedName        = "name"
+	ReportEmbedNone        = "none"
 	ReportEmbedFull        = "full"
 	ReportEmbedSummary     = "summary"
 )
@@ -57,7 +58,7 @@ type Options struct {
 // DefaultOptions are the services' defaults, with both models configured.
 func DefaultOptions() Options {
 	return Options{ChunkTokens: 600, ChunkOverlap: 100, MinInformation: 0.35, MaxEntities: 25, MaxRelationships: 40,
-		SummarizeAfter: 8, EntityEmbed: EntityEmbedDescription, ReportContextTokens: 8000, ReportEmbed: ReportEmbedFull,
+		SummarizeAfter: 8, EntityEmbed: EntityEmbedDescription, ReportContextTokens: 8000, ReportEmbed: ReportEmbedNone,
 		EmbedBatchSize: 64, Chat: true, Embed: true}
 }
 
@@ -89,8 +90,8 @@ func (o Options) Validate() error {
 	if o.EntityEmbed != EntityEmbedDescription && o.EntityEmbed != EntityEmbedName {
 		bad("entity-embed", "must be %s or %s, got %q", EntityEmbedDescription, EntityEmbedName, o.EntityEmbed)
 	}
-	if o.ReportEmbed != ReportEmbedFull && o.ReportEmbed != ReportEmbedSummary {
-		bad("report-embed", "must be %s or %s, got %q", ReportEmbedFull, ReportEmbedSummary, o.ReportEmbed)
+	if o.ReportEmbed != ReportEmbedNone && o.ReportEmbed != ReportEmbedFull && o.ReportEmbed != ReportEmbedSummary {
+		bad("report-embed", "must be %s, %s or %s, got %q", ReportEmbedNone, ReportEmbedFull, ReportEmbedSummary, o.ReportEmbed)
 	}
 	return errors.Join(errs...)
 }
@@ -406,8 +407,12 @@ func (e *Estimator) Estimate(ctx context.Context, prices *Prices) (Estimate, err
 		if o.ReportEmbed == ReportEmbedSummary {
 			perReport *= summary
 		}
-		est.Embeddings = append(est.Embeddings, EmbedLine{Kind: KindReport, Requests: int64(math.Ceil(float64(reports) / reportTextsPerRequest)), Texts: reports,
-			Tokens: int64(perReport * float64(reports))})
+		rep := EmbedLine{Kind: KindReport} // ReportEmbedNone: the model embeds no report
+		if o.ReportEmbed != ReportEmbedNone {
+			rep = EmbedLine{Kind: KindReport, Requests: int64(math.Ceil(float64(reports) / reportTextsPerRequest)), Texts: reports,
+				Tokens: int64(perReport * float64(reports))}
+		}
+		est.Embeddings = append(est.Embeddings, rep)
 	}
 	for _, c := range est.Chat {
 		est.ChatTotal.Calls += c.Calls

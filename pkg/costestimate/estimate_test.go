@@ -77,9 +77,16 @@ func TestOptionsChangeTheWork(t *testing.T) {
 	name := DefaultOptions()
 	name.EntityEmbed, name.ReportEmbed = EntityEmbedName, ReportEmbedSummary
 	n := estimate(t, name, doc)
-	if n.Embeddings[1].Tokens >= base.Embeddings[1].Tokens || n.Embeddings[2].Tokens >= base.Embeddings[2].Tokens ||
+	full := DefaultOptions()
+	full.ReportEmbed = ReportEmbedFull
+	f := estimate(t, full, doc)
+	if n.Embeddings[1].Tokens >= base.Embeddings[1].Tokens || n.Embeddings[2].Tokens >= f.Embeddings[2].Tokens ||
 		n.Embeddings[1].Texts != base.Embeddings[1].Texts {
-		t.Errorf("-entity-embed name -report-embed summary: %+v against %+v", n.Embeddings, base.Embeddings)
+		t.Errorf("-entity-embed name -report-embed summary: %+v against %+v", n.Embeddings, f.Embeddings)
+	}
+	// By default the model embeds no report.
+	if r := base.Embeddings[2]; r.Kind != KindReport || r.Requests != 0 || r.Texts != 0 || r.Tokens != 0 || n.Embeddings[2].Tokens == 0 {
+		t.Errorf("reports embedded by default: %+v", base.Embeddings)
 	}
 
 	offline := DefaultOptions()

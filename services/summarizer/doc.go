@@ -6,10 +6,13 @@
 // internal relationships by weight, and for higher levels the reports of its
 // sub-communities — within a token budget, and writes a report: with an LLM a structured
 // report (title, summary, findings, rating) through JSON Schema output; offline an
-// extractive report built from the same context. The report text is embedded and upserted
-// into the vector store's community collection with its level, parent and counts, keyed by
-// the content-derived community id, so the write is idempotent. The reports of concurrent
-// handlers are embedded and upserted together (one Embed call and one Upsert per group,
-// see reportWriter); each handler still acknowledges its event only once its own report
-// is durable.
+// extractive report built from the same context. The report is upserted into the vector
+// store's community collection with its level, parent and counts, keyed by the
+// content-derived community id, so the write is idempotent. Its vector costs no model call
+// by default (Config.ReportEmbed): the query service selects reports by their members'
+// entity vectors (docs/adr/0070-reports-need-no-embedding.md), and the record holds the
+// offline embedder's vector of its title and summary, which the stores require. The
+// reports of concurrent handlers are embedded and upserted together (one Embed call and
+// one Upsert per group, see reportWriter); each handler still acknowledges its event only
+// once its own report is durable.
 package summarizer

@@ -17,22 +17,22 @@ import (
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
 
-// embedText is what is embedded for rep under the configuration: its Text, or with
-// Config.ReportEmbed ReportEmbedSummary its SummaryText, the parts the query service
+// embedText is what is embedded for rep under the configuration: its Text with
+// Config.ReportEmbed ReportEmbedFull, else its SummaryText, the parts the query service
 // shows and matches the question's words against (the findings are about half of a
-// report).
+// report); with ReportEmbedNone the offline embedder embeds it.
 func (s *Service) embedText(rep schema.Report) string {
-	if s.cfg.ReportEmbed == ReportEmbedSummary {
-		return rep.SummaryText()
+	if s.cfg.ReportEmbed == ReportEmbedFull {
+		return rep.Text()
 	}
-	return rep.Text()
+	return rep.SummaryText()
 }
 
 // embedTextOf is what is embedded for a written report record under the configuration:
-// its Text, or with ReportEmbedSummary the SummaryText of the report it holds (its Text
+// its Text with ReportEmbedFull, else the SummaryText of the report it holds (its Text
 // when that cannot be read).
 func (s *Service) embedTextOf(rec vectorstore.Record) string {
-	if s.cfg.ReportEmbed != ReportEmbedSummary {
+	if s.cfg.ReportEmbed == ReportEmbedFull {
 		return rec.Text
 	}
 	var rep schema.Report

@@ -13,6 +13,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/bus"
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/graphstore"
+	"github.com/graphrag/graphrag/pkg/hashembed"
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/schema"
@@ -26,16 +27,19 @@ import (
 type Config struct {
 	// ContextTokens bounds the community context given to the model.
 	ContextTokens int
-	// ReportEmbed is what is embedded for a report: ReportEmbedFull (the default: title,
-	// summary and findings) or ReportEmbedSummary (title and summary, about half the
-	// tokens; offline it selected fewer of the reports that answer a global question,
-	// docs/adr/0050-embed-each-text-once.md).
+	// ReportEmbed is what is embedded for a report: ReportEmbedNone (the default: nothing
+	// by the model; the query service selects reports by their members' entity vectors
+	// and their words, and the record's vector is the offline embedder's of its title and
+	// summary, docs/adr/0070-reports-need-no-embedding.md), ReportEmbedFull (title,
+	// summary and findings) or ReportEmbedSummary (title and summary), both by the
+	// embedding model, for a reader of the report vectors outside the query service.
 	ReportEmbed string
 	Stage       pipeline.StageConfig
 }
 
 // What Config.ReportEmbed may say is embedded for a report.
 const (
+	ReportEmbedNone    = "none"
 	ReportEmbedFull    = "full"
 	ReportEmbedSummary = "summary"
 )
@@ -52,7 +56,7 @@ const DefaultWorkers = 32
 func DefaultConfig() Config {
 	st := pipeline.DefaultStageConfig()
 	st.Workers = DefaultWorkers
-	return Config{ContextTokens: 8000, ReportEmbed: ReportEmbedFull, Stage: st}
+	return Config{ContextTokens: 8000, ReportEmbed: ReportEmbedNone, Stage: st}
 }
 
 // withDefaults gives the fields whose zero stands for their default (see Config) their
@@ -68,7 +72,7 @@ func (c Config) withDefaults() Config {
 func (c Config) Validate() error {
 	var p service.Problems
 	service.AtLeast(&p, "-report-context-tokens", c.ContextTokens, 1)
-	service.OneOf(&p, "-report-embed", c.ReportEmbed, ReportEmbedFull, ReportEmbedSummary)
+	service.OneOf(&p, "-report-embed", c.ReportEmbed, ReportEmbedNone, ReportEmbedFull, ReportEmbedSummary)
 	p.Join(c.Stage.Validate("summarizer"))
 	return p.Err()
 }
@@ -204,6 +208,11 @@ func (s *Service) Start(ctx context.Context) error {
 		return fmt.Errorf("summarizer: %w", err)
 	}
 	s.dim = dim
+	if s.cfg.ReportEmbed == ReportEmbedNone {
+		// No model call: a vector of the offline embedder at the collection's dimension,
+		// which the stores require and nothing searches.
+		s.writer.embedder = llm.NonZero(hashembed.New(dim))
+	}
 	if s.state, err = s.deps.Bus.KV(ctx, schema.StateBucket); err != nil {
 		return fmt.Errorf("summarizer: opening state bucket: %w", err)
 	}
@@ -409,7 +418,7 @@ func (s *Service) announce(ctx context.Context, corpus string, sum *events.Summa
 // RegisterFlags adds the summarizer's flags with the current values as defaults.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.ContextTokens, "report-context-tokens", c.ContextTokens, "token budget of the community context given to the model")
-	fs.StringVar(&c.ReportEmbed, "report-embed", c.ReportEmbed, "what is embedded for a community report: "+ReportEmbedFull+" (title, summary and findings) or "+ReportEmbedSummary+" (title and summary: about half the tokens, but offline global search found fewer of the relevant reports)")
+	fs.StringVar(&c.ReportEmbed, "report-embed", c.ReportEmbed, "what the embedding model embeds for a community report: "+ReportEmbedNone+" (nothing: the query service selects reports by their members' entity vectors and their words; the record holds the offline embedder's vector), "+ReportEmbedFull+" (title, summary and findings) or "+ReportEmbedSummary+" (title and summary), for readers of report vectors outside the query service")
 	c.Stage.RegisterFlags(fs, "summarizer")
 }
 

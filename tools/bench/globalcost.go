@@ -11,6 +11,7 @@ import (
 
 	"github.com/graphrag/graphrag/pkg/community"
 	"github.com/graphrag/graphrag/pkg/events"
+	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/llm/llmtest"
 	"github.com/graphrag/graphrag/pkg/pipeline"
@@ -230,8 +231,13 @@ type coverage struct {
 
 // pointCoverage judges every report of the level for q (the reference answer points) and
 // measures the share of them the partial answers hold.
+// level is numbered as the engine answers, 0 the coarsest (graphstore.ShownLevel).
 func pointCoverage(ctx context.Context, w *wavesStack, q string, level int, partials []engine.PartialAnswer) (coverage, error) {
-	cs, err := w.graph.Communities(ctx, benchCorpus, level)
+	gs, err := w.graph.Stats(ctx, benchCorpus)
+	if err != nil {
+		return coverage{}, fmt.Errorf("counting the levels: %w", err)
+	}
+	cs, err := w.graph.Communities(ctx, benchCorpus, graphstore.ShownLevel(level, gs.Levels))
 	if err != nil {
 		return coverage{}, fmt.Errorf("reading level %d: %w", level, err)
 	}

@@ -431,24 +431,24 @@ func (e *Engine) relationships(ctx context.Context, corpus string, linked []link
 	return out, nil
 }
 
-// communities returns the community reports most similar to the query, at a level when
-// one is given (nil: any level). Without a query vector there is no similarity to rank
-// by, and the context gets no report rather than arbitrary ones.
+// communities returns the community reports most similar to the query (memberScores),
+// at a level when one is given (nil: any level). Without a query vector there is no
+// similarity to rank by, and the context gets no report rather than arbitrary ones.
 func (e *Engine) communities(ctx context.Context, corpus string, qvec []float32, level *int, k int) ([]Community, error) {
 	if qvec == nil {
 		return nil, nil
 	}
-	coll := schema.Collection(corpus, schema.Communities)
-	f := vectorstore.Filter{}
+	lvl := -1
 	if level != nil {
-		f.Attrs = map[string]string{schema.ReportLevel: strconv.Itoa(*level)}
+		lvl = *level
 	}
-	hits, err := e.deps.Vectors.Search(ctx, coll, qvec, k, f)
-	if errors.Is(err, vectorstore.ErrNotFound) {
-		return nil, nil // no reports yet
-	}
+	cs, err := e.deps.Graph.Communities(ctx, corpus, lvl)
 	if err != nil {
-		return nil, fmt.Errorf("searching community reports: %w", err)
+		return nil, fmt.Errorf("reading the communities: %w", err)
+	}
+	hits, err := e.rankedReports(ctx, corpus, qvec, cs, k, false)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]Community, 0, len(hits))
 	for _, h := range hits {

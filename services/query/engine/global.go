@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 	"github.com/graphrag/graphrag/pkg/words"
@@ -120,8 +122,8 @@ func (e *Engine) reportCandidates(ctx context.Context, req Request, n int) ([]Co
 }
 
 // selectReports returns up to k reports at level, the most similar to the question
-// first; without a query vector (a question of stop words only), the reports of the
-// level's current communities, the best rated first.
+// first (memberScores); without a query vector (a question of stop words only), the
+// reports of the level's current communities, the best rated first.
 func (e *Engine) selectReports(ctx context.Context, corpus string, qvec []float32, level, k int) ([]vectorstore.Hit, error) {
 	// Only the reports of communities the graph holds now: a report of a replaced
 	// community must never be mapped, even before the grapher's clean-up removes it.
@@ -129,42 +131,124 @@ func (e *Engine) selectReports(ctx context.Context, corpus string, qvec []float3
 	if err != nil {
 		return nil, fmt.Errorf("reading the communities of level %d: %w", level, err)
 	}
-	if len(cs) == 0 {
+	return e.rankedReports(ctx, corpus, qvec, cs, k, true)
+}
+
+// reportEntityHits is how many of the entities most similar to the question rank the
+// reports (memberScores). Offline global search on HotpotQA (docs/adr/0070) mapped
+// reports holding 0.889 of the reference points with 200, 0.922 with 1,000 and 0.952
+// with 2,000 (0.983 with report vectors, for a third more tokens); at the default
+// -map-top-k 5, 0.349, 0.358, 0.358 (0.351).
+const reportEntityHits = 2000
+
+// memberScores scores each community of cs by the question's similarity to its members:
+// the similarity of its member most similar to the question among the reportEntityHits
+// entities nearest to it. A community with no member among them has no score. Reports
+// have no vector of their own from the embedding model (ADR 0070): the entity vectors
+// are the embedding of what a community is about.
+func (e *Engine) memberScores(ctx context.Context, corpus string, qvec []float32, cs []graphstore.Community) (map[string]float64, error) {
+	hits, err := e.deps.Vectors.Search(ctx, schema.Collection(corpus, schema.Entities), qvec, reportEntityHits, vectorstore.Filter{})
+	if errors.Is(err, vectorstore.ErrNotFound) {
+		return nil, nil // no entity embedded yet
+	}
+	if err != nil {
+		return nil, fmt.Errorf("searching the entities of the communities: %w", err)
+	}
+	sim := make(map[string]float64, len(hits))
+	for _, h := range hits {
+		sim[h.ID] = h.Score
+	}
+	scores := map[string]float64{}
+	for _, c := range cs {
+		for _, m := range c.Members {
+			s, ok := sim[m]
+			if !ok {
+				continue
+			}
+			if best, scored := scores[c.ID]; !scored || s > best {
+				scores[c.ID] = s
+			}
+		}
+	}
+	return scores, nil
+}
+
+// rankedReports returns up to k reports of the communities cs: with a query vector,
+// those of the communities memberScores scores, the best first, then (with all) the
+// others by rating; without one, every report by rating. A community without a report
+// written yet is left out.
+func (e *Engine) rankedReports(ctx context.Context, corpus string, qvec []float32, cs []graphstore.Community, k int, all bool) ([]vectorstore.Hit, error) {
+	if len(cs) == 0 || k <= 0 {
 		return nil, nil
 	}
-	ids := make([]string, len(cs))
-	for i, c := range cs {
-		ids[i] = c.ID
-	}
-	coll := schema.Collection(corpus, schema.Communities)
-	lvl := strconv.Itoa(level)
+	var scores map[string]float64
 	if qvec != nil {
-		hits, err := e.deps.Vectors.Search(ctx, coll, qvec, min(k, len(ids)), vectorstore.Filter{IDs: ids, Attrs: map[string]string{schema.ReportLevel: lvl}})
-		if err != nil && !errors.Is(err, vectorstore.ErrNotFound) {
-			return nil, fmt.Errorf("selecting communities: %w", err)
+		var err error
+		if scores, err = e.memberScores(ctx, corpus, qvec, cs); err != nil {
+			return nil, err
 		}
-		return hits, nil
 	}
-	recs, err := e.deps.Vectors.Get(ctx, coll, ids)
-	if err != nil && !errors.Is(err, vectorstore.ErrNotFound) {
+	ids := make([]string, 0, len(cs))
+	for _, c := range cs {
+		if _, ok := scores[c.ID]; ok || all {
+			ids = append(ids, c.ID)
+		}
+	}
+	if len(scores) >= k {
+		// Enough scored communities: read only the best k reports.
+		ids = ids[:0]
+		for id := range scores {
+			ids = append(ids, id)
+		}
+		slices.SortFunc(ids, func(a, b string) int { return cmp.Or(cmp.Compare(scores[b], scores[a]), cmp.Compare(a, b)) })
+		ids = ids[:k]
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	recs, err := e.deps.Vectors.Get(ctx, schema.Collection(corpus, schema.Communities), ids)
+	if errors.Is(err, vectorstore.ErrNotFound) {
+		return nil, nil // no report written yet
+	}
+	if err != nil {
 		return nil, fmt.Errorf("reading community reports: %w", err)
 	}
-	hits := make([]vectorstore.Hit, 0, len(recs))
-	for _, r := range recs {
-		if r.Attrs[schema.ReportLevel] == lvl {
-			rating, _ := strconv.ParseFloat(r.Attrs[schema.ReportRating], 64)
-			hits = append(hits, vectorstore.Hit{Record: r, Score: rating / 10})
-		}
+	type ranked struct {
+		hit    vectorstore.Hit
+		scored bool
+		rating float64
 	}
-	slices.SortStableFunc(hits, vectorstore.CompareHits)
-	if len(hits) > k {
-		hits = hits[:k]
+	rs := make([]ranked, 0, len(recs))
+	for _, r := range recs {
+		score, scored := scores[r.ID]
+		rating, _ := strconv.ParseFloat(r.Attrs[schema.ReportRating], 64)
+		if qvec == nil {
+			score = rating / 10
+		}
+		rs = append(rs, ranked{hit: vectorstore.Hit{Record: r, Score: score}, scored: scored, rating: rating})
+	}
+	// The scored first, by score; the others (score 0) by rating.
+	slices.SortStableFunc(rs, func(a, b ranked) int {
+		if a.scored != b.scored {
+			if a.scored {
+				return -1
+			}
+			return 1
+		}
+		if a.scored {
+			return vectorstore.CompareHits(a.hit, b.hit)
+		}
+		return cmp.Or(cmp.Compare(b.rating, a.rating), cmp.Compare(a.hit.ID, b.hit.ID))
+	})
+	hits := make([]vectorstore.Hit, 0, min(k, len(rs)))
+	for _, r := range rs[:min(k, len(rs))] {
+		hits = append(hits, r.hit)
 	}
 	return hits, nil
 }
 
 // rankReports orders the candidate reports (comms, most similar first) for the map
-// phase by Reciprocal Rank Fusion of their dense similarity and the share of the
+// phase by Reciprocal Rank Fusion of their similarity (memberScores) and the share of the
 // question's topic words (answer.TopicTerms) their title and summary hold, as local search
 // fuses its dense and lexical lists: a report naming what is asked ranks high even when
 // a long summary dilutes its vector. With prune, a report far less similar than the

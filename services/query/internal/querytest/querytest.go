@@ -4,6 +4,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/graphrag/graphrag/pkg/graphstore"
@@ -76,6 +77,33 @@ func (s Stores) WriteChunks(t testing.TB, corpus string, passages []Passage) {
 	}
 }
 
+// WriteEntities embeds the entities named by mentions by their name and type and writes
+// them to corpus's entity collection, as the grapher does (its default -entity-embed
+// name).
+func (s Stores) WriteEntities(t testing.TB, corpus string, mentions []graphstore.EntityMention) {
+	t.Helper()
+	ctx := t.Context()
+	coll := schema.Collection(corpus, schema.Entities)
+	if err := s.Vectors.EnsureCollection(ctx, vectorstore.CollectionSpec{Name: coll, Dim: Dim}); err != nil {
+		t.Fatalf("creating the entity collection: %v", err)
+	}
+	texts := make([]string, len(mentions))
+	for i, m := range mentions {
+		texts[i] = m.Name + " (" + strings.ToLower(m.Type) + ")"
+	}
+	vecs, err := s.Embedder.Embed(ctx, texts)
+	if err != nil {
+		t.Fatalf("embedding entities: %v", err)
+	}
+	recs := make([]vectorstore.Record, len(mentions))
+	for i, m := range mentions {
+		recs[i] = vectorstore.Record{ID: m.Key, Vector: vecs[i], Text: texts[i]}
+	}
+	if err := s.Vectors.Upsert(ctx, coll, recs); err != nil {
+		t.Fatalf("writing entities: %v", err)
+	}
+}
+
 // Mention is an entity mention keyed by THE normalization, as the grapher keys it.
 func Mention(name, typ, desc string) graphstore.EntityMention {
 	return graphstore.EntityMention{Key: normalize.Name(name), Name: name, Type: typ, Description: desc}
@@ -99,7 +127,7 @@ var DemoPassages = []Passage{
 
 // Demo returns stores holding a tiny indexed corpus "demo" about the Analytical Engine:
 // DemoPassages, and a graph of three entities (Ada Lovelace, Charles Babbage, Analytical
-// Engine) related as the passages say. It has no communities.
+// Engine) related as the passages say, its entities embedded. It has no communities.
 func Demo(t testing.TB) Stores {
 	t.Helper()
 	s := Open(t)
@@ -118,6 +146,7 @@ func Demo(t testing.TB) Stores {
 	if err != nil {
 		t.Fatalf("merging graph: %v", err)
 	}
+	s.WriteEntities(t, DemoCorpus, []graphstore.EntityMention{ada, babbage, engine})
 	return s
 }
 

@@ -4,8 +4,10 @@
 // answer: with a model, or extractive); the console's browsing reads are package
 // explore's.
 //
-// Local questions are answered by entity linking, graph traversal and Reciprocal Rank
-// Fusion of dense, lexical, graph and subject result lists, with community context;
+// Local questions are answered by entity linking, graph traversal and the fusion of
+// dense, lexical, graph and subject result lists (FuseText: the text lists by standard
+// scores, the passages they are confident of first, the rest by Reciprocal Rank Fusion),
+// with community context;
 // global questions by map-reduce over community reports. The subject list (subject.go)
 // is the explicit second hop: the passages about the entities the question names or the
 // best passages mention. Searches that do not need each other's results (the lexical

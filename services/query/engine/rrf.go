@@ -73,15 +73,21 @@ func RRF(k float64, lists ...RankedList) []Fused {
 	return out
 }
 
-// FuseText fuses the lists that rank passages by their text (dense and lexical) into one
-// by their scores, then fuses that list with the others by RRF at the text lists' summed
-// weight. Each text list's scores become standard scores (z = (s − mean) / sd over the
-// list's own hits) and are summed with the list's weight (CombSUM of z-scores). On scores,
-// a list that is sure of a passage (far above its own mean) outweighs one that is not,
-// whichever kind of list it is, where RRF with equal weights lets a weak list pull a
-// strong one's best passages down; standard scores need no bounds and no tuned weight per
-// embedder. The other lists (graph, subject) rank by structure, not by a score that
-// compares across questions, and keep RRF. Hits record every original list.
+// FuseText fuses the lists that rank passages by their text (dense and lexical) with the
+// lists that rank them by structure (graph, subject). With two text lists, they become one
+// by their scores: each list's scores become standard scores (z = (s − mean) / sd over the
+// list's own hits), summed with the list's weight (CombSUM of z-scores), so a list that is
+// sure of a passage outweighs one that is not, where RRF with equal weights lets a weak
+// list pull a strong one's best passages down. That list joins the structural lists by
+// RRF at the text lists' summed weight, except for the passages the text lists are
+// confident of: those whose weighted mean standard score is at least confidentZ come
+// first, in the text lists' order, where the structural lists' votes cannot reorder them
+// (the structural lists rank passages *about* the question's entities, which a
+// single-fact question does not ask for, above the one the text states it in). The rest
+// follows in RRF order, so the structural lists still bring the passages the text does
+// not name. A passage's score is then the lists' total weight / (k + its fused rank).
+// With one text list (the offline embedder: BM25 alone) there is no second list to agree
+// with: all lists fuse by RRF. Hits record every original list.
 func FuseText(k float64, text []RankedList, others ...RankedList) []Fused {
 	active := 0
 	for _, l := range text {
@@ -93,23 +99,46 @@ func FuseText(k float64, text []RankedList, others ...RankedList) []Fused {
 		return RRF(k, append(text, others...)...) // nothing to combine
 	}
 	combined, hits := combineScores(text)
-	fused := RRF(k, append([]RankedList{combined}, others...)...)
-	for i := range fused {
-		h := hits[fused[i].ID]
-		if len(h) == 0 {
-			continue
+	lists := append([]RankedList{combined}, others...)
+	fused := RRF(k, lists...)
+	total := 0.0
+	for _, l := range lists {
+		total += l.Weight
+	}
+	confident := map[string]int{} // position among the confident passages
+	for i, id := range combined.IDs {
+		if combined.Scores[i] < confidentZ*combined.Weight {
+			break
 		}
+		confident[id] = i
+	}
+	// A stable sort keeps the RRF order after the confident passages.
+	sort.SliceStable(fused, func(i, j int) bool {
+		pi, ci := confident[fused[i].ID]
+		pj, cj := confident[fused[j].ID]
+		if ci != cj {
+			return ci
+		}
+		return ci && pi < pj
+	})
+	for i := range fused {
 		// Replace the combined list's hit by the hits of the lists it was made of.
-		rest := fused[i].Hits[:0:0]
+		rest := slices.Clone(hits[fused[i].ID])
 		for _, x := range fused[i].Hits {
 			if x.List != combined.Name {
 				rest = append(rest, x)
 			}
 		}
-		fused[i].Hits = slices.Concat(h, rest)
+		fused[i].Hits = rest
+		fused[i].Score = total / (k + float64(i+1))
 	}
 	return fused
 }
+
+// confidentZ is the weighted mean standard score over the text lists from which FuseText
+// keeps a passage ahead of the structural lists' votes: two standard deviations above
+// each list's mean on average, the usual mark of an outlier.
+const confidentZ = 2.0
 
 // combineScores sums the weighted standard scores of lists into one list (weight: the
 // lists' total), and returns each id's hits in the lists. A passage a list did not return

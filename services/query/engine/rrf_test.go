@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"fmt"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -85,24 +87,65 @@ func TestFuseTextKeepsAConfidentLead(t *testing.T) {
 	}
 }
 
-// The structural lists still vote by rank: a passage the graph and subject lists both
-// rank first, and the text lists rank second, comes first.
+// The structural lists still vote by rank on the passages the text lists are not
+// confident of: a passage the graph and subject lists both rank first, and the text
+// lists rank second, comes first.
 func TestFuseTextStructureVotesByRank(t *testing.T) {
 	dense := RankedList{Name: "dense", Weight: 1, IDs: []string{"a", "b", "c"}, Scores: []float64{0.9, 0.8, 0.1}}
 	lexical := RankedList{Name: "lexical", Weight: 1, IDs: []string{"a", "b", "c"}, Scores: []float64{9, 8, 1}}
 	graph := RankedList{Name: "graph", Weight: 1, IDs: []string{"b"}}
 	subject := RankedList{Name: "subject", Weight: 1, IDs: []string{"b"}}
 	got := FuseText(60, []RankedList{dense, lexical}, graph, subject)
-	if got[0].ID != "b" {
-		t.Fatalf("FuseText ranks %v, want b first", ids(got))
+	if want := []string{"b", "a", "c"}; !slices.Equal(ids(got), want) {
+		t.Fatalf("FuseText ranks %v, want %v", ids(got), want)
 	}
 	if n := len(got[0].Hits); n != 4 {
 		t.Fatalf("hits of b = %+v, want one per list", got[0].Hits)
 	}
-	// The combined text list weighs as much as the two text lists: b's score is
-	// 2/(60+2) + 1/61 + 1/61.
-	if want := 2.0/62 + 2.0/61; math.Abs(got[0].Score-want) > 1e-12 {
-		t.Fatalf("score of b = %v, want %v", got[0].Score, want)
+	// Scores follow the fused ranks: the lists' total weight (4) / (k + rank).
+	for i, f := range got {
+		if want := 4 / (60 + float64(i+1)); math.Abs(f.Score-want) > 1e-12 {
+			t.Fatalf("score of %s = %v, want %v", f.ID, f.Score, want)
+		}
+	}
+}
+
+// A weak list must not pull a strong one down: both text lists are sure of "a" and "b"
+// (far above their other hits), the structural lists rank other passages first. RRF
+// lets the structural votes decide ("x", in every list, comes first); FuseText keeps
+// the passages the text lists are confident of first, in their fused order, and the
+// structural votes order the rest.
+func TestFuseTextWeakListDoesNotPullAStrongOneDown(t *testing.T) {
+	dense := RankedList{Name: "dense", Weight: 1, IDs: []string{"a", "b"}, Scores: []float64{0.95, 0.94}}
+	lexical := RankedList{Name: "lexical", Weight: 1, IDs: []string{"b", "a"}, Scores: []float64{30, 29}}
+	for i := range 30 { // the lists' ordinary hits, "x" first
+		id := fmt.Sprintf("n%02d", i)
+		if i == 0 {
+			id = "x"
+		}
+		dense.IDs, dense.Scores = append(dense.IDs, id), append(dense.Scores, 0.5-float64(i)/1000)
+		lexical.IDs, lexical.Scores = append(lexical.IDs, id), append(lexical.Scores, 5-float64(i)/100)
+	}
+	graph := RankedList{Name: "graph", Weight: 1, IDs: []string{"x", "y"}}
+	subject := RankedList{Name: "subject", Weight: 1, IDs: []string{"x", "y"}}
+	if got := RRF(60, dense, lexical, graph, subject); got[0].ID != "x" {
+		t.Fatalf("RRF ranks %v: the fixture does not show the structural votes pulling", ids(got))
+	}
+	got := FuseText(60, []RankedList{dense, lexical}, graph, subject)
+	if want := []string{"b", "a", "x", "y", "n01"}; !slices.Equal(ids(got)[:5], want) {
+		t.Fatalf("FuseText ranks %v, want %v first", ids(got), want)
+	}
+}
+
+// Without structural lists (the hybrid strategy, the naive mode) the order is the text
+// lists' fused order.
+func TestFuseTextWithoutStructureIsTheTextOrder(t *testing.T) {
+	dense := RankedList{Name: "dense", Weight: 1, IDs: []string{"a", "b", "c", "d"}, Scores: []float64{0.9, 0.5, 0.4, 0.3}}
+	lexical := RankedList{Name: "lexical", Weight: 1, IDs: []string{"c", "b", "a", "e"}, Scores: []float64{9, 8, 7, 1}}
+	text, _ := combineScores([]RankedList{dense, lexical})
+	got := FuseText(60, []RankedList{dense, lexical}, RankedList{Name: "graph", Weight: 0, IDs: []string{"e"}})
+	if !slices.Equal(ids(got), text.IDs) {
+		t.Fatalf("FuseText ranks %v, want the text order %v", ids(got), text.IDs)
 	}
 }
 

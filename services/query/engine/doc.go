@@ -4,19 +4,12 @@
 // answer: with a model, or extractive); the console's browsing reads are package
 // explore's.
 //
-<<<<<<< HEAD
-// Local questions are answered by entity linking, graph traversal and Reciprocal Rank
-// Fusion of dense, lexical, graph and subject result lists, with community context;
-// global questions by map-reduce over community reports, which are selected by their
-// members' entity vectors and the question's words (reports need no vector of their own,
-// ADR 0070). The subject list (subject.go)
-=======
 // Local questions are answered by entity linking, graph traversal and the fusion of
 // dense, lexical, graph and subject result lists (FuseText: the text lists by standard
 // scores, the passages they are confident of first, the rest by Reciprocal Rank Fusion),
-// with community context;
-// global questions by map-reduce over community reports. The subject list (subject.go)
->>>>>>> fusion27
+// with community context; global questions by map-reduce over community reports, which
+// are selected by their members' entity vectors and the question's words (reports need
+// no vector of their own, ADR 0070). The subject list (subject.go)
 // is the explicit second hop: the passages about the entities the question names or the
 // best passages mention. Searches that do not need each other's results (the lexical
 // search and the query's embedding; then the dense search, entity linking and the

@@ -112,6 +112,17 @@ func runExtractionSettings(ctx context.Context, args []string, stdout, stderr io
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
+	// The file is checked before any call: its errors name its lines.
+	var set extractsettings.Settings
+	if *file != "" {
+		data, err := readSettingsFile(*file)
+		if err != nil {
+			return err
+		}
+		if set, err = extractsettings.ParseYAML(data); err != nil {
+			return fmt.Errorf("%s: %w", *file, err)
+		}
+	}
 	path := corpusPath(*corpus, "/extraction-settings")
 	var cur extractsettings.Record
 	if err := api.call(ctx, http.MethodGet, path, nil, &cur); err != nil {
@@ -119,14 +130,6 @@ func runExtractionSettings(ctx context.Context, args []string, stdout, stderr io
 	}
 	if *file == "" {
 		return printSettings(stdout, fmt.Sprintf("extraction settings of corpus %s, version %d%s", cur.Corpus, cur.Version, updated(cur)), cur.Settings)
-	}
-	data, err := readSettingsFile(*file)
-	if err != nil {
-		return err
-	}
-	set, err := extractsettings.ParseYAML(data)
-	if err != nil {
-		return fmt.Errorf("%s: %w", *file, err)
 	}
 	var rec extractsettings.Record
 	if err := api.call(ctx, http.MethodPut, path, set, &rec); err != nil {

@@ -95,7 +95,10 @@ func fieldErr(field, format string, args ...any) error {
 	return &FieldError{Field: field, Problem: fmt.Sprintf(format, args...)}
 }
 
-var typeName = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
+var (
+	typeName   = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
+	unknownKey = regexp.MustCompile(`field (\S+) not found in type \S+`)
+)
 
 // IsZero reports whether the settings are the built-in prompt's.
 func (s Settings) IsZero() bool {
@@ -246,6 +249,15 @@ func ParseYAML(data []byte) (Settings, error) {
 	err := dec.Decode(&s)
 	if errors.Is(err, io.EOF) {
 		return s, fmt.Errorf("%w: no settings in the file (write {} to go back to the built-in prompt)", ErrInvalid)
+	}
+	if te, ok := errors.AsType[*yaml.TypeError](err); ok {
+		// "line 2: field foo not found in type extractsettings.Settings": no Go type
+		// names in a user's message.
+		msgs := make([]string, len(te.Errors))
+		for i, m := range te.Errors {
+			msgs[i] = unknownKey.ReplaceAllString(m, `unknown key "$1"`)
+		}
+		return s, fmt.Errorf("%w: %s", ErrInvalid, strings.Join(msgs, "; "))
 	}
 	if err != nil {
 		return s, fmt.Errorf("%w: %w", ErrInvalid, err)

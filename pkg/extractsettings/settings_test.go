@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -58,7 +59,7 @@ func TestParseYAML(t *testing.T) {
 		t.Fatalf("round trip: %+v, %v\n%s", back, err, out)
 	}
 	for _, tc := range []struct{ name, yaml, want string }{
-		{"unknown key", "entity_type: [STORM]\n", "field entity_type not found"},
+		{"unknown key", "entity_type: [STORM]\n", `line 1: unknown key "entity_type"`},
 		{"empty file", "# nothing\n", "no settings in the file"},
 		{"invalid", "entity_types: [storm]\n", `"storm" is not an upper-case name`},
 		{"example output not an object", "examples:\n  - text: t\n    output: [a]\n", "cannot unmarshal"},
@@ -277,5 +278,18 @@ func TestPropose(t *testing.T) {
 	user := srv.Requests()[0].Chat.Messages[1].Content
 	if !strings.Contains(user, passages[0]) || !strings.Contains(user, passages[1]) {
 		t.Errorf("the sample is not in the prompt:\n%s", user)
+	}
+}
+
+// TestExampleFile: the sample corpus's settings file, which the documentation tells
+// users to save, is valid.
+func TestExampleFile(t *testing.T) {
+	data, err := os.ReadFile("../../examples/extraction-settings.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ParseYAML(data)
+	if err != nil || len(s.EntityTypes) == 0 || len(s.Examples) == 0 || s.Domain == "" {
+		t.Fatalf("%+v, %v", s, err)
 	}
 }

@@ -228,12 +228,13 @@ func runPromptTune(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	var b bytes.Buffer
-	comment := fmt.Sprintf("extraction settings proposed by %s from %d passages of corpus %s: review, edit, then\n"+
+	var comment strings.Builder
+	fmt.Fprintf(&comment, "extraction settings proposed by %s from %d passages of corpus %s: review, edit, then\n"+
 		"# graphrag extraction-settings -corpus %s -file THIS_FILE", p.Model, p.Passages, *corpus, *corpus)
 	for _, d := range p.Dropped {
-		comment += "\n# left out: " + d
+		comment.WriteString("\n# left out: " + d)
 	}
-	if err := printSettings(&b, comment, p.Settings); err != nil {
+	if err := printSettings(&b, comment.String(), p.Settings); err != nil {
 		return err
 	}
 	if *out == "" {

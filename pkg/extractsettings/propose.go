@@ -180,7 +180,7 @@ func Propose(ctx context.Context, chat *llm.Client, passages []string) (Proposal
 // canonicalType is t in upper case with underscores, "" when nothing of it is left.
 func canonicalType(t string) string {
 	s := strings.ToUpper(strings.Join(strings.FieldsFunc(t, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+		return (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9')
 	}), "_"))
 	s = strings.TrimLeft(s, "0123456789_")
 	if len(s) > MaxTypeBytes {

@@ -333,6 +333,9 @@ func (x *Extraction) Validate() error {
 			return err
 		}
 	}
+	if x.SettingsVersion < 0 {
+		return fieldErr("settings_version", "%d is negative", x.SettingsVersion)
+	}
 	if len(x.Entities) > maxEntities {
 		return fieldErr("entities", "has %d items, limit %d", len(x.Entities), maxEntities)
 	}

@@ -182,6 +182,8 @@ var skippedDocCommands = map[string]string{
 	"export KO_DEFAULTBASEIMAGE=$(cd deploy && GOWORK=off go run ./ko/localbase -cache \"$KOCACHE\")":                                                                                                                                                                          "ko's base image",
 	"ko build --base-import-paths --tags \"$VERSION\" --push=false --platform linux/amd64 --tarball /tmp/graphrag-images.tar ./services/extractor/cmd/extractor ./services/grapher/cmd/grapher ./services/summarizer/cmd/summarizer ./services/query/cmd/query ./cmd/graphrag": "needs ko; make images-ko covers it",
 
+	"graphrag prompt-tune -corpus demo -sample 8 -out demo-settings.yaml": "needs a chat model; the documented platform runs offline (TestExtractionSettingsEndToEnd runs it against a fake endpoint)",
+
 	"make dataset-workplace": "generates the workplace development set (tools/gencorpus) into .data/, which git ignores",
 	"bin/graphrag eval -dataset .data/datasets/workplace -out wp.json -strategies bm25,dense,hybrid,graph": "indexes the generated workplace set (minutes)",
 }

@@ -35,6 +35,9 @@ func commands() []command {
 		{"query", "ask a question through the query API", runQuery},
 		{"mcp", "serve the MCP tools over stdio on the configured stores", runMCP},
 		{"curate", "merge, split, rename, type or pin entities and delete or add relationships of a corpus's graph, through the query API; list and undo", runCurate},
+		{"extraction-settings", "show a corpus's extraction settings (entity types, domain, examples, prompt) or save them from a YAML file", runExtractionSettings},
+		{"reindex", "extract a corpus's chunks again under its current extraction settings", runReindex},
+		{"prompt-tune", "propose extraction settings from a sample of a corpus with the configured chat model", runPromptTune},
 		{"export", "write a corpus's graph, communities with reports and chunks as JSON Lines, GraphML or GraphRAG's Parquet tables", runExport},
 		{"eval", "index a dataset and score retrieval strategies (recall@k, all-gold@k, MRR, latency)", eval.Run},
 	}
@@ -73,7 +76,11 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: graphrag <command> [flags]   (graphrag <command> -h for its flags)")
 	fmt.Fprintln(w)
+	width := 0
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		width = max(width, len(c.name))
+	}
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-*s %s\n", width, c.name, c.summary)
 	}
 }

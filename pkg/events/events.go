@@ -302,6 +302,9 @@ type Extraction struct {
 	// DocumentVersion is the chunk's DocumentVersion: the grapher merges the
 	// extraction only while that version is the document's current one.
 	DocumentVersion string `json:"document_version,omitempty"`
+	// SettingsVersion is the version of the corpus's extraction settings the model
+	// was prompted with (0: none, or extracted offline, which ignores them).
+	SettingsVersion int `json:"settings_version,omitempty"`
 }
 
 // MethodRemoved is the Method of an extraction that retires a chunk: the grapher
@@ -329,6 +332,9 @@ func (x *Extraction) Validate() error {
 		if err := validateID("document_version", x.DocumentVersion); err != nil {
 			return err
 		}
+	}
+	if x.SettingsVersion < 0 {
+		return fieldErr("settings_version", "%d is negative", x.SettingsVersion)
 	}
 	if len(x.Entities) > maxEntities {
 		return fieldErr("entities", "has %d items, limit %d", len(x.Entities), maxEntities)
@@ -360,7 +366,12 @@ func (x *Extraction) Validate() error {
 
 // MsgID de-duplicates: one extraction per chunk and method.
 func (x *Extraction) MsgID() string {
-	return "extraction:" + x.Corpus + ":" + x.ChunkID + ":" + x.Method
+	id := "extraction:" + x.Corpus + ":" + x.ChunkID + ":" + x.Method
+	if x.SettingsVersion > 0 {
+		// A re-extraction under new settings is a new message, not a duplicate.
+		id += ":s" + strconv.Itoa(x.SettingsVersion)
+	}
+	return id
 }
 
 // Community announces a community whose membership is new or changed after a community

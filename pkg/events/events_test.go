@@ -142,6 +142,24 @@ func TestEncodeRejectsInvalid(t *testing.T) {
 	if !errors.As(err, &fe) || !strings.HasPrefix(fe.Field, "relationships[0]") {
 		t.Fatalf("Encode error = %v, want relationships[0] field error", err)
 	}
+	_, err = Encode(&Extraction{Schema: SchemaExtraction, Corpus: "demo", ChunkID: "c", DocumentID: "d", Method: "m", SettingsVersion: -1})
+	if !errors.As(err, &fe) || fe.Field != "settings_version" {
+		t.Fatalf("Encode error = %v, want settings_version field error", err)
+	}
+}
+
+// An extraction under extraction settings is a message of its own: a re-extraction
+// under a new version is not a duplicate of the earlier one, and ids without settings
+// are those written before settings existed.
+func TestExtractionMsgIDCarriesSettingsVersion(t *testing.T) {
+	x := Extraction{Corpus: "demo", ChunkID: "d:0:abc@5", Method: "llm/m"}
+	if id := x.MsgID(); id != "extraction:demo:d:0:abc@5:llm/m" {
+		t.Errorf("without settings: %s", id)
+	}
+	x.SettingsVersion = 2
+	if id := x.MsgID(); id != "extraction:demo:d:0:abc@5:llm/m:s2" {
+		t.Errorf("under settings 2: %s", id)
+	}
 }
 
 func TestMsgIDsAreContentDerived(t *testing.T) {

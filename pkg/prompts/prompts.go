@@ -121,3 +121,111 @@ Given its entities, relationships and sub-community reports, write:
 - findings: 3 to 7 key insights, each a one-line summary and an explanation grounded in the data;
 - rating: importance from 0 to 10, and a one-sentence rating_explanation.
 Use only the data provided. Return JSON only.`
+
+// ExtractionGuide is what a corpus's extraction settings add to the extraction prompt
+// (package extractsettings): the zero value adds nothing.
+type ExtractionGuide struct {
+	// System replaces ExtractionSystem when not empty; OutputContract follows it, so
+	// the answer's format cannot be lost.
+	System string
+	// Domain says what the corpus is about.
+	Domain string
+	// Types are the only entity types the model may use (none: open types).
+	Types []string
+	// Examples are worked examples: a text and the JSON answer expected for it.
+	Examples []ExtractionExample
+}
+
+// ExtractionExample is one worked example of a guide; Output is its JSON answer.
+type ExtractionExample struct {
+	Text   string
+	Output string
+}
+
+// OutputContract ends a replaced extraction system prompt: the format the extractor
+// parses, which the response schema enforces as well.
+const OutputContract = `Return JSON only, matching the schema: "entities" (name, type, description) and "relationships" (source, target, type, description, strength from 1 to 10). Never invent facts that are not in the text.`
+
+// ExtractionSystemWith is the extraction system prompt under a guide: the guide's
+// system text (or ExtractionSystem), the domain, the allowed types and the examples.
+func ExtractionSystemWith(g ExtractionGuide) string {
+	var b strings.Builder
+	if g.System != "" {
+		b.WriteString(strings.TrimSpace(g.System))
+		b.WriteString("\n")
+		b.WriteString(OutputContract)
+	} else {
+		b.WriteString(ExtractionSystem)
+	}
+	if g.Domain != "" {
+		fmt.Fprintf(&b, "\n\nDomain of the texts: %s", strings.TrimSpace(g.Domain))
+	}
+	if len(g.Types) > 0 {
+		fmt.Fprintf(&b, "\n\nEntity types: use only these types: %s.", strings.Join(g.Types, ", "))
+	}
+	for i, ex := range g.Examples {
+		fmt.Fprintf(&b, "\n\nExample %d.\nText:\n%s\nAnswer:\n%s", i+1, strings.TrimSpace(ex.Text), ex.Output)
+	}
+	return b.String()
+}
+
+// ExtractionSchemaTypes is ExtractionSchema with the entity types restricted to types
+// (an enum), so that a constrained decoder cannot answer another one; ExtractionSchema
+// when types is empty.
+func ExtractionSchemaTypes(maxEnt, maxRel int, types []string) map[string]any {
+	s := ExtractionSchema(maxEnt, maxRel)
+	if len(types) == 0 {
+		return s
+	}
+	ents := s["properties"].(map[string]any)["entities"].(map[string]any)
+	props := ents["items"].(map[string]any)["properties"].(map[string]any)
+	props["type"] = map[string]any{"type": "string", "enum": types}
+	return s
+}
+
+// SettingsSchemaName names the response format of a settings proposal.
+const SettingsSchemaName = "extraction_settings"
+
+// SettingsMaxTokens bounds a settings proposal.
+const SettingsMaxTokens = 3000
+
+// SettingsSystem is the system prompt of a settings proposal (graphrag prompt-tune):
+// the user prompt is a sample of the corpus's passages.
+const SettingsSystem = `You configure the entity and relationship extraction of a knowledge graph for a corpus of documents. From the sample passages given, propose:
+- domain: one or two sentences saying what the corpus is about and what matters in it;
+- entity_types: 4 to 12 entity types that cover what the passages talk about, each an upper-case label with underscores (e.g. PERSON, PROTEIN, LEGAL_CASE);
+- examples: 2 or 3 worked examples, each a short passage copied from the sample and the extraction expected from it: its entities (name, type from entity_types, one-sentence description) and relationships (source and target among those entities, an upper-case type, a one-sentence description, a strength from 1 to 10).
+Return JSON only, matching the schema.`
+
+// SettingsSchema is the structured output of a settings proposal: the settings'
+// format (domain, entity_types, examples with their extraction).
+func SettingsSchema() map[string]any {
+	return map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"domain":       map[string]any{"type": "string"},
+			"entity_types": map[string]any{"type": "array", "maxItems": 20, "items": map[string]any{"type": "string"}},
+			"examples": map[string]any{"type": "array", "maxItems": 3, "items": map[string]any{
+				"type": "object",
+				"properties": map[string]any{
+					"text":   map[string]any{"type": "string"},
+					"output": ExtractionSchema(10, 10),
+				},
+				"required":             []string{"text", "output"},
+				"additionalProperties": false,
+			}},
+		},
+		"required":             []string{"domain", "entity_types", "examples"},
+		"additionalProperties": false,
+	}
+}
+
+// Settings is the user prompt of a settings proposal: the sample passages.
+func Settings(passages []string) string {
+	var b strings.Builder
+	b.WriteString("Sample passages of the corpus:\n")
+	for i, p := range passages {
+		fmt.Fprintf(&b, "\n[%d]\n%s\n", i+1, strings.TrimSpace(p))
+	}
+	return b.String()
+}

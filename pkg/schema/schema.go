@@ -79,8 +79,9 @@ const (
 const (
 	// StateBucket is a key-value bucket of small per-corpus records: the
 	// grapher's progress (GraphStateKey), the chunks of each document
-	// version (DocumentKey), entity type counts (TypeCountsKey) and the
-	// taxonomy (TaxonomyKey).
+	// version (DocumentKey), entity type counts (TypeCountsKey), the
+	// taxonomy (TaxonomyKey) and each corpus's extraction settings
+	// (ExtractionSettingsKey).
 	StateBucket = "graphrag_state"
 	// LLMCacheBucket is a key-value bucket of LLM responses shared by every
 	// replica; package llm derives its keys from the requests.
@@ -169,6 +170,10 @@ func CurationOriginalPrefix(corpus string) string { return "curation.orig." + co
 // TaxonomyKey is where the consolidated entity types live in StateBucket
 // (taxonomy.Taxonomy): the grapher writes them, the extractor reads them.
 const TaxonomyKey = "taxonomy"
+
+// ExtractionSettingsKey is where a corpus's extraction settings live in StateBucket
+// (extractsettings.Record): the query service writes them, the extractor reads them.
+func ExtractionSettingsKey(corpus string) string { return "extraction." + corpus }
 
 // GrapherLease is the grapher's lease in LeaseBucket: one active grapher per
 // bus.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/graphrag/graphrag/pkg/bus"
 	"github.com/graphrag/graphrag/pkg/events"
+	"github.com/graphrag/graphrag/pkg/extractsettings"
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/normalize"
 	"github.com/graphrag/graphrag/pkg/offlinextract"
@@ -46,13 +47,23 @@ func (s *Service) handleChunk(ctx context.Context, corpus string, m *bus.Message
 	case c.Skip != "":
 		x.Skipped = c.Skip
 	case s.deps.LLM == nil:
+		s.noteOfflineSettings(ctx, corpus)
 		x.Entities, x.Relationships = offline(subject, c.Text, s.cfg.MaxEntities, s.cfg.MaxRelationships)
 	default:
-		types, err := s.tax.Types(ctx)
+		// The corpus's settings as they are now, read for every chunk: a model call
+		// costs far more than the read, and a re-extraction ordered right after a
+		// change must see it.
+		set, err := extractsettings.Load(ctx, s.state, corpus)
 		if err != nil {
-			s.log.WarnContext(ctx, "reading taxonomy; extracting with open types", "err", err)
+			return fmt.Errorf("chunk %s: %w", c.ID, err)
 		}
-		ents, rels, err := s.extractLLM(ctx, c.DocumentTitle, subject, c.Text, types)
+		var types []string
+		if len(set.Settings.EntityTypes) == 0 {
+			if types, err = s.tax.Types(ctx); err != nil {
+				s.log.WarnContext(ctx, "reading taxonomy; extracting with open types", "err", err)
+			}
+		}
+		ents, rels, err := s.extractLLM(ctx, c.DocumentTitle, subject, c.Text, types, set.Settings)
 		switch {
 		case fallback(err) != "":
 			// The model could not produce valid JSON after its retries, or no answer
@@ -66,11 +77,30 @@ func (s *Service) handleChunk(ctx context.Context, corpus string, m *bus.Message
 		case err != nil:
 			return fmt.Errorf("chunk %s: extracting: %w", c.ID, err)
 		default:
-			x.Entities, x.Relationships = ents, rels
+			x.Entities, x.Relationships, x.SettingsVersion = ents, rels, set.Version
 		}
 	}
 	instruments().extracted.Add(ctx, 1, metric.WithAttributes(attribute.String("method", x.Method)))
 	return s.publish(ctx, events.KindExtractions, corpus, x, x.MsgID())
+}
+
+// noteOfflineSettings logs once per corpus and process that offline extraction
+// ignores the corpus's extraction settings, when it has any: the rule-based extractor
+// has no prompt, and its few heuristic types (PERSON, PLACE, ORGANIZATION, CONCEPT)
+// cannot be mapped onto types a corpus names (docs/adr/0068-extraction-settings-per-corpus.md).
+func (s *Service) noteOfflineSettings(ctx context.Context, corpus string) {
+	if _, seen := s.offlineNoted.LoadOrStore(corpus, true); seen {
+		return
+	}
+	set, err := extractsettings.Load(ctx, s.state, corpus)
+	if err != nil {
+		s.offlineNoted.Delete(corpus) // try again with the next chunk
+		return
+	}
+	if !set.Settings.IsZero() {
+		s.log.InfoContext(ctx, "offline extraction ignores the corpus's extraction settings (they apply to a chat model)",
+			"corpus", corpus, "settings_version", set.Version)
+	}
 }
 
 // fallback says why a failed model call is answered without the model, or "" when it

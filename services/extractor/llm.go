@@ -9,6 +9,7 @@ import (
 
 	"github.com/graphrag/graphrag/pkg/bus"
 	"github.com/graphrag/graphrag/pkg/events"
+	"github.com/graphrag/graphrag/pkg/extractsettings"
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/normalize"
 	"github.com/graphrag/graphrag/pkg/offlinextract"
@@ -44,14 +45,23 @@ var extractionPrompt = prompts.Extraction
 
 // extractLLM asks the model for entities and relationships, with optional gleaning passes.
 // Invalid JSON is retried by llm.ChatJSON; after that the error matches llm.ErrInvalidJSON.
-func (s *Service) extractLLM(ctx context.Context, title string, subject offlinextract.DocumentSubject, text string, types []string) ([]events.ExtractedEntity, []events.ExtractedRelationship, error) {
+//
+// The corpus's settings (set) add a domain, worked examples and a replaced system text
+// to the system prompt; their entity types, when set, are the only ones the response
+// schema allows, and the taxonomy's preferred types (types) are then not sent.
+func (s *Service) extractLLM(ctx context.Context, title string, subject offlinextract.DocumentSubject, text string, types []string, set extractsettings.Settings) ([]events.ExtractedEntity, []events.ExtractedRelationship, error) {
+	system, schema := extractionSystem, extractionSchema(s.cfg.MaxEntities, s.cfg.MaxRelationships)
+	if !set.IsZero() {
+		system = prompts.ExtractionSystemWith(set.Guide())
+		schema = prompts.ExtractionSchemaTypes(s.cfg.MaxEntities, s.cfg.MaxRelationships, set.EntityTypes)
+	}
 	req := llm.ChatRequest{
 		Stage:       "extractor",
-		System:      extractionSystem,
+		System:      system,
 		User:        extractionPrompt(title, text, types, s.cfg.MaxEntities, s.cfg.MaxRelationships),
 		Temperature: 0,
 		MaxTokens:   prompts.ExtractionMaxTokens,
-		JSONSchema:  &llm.Schema{Name: prompts.ExtractionSchemaName, Schema: extractionSchema(s.cfg.MaxEntities, s.cfg.MaxRelationships), Strict: true},
+		JSONSchema:  &llm.Schema{Name: prompts.ExtractionSchemaName, Schema: schema, Strict: true},
 	}
 	var ents []events.ExtractedEntity
 	var rels []events.ExtractedRelationship

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/graphrag/graphrag/pkg/bus"
@@ -112,6 +113,9 @@ type Service struct {
 	// state holds the document and corpus records (schema.StateBucket), cache the
 	// model answers the deletion of a document forgets (schema.LLMCacheBucket).
 	state, cache bus.KV
+	// offlineNoted holds the corpora whose settings offline extraction has looked at
+	// (noteOfflineSettings).
+	offlineNoted sync.Map
 }
 
 // New checks the dependencies and prepares the stages.

@@ -15,6 +15,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/curation"
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/export"
+	"github.com/graphrag/graphrag/pkg/extractsettings"
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/schema"
@@ -66,6 +67,7 @@ type VectorReader interface {
 	engine.VectorReader
 	catalog.VectorReader
 	export.VectorReader
+	extractsettings.ChunkLister
 }
 
 // Deps are the backends the service reads and what it reports about itself.
@@ -83,7 +85,8 @@ type Deps struct {
 	Version string
 	// Bus serves the corpus and document resources: listings and status (pkg/catalog),
 	// uploads (pipeline.PublishDocument) and deletions (pipeline.PublishDeletion,
-	// pipeline.DropCorpus). Nil: those routes answer 503.
+	// pipeline.DropCorpus), and the extraction settings (package extractsettings).
+	// Nil: those routes answer 503.
 	Bus *bus.Bus
 }
 
@@ -125,7 +128,8 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if deps.Bus != nil {
 		cat := catalog.New(deps.Bus, deps.Graph, deps.Vectors)
 		opts = append(opts, httpapi.WithCatalog(cat), httpapi.WithPublisher(publisher{deps.Bus}),
-			httpapi.WithDeleter(deleter{deps.Bus, cat}), httpapi.WithCurator(curator{deps.Bus, deps.Graph}))
+			httpapi.WithDeleter(deleter{deps.Bus, cat}), httpapi.WithCurator(curator{deps.Bus, deps.Graph}),
+			httpapi.WithExtractionSettings(settings{deps.Bus, deps.Vectors, deps.LLM}))
 		mcpOpts = append(mcpOpts, mcpserver.WithCatalog(cat))
 	}
 	h, err := httpapi.New(e, x, api, deps.Logger, opts...)

@@ -48,6 +48,8 @@ type API struct {
 	curator   Curator
 	// estimate: the indexing settings of an upload's cost estimate (estimate.go).
 	estimate *costestimate.Options
+	// settings: the extraction settings routes (xsettings.go).
+	settings ExtractionSettings
 }
 
 // New builds the HTTP handler: POST /v1/query, POST /v1/retrieve,
@@ -79,6 +81,7 @@ func New(e *engine.Engine, x Explorer, cfg Config, log *slog.Logger, opts ...Opt
 	a.mux.HandleFunc("GET /v1/corpora/{corpus}/entities/{name}", a.guard(a.known(a.entity)))
 	a.mux.HandleFunc("GET /v1/corpora/{corpus}/stats", a.guard(a.known(a.stats)))
 	a.addResourceRoutes()
+	a.addSettingsRoutes()
 	a.addExportRoute()
 	a.addCurationRoutes()
 	a.addChatRoutes()

@@ -260,7 +260,7 @@ func TestHTTPStats(t *testing.T) {
 
 // TestHTTPOpenAPI checks that the document describes exactly the routes the API serves.
 func TestHTTPOpenAPI(t *testing.T) {
-	srv, _ := newExploreAPI(t, DefaultConfig(), newFakes().options()...)
+	srv, _ := newExploreAPI(t, DefaultConfig(), append(newFakes().options(), WithExtractionSettings(&fakeSettings{}))...)
 	resp, body := call(t, srv, http.MethodGet, "/openapi.json", "", "")
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
 		t.Fatalf("status %d, Content-Type %q: want 200 JSON", resp.StatusCode, resp.Header.Get("Content-Type"))
@@ -305,6 +305,7 @@ func TestHTTPOpenAPI(t *testing.T) {
 	routes = append(routes, resourceRoutes...)
 	routes = append(routes, ollamaRoutes...)
 	routes = append(routes, curationRoutes...)
+	routes = append(routes, settingsRoutes...)
 	served := map[string]bool{}
 	for _, r := range routes {
 		served[r.method+" "+r.pattern] = true

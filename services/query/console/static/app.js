@@ -968,6 +968,55 @@ function deleteButton(d, refresh) {
   return b;
 }
 
+// ---------- Extraction settings ----------
+
+// pages.settings edits the corpus's extraction settings as JSON (the API's format):
+// save them as the next version, have the chat model propose some from a sample of the
+// corpus, re-extract the corpus under them. Saving and re-extracting need write scope.
+pages.settings = (main) => {
+  const version = h('p', { id: 'settings-version', class: 'muted' }, 'Loading…');
+  const text = h('textarea', { id: 'settings-json', rows: 18, spellcheck: false, 'aria-label': 'Extraction settings as JSON' });
+  const msg = h('div', { id: 'settings-status', 'aria-live': 'polite' });
+  const show = (r) => {
+    version.textContent = r.version ? `Version ${r.version}, saved ${new Date(r.updated_at).toLocaleString()}`
+      : 'Version 0: none saved, extraction uses the built-in prompt';
+    version.dataset.version = String(r.version);
+    text.value = JSON.stringify(r.settings || {}, null, 2);
+  };
+  const run = (label, fn) => async () => {
+    fill(msg, h('p', { class: 'muted' }, `${label}…`));
+    try { fill(msg, await fn()); } catch (err) { fill(msg, errorBox(err)); }
+  };
+  const post = async (path, body) => (await api(corpusPath(path), {
+    method: body === undefined ? 'POST' : body.method || 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body?.json ?? {}) })).json();
+  const save = run('Saving', async () => {
+    let json;
+    try { json = JSON.parse(text.value); } catch (e) { throw new Error(`The settings are not valid JSON: ${e.message}`); }
+    const r = await post('/extraction-settings', { method: 'PUT', json });
+    show(r);
+    return h('p', { class: 'ok' }, `Version ${r.version} saved. Chunks extracted from now on use it; nothing is re-extracted until you re-extract the corpus.`);
+  });
+  const propose = run('Asking the chat model (this takes a while)', async () => {
+    const p = await post('/extraction-settings/proposal', { json: { sample: 8 } });
+    text.value = JSON.stringify(p.settings, null, 2);
+    return [h('p', { class: 'ok' }, `Proposed by ${p.model} from ${p.passages} passages: review, edit, then save.`),
+      (p.dropped || []).map((d) => h('p', { class: 'muted' }, `Left out: ${d}`))];
+  });
+  const reindex = run('Publishing the chunks', async () => {
+    const r = await post('/reindex');
+    return h('p', { class: 'ok' }, `${num(r.chunks)} chunks of ${num(r.documents)} documents published for extraction under settings version ${r.settings_version}; the Dashboard shows the progress.`);
+  });
+  main.append(h('h1', {}, 'Extraction settings'),
+    h('p', { class: 'muted' }, 'Entity types, a domain description, worked examples and a replacement system prompt for the chat model that extracts this corpus (offline extraction ignores them).'),
+    version, text,
+    h('p', {}, h('button', { type: 'button', id: 'settings-save', onclick: save }, 'Save'), ' ',
+      h('button', { type: 'button', id: 'settings-propose', class: 'secondary', onclick: propose }, 'Propose from a sample'), ' ',
+      h('button', { type: 'button', id: 'settings-reindex', class: 'secondary', onclick: reindex }, 'Re-extract the corpus')),
+    msg);
+  getJSON(corpusPath('/extraction-settings')).then(show, (err) => { version.textContent = ''; fill(msg, errorBox(err)); });
+};
+
 // ---------- start ----------
 
 setupToken();

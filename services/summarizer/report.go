@@ -247,7 +247,8 @@ const maxTitle = 64
 
 // extractiveTitle names a community as a person would from its graph: its most central
 // member and the member that member is most strongly related to inside the community
-// ("Storm Hester and Kittiwake"), not a list of names. A partner whose name holds the
+// ("Storm Hester and Kittiwake", "Mayor Dunmore and the Town Council with Harbour
+// Street"), not a list of names. A partner whose name holds the
 // lead's or is held in it ("Storm Hester", "The Storm Hester Inquiry") adds nothing and
 // is passed over; without a relationship to the lead, the next most central member is
 // the partner; a community of one member, or a pair too long to read at a glance, is
@@ -288,7 +289,12 @@ func extractiveTitle(cc CommunityContext) string {
 	if partner == nil {
 		return lead.Name
 	}
-	if t := lead.Name + " and " + partner.Name; utf8.RuneCountInString(t) <= maxTitle {
+	// "and" between two names that hold one reads as a list of three: "with" then.
+	join := " and "
+	if strings.Contains(lead.Name, " and ") || strings.Contains(partner.Name, " and ") {
+		join = " with "
+	}
+	if t := lead.Name + join + partner.Name; utf8.RuneCountInString(t) <= maxTitle {
 		return t
 	}
 	return lead.Name

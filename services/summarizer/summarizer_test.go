@@ -72,6 +72,7 @@ func TestExtractiveTitle(t *testing.T) {
 		{"no relationship: the next central member", CommunityContext{Members: []graphstore.Entity{storm, inquiry, boat, wall}}, "Storm Hester and Kittiwake"},
 		{"too long to read at a glance", CommunityContext{Members: []graphstore.Entity{storm, long},
 			Relationships: []graphstore.Relationship{rel("storm", "long", 2)}}, "Storm Hester"},
+		{"names holding \"and\" are joined by \"with\"", CommunityContext{Members: []graphstore.Entity{ent("mayor", "Mayor Dunmore and the Council"), wall}}, "Mayor Dunmore and the Council with harbour wall"},
 		{"one member", CommunityContext{Members: []graphstore.Entity{boat}}, "Kittiwake"},
 		{"no member", CommunityContext{}, "Empty community"},
 	} {

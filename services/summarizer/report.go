@@ -183,8 +183,8 @@ func (s *Service) llmReport(ctx context.Context, cc CommunityContext) (schema.Re
 // Extractive builds a report without a model, from the same context: the title names the
 // most central member and the member it is most strongly related to, the summary is
 // built from the most central members' descriptions (first sentences) and the titles of
-// the sub-communities, findings are the strongest internal relationships with their
-// evidence, and the rating grows with the community's size and internal density
+// the sub-communities, findings are the strongest internal relationships (their ends by
+// name) with their evidence, and the rating grows with the community's size and internal density
 // (documented in docs/adr/0005-offline-defaults.md).
 func Extractive(cc CommunityContext) schema.Report {
 	top := cc.Members
@@ -220,6 +220,10 @@ func Extractive(cc CommunityContext) schema.Report {
 		sum = append(sum, "It brings together "+plural(len(subs), "smaller community", "smaller communities")+": "+strings.Join(subs, "; ")+".")
 	}
 	rep.Summary = strings.Join(dedupe(sum), " ")
+	nameByKey := map[string]string{}
+	for _, e := range cc.Members {
+		nameByKey[e.Key] = e.Name
+	}
 	seen := map[string]bool{}
 	for _, r := range cc.Relationships {
 		if len(rep.Findings) >= 5 {
@@ -230,7 +234,7 @@ func Extractive(cc CommunityContext) schema.Report {
 			continue
 		}
 		seen[d] = true
-		rep.Findings = append(rep.Findings, schema.Finding{Summary: r.SourceKey + " — " + r.TargetKey, Explanation: d})
+		rep.Findings = append(rep.Findings, schema.Finding{Summary: nameOf(nameByKey, r.SourceKey) + " — " + nameOf(nameByKey, r.TargetKey), Explanation: d})
 	}
 	n := float64(len(cc.Members))
 	density := 0.0

@@ -46,7 +46,7 @@ func TestExtractiveReport(t *testing.T) {
 		t.Errorf("rating of 2 members without relationships %v >= %v", small.Rating, r.Rating)
 	}
 	text := r.Text()
-	if !strings.HasPrefix(text, r.Title+"\n\n"+r.Summary) || !strings.Contains(text, "- ada quillane — storm inquiry: Quillane chaired the inquiry.") {
+	if !strings.HasPrefix(text, r.Title+"\n\n"+r.Summary) || !strings.Contains(text, "- Ada Quillane — Storm Inquiry: Quillane chaired the inquiry.") {
 		t.Errorf("report text %q", text)
 	}
 }

@@ -88,7 +88,7 @@ func TestExtractiveTitle(t *testing.T) {
 // members' descriptions, so that the summary opens with what the community is about.
 func TestExtractiveSummarySubReports(t *testing.T) {
 	cc := CommunityContext{
-		Members: []graphstore.Entity{{Key: "a", Name: "Storm Hester", Description: "Storm Hester struck in 1998."}, {Key: "b", Name: "Kittiwake"}},
+		Members:    []graphstore.Entity{{Key: "a", Name: "Storm Hester", Description: "Storm Hester struck in 1998."}, {Key: "b", Name: "Kittiwake"}},
 		SubReports: []schema.Report{{Title: "Storm Hester and Kittiwake"}, {Title: "The inquiry and the harbour wall"}},
 	}
 	want := "This community of 2 entities centers on Storm Hester and Kittiwake. Storm Hester struck in 1998. " +

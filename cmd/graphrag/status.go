@@ -86,9 +86,20 @@ func failedWhat(st pipeline.Status) string {
 		dead += s.DeadLettered
 	}
 	if dead > 0 {
+		if dead == 1 {
+			return "1 message was dead-lettered, so what it carried is not indexed"
+		}
 		return fmt.Sprintf("%d messages were dead-lettered, so what they carried is not indexed", dead)
 	}
 	return fmt.Sprintf("%d communities have no report", st.Graph.Unreported)
+}
+
+// counted writes n and the noun, with an "s" unless n is 1: "1 detection run", "3 levels".
+func counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // formatRate prints a stage's rate (messages per second over the last minute).
@@ -135,7 +146,7 @@ func printStatus(w io.Writer, st pipeline.Status) {
 	if g.Dirty {
 		state = fmt.Sprintf("community detection pending (%d merges since the last run)", g.Changes)
 	}
-	fmt.Fprintf(w, "graph: %s; %d detection runs, %d levels, last run %s\n", state, g.Detections, g.Levels, g.LastRun)
+	fmt.Fprintf(w, "graph: %s; %s, %s, last run %s\n", state, counted(g.Detections, "detection run"), counted(g.Levels, "level"), g.LastRun)
 	fmt.Fprintf(w, "communities: %d, without a report: %d\n", g.Communities, g.Unreported)
 	if f := g.Failing(); f != "" {
 		fmt.Fprintf(w, "graph: %s; next try %s\n", f, g.NextRetry.UTC().Format(time.RFC3339))

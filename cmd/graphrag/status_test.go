@@ -25,7 +25,9 @@ func TestStatusSaysFailed(t *testing.T) {
 		fail bool
 	}{
 		{0, "corpus notes: indexing complete", false},
-		{1, "corpus notes: failed: 1 messages were dead-lettered", true},
+		{0, "1 detection run, 1 level,", false},
+		{1, "corpus notes: failed: 1 message was dead-lettered", true},
+		{2, "corpus notes: failed: 2 messages were dead-lettered", true},
 	} {
 		var out bytes.Buffer
 		st := drained(tc.dead)

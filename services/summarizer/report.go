@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/llm"
@@ -179,10 +181,11 @@ func (s *Service) llmReport(ctx context.Context, cc CommunityContext) (schema.Re
 }
 
 // Extractive builds a report without a model, from the same context: the title names the
-// most central members, the summary is built from their descriptions (first sentences),
-// findings are the strongest internal relationships with their evidence, and the rating
-// grows with the community's size and internal density (documented in
-// docs/adr/0005-offline-defaults.md).
+// most central member and the member it is most strongly related to, the summary is
+// built from the most central members' descriptions (first sentences) and the titles of
+// the sub-communities, findings are the strongest internal relationships (their ends by
+// name) with their evidence, and the rating grows with the community's size and internal density
+// (documented in docs/adr/0005-offline-defaults.md).
 func Extractive(cc CommunityContext) schema.Report {
 	top := cc.Members
 	if len(top) > 3 {
@@ -192,28 +195,35 @@ func Extractive(cc CommunityContext) schema.Report {
 	for _, e := range top {
 		names = append(names, e.Name)
 	}
-	// Names may hold commas ("Two Scientists, One Estuary"), so they are joined with "; ".
-	rep := schema.Report{Title: strings.Join(names, "; ")}
-	if len(cc.Members) > len(top) {
-		rep.Title += fmt.Sprintf(" and %d more", len(cc.Members)-len(top))
-	}
+	rep := schema.Report{Title: extractiveTitle(cc)}
 	var sum []string
 	sum = append(sum, fmt.Sprintf("This community of %d entities centers on %s.", len(cc.Members), joinAnd(names)))
-	for _, r := range cc.SubReports {
-		if len(sum) >= 4 {
-			break
-		}
-		sum = append(sum, "It includes "+r.Title+".")
-	}
 	for _, e := range cc.Members {
-		if len(sum) >= 7 {
+		if len(sum) >= 6 {
 			break
 		}
 		if d := firstSentence(e.Description); d != "" {
 			sum = append(sum, d)
 		}
 	}
+	// Sub-community titles hold "and" and commas, so they are separated by semicolons.
+	var subs []string
+	for _, r := range cc.SubReports {
+		if len(subs) == 3 {
+			break
+		}
+		if r.Title != "" && !slices.Contains(subs, r.Title) {
+			subs = append(subs, r.Title)
+		}
+	}
+	if len(subs) > 0 {
+		sum = append(sum, "It brings together "+plural(len(subs), "smaller community", "smaller communities")+": "+strings.Join(subs, "; ")+".")
+	}
 	rep.Summary = strings.Join(dedupe(sum), " ")
+	nameByKey := map[string]string{}
+	for _, e := range cc.Members {
+		nameByKey[e.Key] = e.Name
+	}
 	seen := map[string]bool{}
 	for _, r := range cc.Relationships {
 		if len(rep.Findings) >= 5 {
@@ -224,7 +234,7 @@ func Extractive(cc CommunityContext) schema.Report {
 			continue
 		}
 		seen[d] = true
-		rep.Findings = append(rep.Findings, schema.Finding{Summary: r.SourceKey + " — " + r.TargetKey, Explanation: d})
+		rep.Findings = append(rep.Findings, schema.Finding{Summary: nameOf(nameByKey, r.SourceKey) + " — " + nameOf(nameByKey, r.TargetKey), Explanation: d})
 	}
 	n := float64(len(cc.Members))
 	density := 0.0
@@ -234,6 +244,72 @@ func Extractive(cc CommunityContext) schema.Report {
 	rep.Rating = math.Round(math.Min(10, 2*math.Log2(1+n)+4*density)*10) / 10
 	rep.RatingExplanation = fmt.Sprintf("%d members, %d internal relationships (density %.2f).", len(cc.Members), len(cc.Relationships), density)
 	return rep
+}
+
+// maxTitle bounds an extractive title, in characters: longer, it names the lead alone.
+const maxTitle = 64
+
+// extractiveTitle names a community as a person would from its graph: its most central
+// member and the member that member is most strongly related to inside the community
+// ("Storm Hester and Kittiwake", "Mayor Dunmore and the Town Council with Harbour
+// Street"), not a list of names. A partner whose name holds the
+// lead's or is held in it ("Storm Hester", "The Storm Hester Inquiry") adds nothing and
+// is passed over; without a relationship to the lead, the next most central member is
+// the partner; a community of one member, or a pair too long to read at a glance, is
+// named by its lead.
+func extractiveTitle(cc CommunityContext) string {
+	if len(cc.Members) == 0 {
+		return "Empty community"
+	}
+	lead := cc.Members[0]
+	distinct := func(e graphstore.Entity) bool {
+		a, b := strings.ToLower(e.Name), strings.ToLower(lead.Name)
+		return e.Key != lead.Key && !strings.Contains(a, b) && !strings.Contains(b, a)
+	}
+	weight := map[string]float64{}
+	for _, r := range cc.Relationships {
+		switch lead.Key {
+		case r.SourceKey:
+			weight[r.TargetKey] += r.Weight
+		case r.TargetKey:
+			weight[r.SourceKey] += r.Weight
+		}
+	}
+	var partner *graphstore.Entity
+	best := 0.0
+	for _, e := range cc.Members { // by PageRank: a tie goes to the more central
+		if w := weight[e.Key]; w > best && distinct(e) {
+			partner, best = &e, w
+		}
+	}
+	if partner == nil {
+		for _, e := range cc.Members {
+			if distinct(e) {
+				partner = &e
+				break
+			}
+		}
+	}
+	if partner == nil {
+		return lead.Name
+	}
+	// "and" between two names that hold one reads as a list of three: "with" then.
+	join := " and "
+	if strings.Contains(lead.Name, " and ") || strings.Contains(partner.Name, " and ") {
+		join = " with "
+	}
+	if t := lead.Name + join + partner.Name; utf8.RuneCountInString(t) <= maxTitle {
+		return t
+	}
+	return lead.Name
+}
+
+// plural writes n with the singular or plural noun ("1 smaller community").
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 func joinAnd(xs []string) string {

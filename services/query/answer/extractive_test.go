@@ -178,8 +178,8 @@ func TestExtractiveResponseTypes(t *testing.T) {
 		t.Errorf("bullets cite %v, plain %v: the same sources in the same order", bullets.Cited, plain.Cited)
 	}
 
-	partials := []evidence.PartialAnswer{{CommunityID: "k1", Answer: "Lovelace's algorithm", Score: 80}, {CommunityID: "k2", Answer: "Babbage's engines", Score: 60}}
-	list, err := extractive{}.Reduce(ctx, "main themes?", partials, Style{ResponseType: "Multiple Paragraphs"}, nil)
+	partials := []evidence.PartialAnswer{{CommunityID: "k1", Answer: "Lovelace's algorithm: She wrote it.", Score: 80}, {CommunityID: "k2", Answer: "Babbage's engines: He built them.", Score: 60}}
+	prose, err := extractive{}.Reduce(ctx, "main themes?", partials, Style{ResponseType: "Multiple Paragraphs"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,10 +187,17 @@ func TestExtractiveResponseTypes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(list.Text, "\n- ") {
-		t.Errorf("reduce answer %q is not the usual list", list.Text)
+	list, err := extractive{}.Reduce(ctx, "main themes?", partials, Style{ResponseType: "Bullet Points"}, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if want := "The corpus covers these themes: Lovelace's algorithm [1]; Babbage's engines [2]."; para.Text != want {
+	if want := "The most relevant theme is Lovelace's algorithm. She wrote it. [1]\n\nAnother is Babbage's engines. He built them. [2]"; prose.Text != want {
+		t.Errorf("multiple paragraphs = %q, want %q", prose.Text, want)
+	}
+	if want := "The most relevant theme is Lovelace's algorithm. She wrote it. [1] Another is Babbage's engines. He built them. [2]"; para.Text != want {
 		t.Errorf("single paragraph = %q, want %q", para.Text, want)
+	}
+	if want := "The corpus covers these themes:\n- Lovelace's algorithm: She wrote it. [1]\n- Babbage's engines: He built them. [2]"; list.Text != want {
+		t.Errorf("bullet points = %q, want %q", list.Text, want)
 	}
 }

@@ -11,8 +11,8 @@ import (
 
 // extractive answers without a model: a local answer is made of the passages' own
 // sentences (extractiveAnswer), a partial answer of a report's (extractiveMap), a
-// global answer lists the best partial answers, and a question is global when it has a
-// global cue.
+// global answer is prose that names the best reports by their titles (extractiveReduce),
+// and a question is global when it has a global cue.
 type extractive struct{}
 
 var _ Answerer = extractive{}
@@ -48,10 +48,7 @@ func (extractive) Map(_ context.Context, q string, reports []evidence.Community,
 
 func (extractive) Reduce(_ context.Context, q string, partials []evidence.PartialAnswer, style Style, onDelta func(string) error) (Answer, error) {
 	a := Answer{Prompt: reducePrompt(q, partials, style)}
-	text := extractiveReduce(partials)
-	if style.Paragraph() {
-		text = asParagraph(text)
-	}
+	text := extractiveReduce(partials, style)
 	var err error
 	a.Text, a.Cited, err = cite(text, len(partials), onDelta)
 	return a, err
@@ -80,23 +77,4 @@ func asBullets(text string) string {
 		return text
 	}
 	return "- " + citedPart.ReplaceAllString(text, "$1\n- ")
-}
-
-// asParagraph writes a list (lines starting with "- ") as one paragraph, the items
-// separated by semicolons.
-func asParagraph(text string) string {
-	lines := strings.Split(text, "\n")
-	var lead string
-	var items []string
-	for _, l := range lines {
-		if item, ok := strings.CutPrefix(strings.TrimSpace(l), "- "); ok {
-			items = append(items, item)
-		} else if len(items) == 0 {
-			lead = strings.TrimSpace(lead + " " + l)
-		}
-	}
-	if len(items) == 0 {
-		return text
-	}
-	return strings.TrimSpace(lead+" "+strings.Join(items, "; ")) + "."
 }

@@ -3,6 +3,7 @@
 package console_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -70,6 +71,16 @@ func TestAskStreamsAndCites(t *testing.T) {
 	if cites := textOf(b, t, "#citations"); strings.Contains(cites, "community c") {
 		t.Errorf("a global answer cites reports by id, not title: %.400s", cites)
 	}
+	// Offline too, a global answer is prose that names the reports it cites by title.
+	global := textOf(b, t, "#answer")
+	if strings.Contains(global, "\n- ") || !strings.HasPrefix(global, "The most relevant theme is ") {
+		t.Errorf("the global answer is not prose: %.600s", global)
+	}
+	for _, l := range strings.Split(jsString(t, b, `[...document.querySelectorAll('#citations li a')].map(a => a.textContent).join('\n')`), "\n") {
+		if _, title, _ := strings.Cut(l, "report: "); title == "" || !strings.Contains(global, title) {
+			t.Errorf("the global answer does not name the report it cites as %q", l)
+		}
+	}
 	b.screenshot(t, "ask-global")
 }
 
@@ -134,9 +145,11 @@ func TestExplorerNeighbourhoodAndExpand(t *testing.T) {
 	b.run(t, "expanding Marrow Bay", chromedp.MouseClickXY(x, y),
 		waitJS(`window.graphrag.cy.nodes().length > `+before),
 		waitJS(`window.graphrag.cy.$id('marrow bay').hasClass('expanded')`))
-	// Its neighbours (from the API) are all on the canvas now.
+	// Its neighbours (from the API) are all on the canvas now, but for document titles
+	// (TestExplorerHidesDocumentTitles).
 	missing := jsString(t, b, `(async () => { const r = await fetch('/v1/corpora/demo/entities/marrow%20bay?depth=1&limit=100').then(r => r.json());
-		return r.neighbors.filter(n => window.graphrag.cy.$id(n.key).empty()).map(n => n.name).join('|'); })()`)
+		const titles = new Set((await fetch('/v1/corpora/demo/documents?limit=200').then(r => r.json())).documents.map(d => d.title));
+		return r.neighbors.filter(n => window.graphrag.cy.$id(n.key).empty() && !titles.has(n.name)).map(n => n.name).join('|'); })()`)
 	if missing != "" {
 		t.Errorf("after expanding Marrow Bay, its neighbours %q are missing", missing)
 	}
@@ -153,7 +166,7 @@ func TestExplorerCapsEdges(t *testing.T) {
 		waitJS(`!!document.querySelector('#graph').dataset.renderMs`))
 	counts := jsString(t, b, `(async () => {
 		const r = await fetch('/v1/corpora/demo/entities/marrow%20bay?depth=2&limit=500').then(r => r.json());
-		const ids = new Set([r.entity.key, ...r.neighbors.map(n => n.key)]);
+		const ids = new Set(window.graphrag.cy.nodes().map(n => n.id())); // document titles are not drawn
 		const all = r.relationships.filter(e => ids.has(e.source) && ids.has(e.target)).length;
 		return ids.size + ',' + all + ',' + window.graphrag.cy.edges().length; })()`)
 	var nodes, all, drawn int
@@ -169,6 +182,97 @@ func TestExplorerCapsEdges(t *testing.T) {
 	}
 	b.run(t, "showing all", chromedp.Click(chromedp.CSS("#show-all-edges")),
 		waitJS(fmt.Sprintf(`window.graphrag.cy.edges().length === %d`, all)))
+}
+
+// labelOverlaps is a script that returns the pairs of drawn node labels whose boxes on
+// screen overlap, and how many labels are drawn. A box is Cytoscape's own, less the 2
+// model units of "margin of error" its bounds add on every side (src/collection/
+// dimensions/bounds.js), which grow with the zoom though nothing is drawn there.
+const labelOverlaps = `(() => {
+	const cy = window.graphrag.cy;
+	const m = 2 * cy.zoom();
+	const boxes = cy.nodes().filter(n => n.style('label') !== '').map(n => {
+		const b = n.renderedBoundingBox({ includeNodes: false, includeEdges: false, includeLabels: true, includeOverlays: false });
+		return [n.data('name'), { x1: b.x1 + m, x2: b.x2 - m, y1: b.y1 + m, y2: b.y2 - m }];
+	});
+	const bad = [];
+	for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+		const [a, p] = boxes[i], [b, q] = boxes[j];
+		if (p.x1 < q.x2 && q.x1 < p.x2 && p.y1 < q.y2 && q.y1 < p.y2) bad.push(a + ' / ' + b);
+	}
+	return JSON.stringify({ drawn: boxes.length, overlaps: bad });
+})()`
+
+type labelCheck struct {
+	Drawn    int
+	Overlaps []string
+}
+
+// TestExplorerLabelsDoNotOverlap: in a dense neighbourhood (depth 2 around Marrow Bay,
+// about 170 nodes) no two drawn labels overlap, the start entity is labelled, and
+// zooming in draws more labels, still apart.
+func TestExplorerLabelsDoNotOverlap(t *testing.T) {
+	s := upStack(t)
+	b := newBrowser(t, 1280, 800)
+	b.run(t, "a dense neighbourhood", chromedp.Navigate(s.base+"/ui/#/explore?entity=marrow%20bay&depth=2&limit=500"),
+		waitJS(`!!document.querySelector('#graph').dataset.renderMs`))
+	var fit labelCheck
+	if err := json.Unmarshal([]byte(jsString(t, b, labelOverlaps)), &fit); err != nil {
+		t.Fatal(err)
+	}
+	nodes, _ := strconv.Atoi(jsString(t, b, `String(window.graphrag.cy.nodes().length)`))
+	t.Logf("%d nodes, %d labels drawn, overlapping: %q", nodes, fit.Drawn, fit.Overlaps)
+	if len(fit.Overlaps) > 0 {
+		t.Errorf("%d pairs of labels overlap: %q", len(fit.Overlaps), fit.Overlaps)
+	}
+	if fit.Drawn < 10 || fit.Drawn >= nodes {
+		t.Errorf("%d of %d labels drawn: want the hubs' names, not none and not all", fit.Drawn, nodes)
+	}
+	if l := jsString(t, b, `window.graphrag.cy.$id('marrow bay').style('label')`); l != "Marrow Bay" {
+		t.Errorf("the start entity's label is %q", l)
+	}
+	b.screenshot(t, "explore-labels")
+
+	b.run(t, "zooming in", eval(`(() => { const cy = window.graphrag.cy; const p = cy.$id('marrow bay').renderedPosition();
+		cy.zoom({ level: cy.zoom() * 3, renderedPosition: p }); })()`),
+		waitJS(fmt.Sprintf(`Number(document.querySelector('#graph').dataset.labels) > %d`, fit.Drawn)))
+	var zoomed labelCheck
+	if err := json.Unmarshal([]byte(jsString(t, b, labelOverlaps)), &zoomed); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("zoomed in: %d labels drawn", zoomed.Drawn)
+	if len(zoomed.Overlaps) > 0 {
+		t.Errorf("zoomed in, %d pairs of labels overlap: %q", len(zoomed.Overlaps), zoomed.Overlaps)
+	}
+	b.screenshot(t, "explore-labels-zoomed")
+}
+
+// TestExplorerHidesDocumentTitles: an entity named as a document and mentioned only in it
+// is a document's title more than an entity; it is hidden unless asked for, and an entity
+// that shares a document's title but other documents mention stays.
+func TestExplorerHidesDocumentTitles(t *testing.T) {
+	s := upStack(t)
+	b := newBrowser(t, 1280, 800)
+	b.run(t, "a neighbourhood", chromedp.Navigate(s.base+"/ui/#/explore?entity=marrow%20bay&depth=1&limit=500"),
+		waitJS(`!!document.querySelector('#graph').dataset.renderMs`))
+	has := func(name string) bool {
+		return jsString(t, b, fmt.Sprintf(`String(window.graphrag.cy.nodes().some(n => n.data('name') === %q))`, name)) == "true"
+	}
+	// Both are neighbours of Marrow Bay in the API's answer.
+	for _, name := range []string{"Gullhead Lighthouse and the Fenwick Family", "Marrow Bay Marine Institute"} {
+		if jsString(t, b, fmt.Sprintf(`(async () => String((await fetch('/v1/corpora/demo/entities/marrow%%20bay?depth=1&limit=500').then(r => r.json())).neighbors.some(n => n.name === %q)))()`, name)) != "true" {
+			t.Fatalf("%q is not a neighbour of Marrow Bay in the sample corpus", name)
+		}
+	}
+	if has("Gullhead Lighthouse and the Fenwick Family") || !has("Marrow Bay Marine Institute") {
+		t.Errorf("drawn: title node %v, entity named as a document %v; want false, true",
+			has("Gullhead Lighthouse and the Fenwick Family"), has("Marrow Bay Marine Institute"))
+	}
+	if st := textOf(b, t, "#graph-status"); !strings.Contains(st, "document-title nodes hidden") {
+		t.Errorf("status %q does not say title nodes are hidden", st)
+	}
+	b.run(t, "showing document titles", chromedp.Click(chromedp.CSS("#show-titles")),
+		waitJS(`location.hash.includes('titles=1') && !!document.querySelector('#graph').dataset.renderMs && window.graphrag.cy.nodes().some(n => n.data('name') === 'Gullhead Lighthouse and the Fenwick Family')`))
 }
 
 func TestCommunityOpensWithMembers(t *testing.T) {

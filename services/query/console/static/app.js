@@ -420,7 +420,7 @@ function colourOf(id) {
 }
 
 pages.explore = (main, params) => {
-  const st = { cy: null, level: Number(params.get('level') || 0), levels: 1, maxPR: 1e-9, expanded: new Set() };
+  const st = { cy: null, level: Number(params.get('level') || 0), levels: 1, maxPR: 1e-9, expanded: new Set(), showTitles: params.get('titles') === '1' };
   const input = h('input', { id: 'entity-search', type: 'search', placeholder: 'Entity name…', autocomplete: 'off', value: params.get('entity') || '' });
   const sugg = h('ul', { id: 'suggestions', hidden: true, role: 'listbox' });
   const depth = h('select', { id: 'depth' }, [1, 2, 3].map((d) => h('option', { value: d, selected: String(d) === (params.get('depth') || '1') }, `depth ${d}`)));
@@ -431,7 +431,9 @@ pages.explore = (main, params) => {
   const status = h('div', { class: 'graph-status', id: 'graph-status' });
   const graph = h('div', { id: 'graph' });
   const details = h('div', { class: 'panel', id: 'details' });
-  const show = (name) => go('explore', { entity: name, depth: depth.value, limit: limit.value, level: st.level });
+  // Document-title nodes (see titleNodes) are hidden unless this is checked.
+  const titles = h('input', { type: 'checkbox', id: 'show-titles', checked: st.showTitles });
+  const show = (name) => go('explore', { entity: name, depth: depth.value, limit: limit.value, level: st.level, ...(titles.checked ? { titles: 1 } : {}) });
   st.cur = curationBar(curationUI()); // curate.js: merge the selected nodes, the log
 
   let timer = null;
@@ -455,8 +457,10 @@ pages.explore = (main, params) => {
     }, 120);
   });
   const form = h('form', { class: 'row', onsubmit: (ev) => { ev.preventDefault(); sugg.hidden = true; if (input.value.trim()) show(input.value.trim()); } },
-    h('div', { class: 'typeahead' }, input, sugg), depth, limit, level, h('button', { type: 'submit' }, 'Show'));
+    h('div', { class: 'typeahead' }, input, sugg), depth, limit, level,
+    h('label', { title: 'Entities named like a document and mentioned only in it' }, titles, ' document titles'), h('button', { type: 'submit' }, 'Show'));
   level.addEventListener('change', () => { st.level = Number(level.value); recolour(st); });
+  titles.addEventListener('change', () => { if (params.get('entity')) show(params.get('entity')); });
   main.append(h('h1', {}, 'Graph explorer'), form, h('div', { class: 'split' },
     h('section', { class: 'graph-wrap' }, status, st.cur.el, graph, h('div', { class: 'legend', id: 'legend' })),
     h('aside', {}, details, st.cur.log)));
@@ -492,6 +496,7 @@ function edgeData(r) {
 async function loadNeighbourhood(st, graph, status, details, name, depth, limit) {
   const t0 = performance.now();
   fill(status, 'Loading…');
+  const titles = !st.showTitles && !st.titles ? titleNodes() : null; // read alongside
   let nb;
   try {
     nb = await getJSON(corpusPath(`/entities/${enc(name)}?depth=${depth}&limit=${limit}`));
@@ -499,29 +504,41 @@ async function loadNeighbourhood(st, graph, status, details, name, depth, limit)
     fill(status, errorBox(err));
     return;
   }
+  if (titles) st.titles = await titles;
   const t1 = performance.now();
   if (typeof cytoscape !== 'function') { fill(status, h('p', { class: 'error' }, 'The graph library did not load.')); return; }
-  const nodes = [nodeData(nb.entity, 0), ...nb.neighbors.map((e) => nodeData(e, e.distance))];
+  // The start entity is drawn whatever it is; document titles around it are not.
+  const found = [nodeData(nb.entity, 0), ...nb.neighbors.map((e) => nodeData(e, e.distance))];
+  const nodes = found.filter((n, i) => i === 0 || !isTitleNode(st, n));
+  const hiddenTitles = found.length - nodes.length;
   const ids = new Set(nodes.map((n) => n.id));
   const all = nb.relationships.filter((r) => ids.has(r.source) && ids.has(r.target));
   const edges = st.allEdges ? all.map(edgeData) : strongestEdges(all, nb.entity.key, nodes.length).map(edgeData);
   // Drawn when edges were left out: how many, and a way to draw them all.
-  const more = edges.length < all.length
+  const more = [edges.length < all.length
     ? h('span', { id: 'edges-capped' }, ` Showing ${edges.length} of ${all.length} relationships (the entity's own and the strongest). `,
       h('button', { type: 'button', id: 'show-all-edges', onclick: () => { st.allEdges = true; st.cy.destroy(); loadNeighbourhood(st, graph, status, details, name, depth, limit); } }, 'Show all'))
-    : null;
+    : null,
+  hiddenTitles ? h('span', { id: 'titles-hidden' }, ` ${hiddenTitles} document-title ${hiddenTitles === 1 ? 'node' : 'nodes'} hidden.`) : null];
   const big = nodes.length > 150;
   paint(nodes, st.level);
   const rings = big ? ringPositions(nodes, st.level) : null;
+  // The rings are fitted here, so that the first style is already the one for the zoom
+  // labels are placed at (placeLabels): restyling 2,000 nodes costs a second pass.
+  const view = rings ? fitView(rings, nodes, graph, 20) : { zoom: 1 };
+  st.labelZoom = view.zoom;
   st.cy = cytoscape({
     container: graph,
-    elements: { nodes: nodes.map((data) => ({ data, position: rings?.get(data.id) })), edges: edges.map((data) => ({ data })) },
-    style: graphStyle(),
+    // Built without labels: placeLabels gives them to the nodes that have room, so the
+    // others' names are never measured or styled.
+    elements: { nodes: nodes.map((data) => ({ data, position: rings?.get(data.id), classes: 'nolabel' })), edges: edges.map((data) => ({ data })) },
+    style: graphStyle(view.zoom),
     // Large neighbourhoods: rings by hop distance, computed here in one pass (a force
     // layout or Cytoscape's concentric one costs seconds at 2,000 nodes).
     layout: big
-      ? { name: 'preset', fit: true, padding: 20 }
+      ? { name: 'preset', fit: false }
       : { name: 'cose', animate: false, randomize: false, nodeRepulsion: () => 9000, idealEdgeLength: () => 70, numIter: 600 },
+    zoom: view.zoom, pan: view.pan,
     minZoom: 0.05, maxZoom: 4, wheelSensitivity: 0.3, pixelRatio: 1,
     textureOnViewport: big, hideEdgesOnViewport: big, motionBlur: false,
   });
@@ -531,6 +548,7 @@ async function loadNeighbourhood(st, graph, status, details, name, depth, limit)
   st.cy.on('tap', 'node', (ev) => { selectNode(st, ev.target, details, status); });
   st.cy.on('tap', 'edge', (ev) => { showEdge(st, ev.target, details); });
   st.cur?.attach(st.cy);
+  labelsFollow(st);
   window.graphrag = { cy: st.cy };
   // Time to first render: the request, the layout and the first frame drawn.
   st.cy.one('render', () => requestAnimationFrame(() => {
@@ -585,12 +603,157 @@ function ringPositions(nodes, level) {
   return pos;
 }
 
-function graphStyle() {
+// fitView is the zoom and pan that fit the nodes at positions pos in the container with
+// padding pad (pixels), as Cytoscape's fit would.
+function fitView(pos, nodes, container, pad) {
+  let x1 = Infinity, y1 = Infinity, x2 = -Infinity, y2 = -Infinity;
+  for (const n of nodes) {
+    const p = pos.get(n.id);
+    const r = n.size / 2;
+    x1 = Math.min(x1, p.x - r); x2 = Math.max(x2, p.x + r);
+    y1 = Math.min(y1, p.y - r); y2 = Math.max(y2, p.y + r);
+  }
+  const w = container.clientWidth, h = container.clientHeight;
+  const zoom = Math.min(4, Math.max(0.05, Math.min((w - 2 * pad) / Math.max(1, x2 - x1), (h - 2 * pad) / Math.max(1, y2 - y1))));
+  return { zoom, pan: { x: (w - zoom * (x1 + x2)) / 2, y: (h - zoom * (y1 + y2)) / 2 } };
+}
+
+// titleNodes returns the corpus's documents by title (lower case) with their number of
+// passages, for isTitleNode.
+async function titleNodes() {
+  const byTitle = new Map();
+  try {
+    for (const d of await allDocuments()) if (d.title) byTitle.set(d.title.toLowerCase(), Math.max(byTitle.get(d.title.toLowerCase()) || 0, d.chunks || 0));
+  } catch {
+    // Without the list nothing is hidden; the graph still draws.
+  }
+  return byTitle;
+}
+
+// isTitleNode reports whether a node is a document's title more than an entity: named
+// as a document is and mentioned in no more passages than that document has, i.e. only
+// in its own ("Gullhead Lighthouse and the Fenwick Family"). Such a node links to
+// everything its document names and turns a neighbourhood into a hairball; an entity
+// other documents mention ("Marrow Bay Marine Institute") is kept.
+function isTitleNode(st, n) {
+  if (st.showTitles || !st.titles) return false;
+  const chunks = st.titles.get((n.name || '').toLowerCase());
+  return chunks !== undefined && n.mentions <= chunks;
+}
+
+// LABEL_PX is a label's height on screen whatever the zoom, as on a map: zooming in
+// spreads the nodes, not their labels, and so makes room for more of them.
+const LABEL_PX = 12;
+const LABEL_FONT = 'Helvetica, Arial, sans-serif';
+const LABEL_PAD = 4; // screen pixels kept free around a label, its outline (2) included
+
+let measureCtx = null;
+const labelWidths = new Map();
+
+// labelWidth is a name's width in screen pixels at LABEL_PX.
+function labelWidth(name) {
+  let w = labelWidths.get(name);
+  if (w === undefined) {
+    measureCtx ||= document.createElement('canvas').getContext('2d');
+    measureCtx.font = `${LABEL_PX}px ${LABEL_FONT}`;
+    w = measureCtx.measureText(name).width;
+    labelWidths.set(name, w);
+  }
+  return w;
+}
+
+// placeLabels avoids label collisions: it keeps a node's label only where neither the
+// label (below the node, else above it) nor the node overlaps a label or a labelled
+// node kept already, taking the nodes by importance (the start entity, the selected
+// one, then by PageRank), so a dense neighbourhood shows the names of its hubs and
+// hides the rest, which hovering or zooming in shows. Labelled nodes are drawn above the
+// others, so no unlabelled node covers a label. Labels keep LABEL_PX on screen (their
+// model size is set from the zoom). Greedy over a grid of cells a label high: linear in
+// the nodes.
+function placeLabels(st) {
+  const cy = st.cy;
+  if (!cy || cy.destroyed()) return;
+  const t0 = performance.now();
+  const z = cy.zoom();
+  const cell = (LABEL_PX + 2 * LABEL_PAD) / z;
+  const grid = new Map();
+  const rank = (n) => (n.hasClass('start') ? 2 : 0) + (n.selected() ? 4 : 0);
+  const nodes = cy.nodes().toArray().sort((a, b) => rank(b) - rank(a) || b.data('pr') - a.data('pr'));
+  const hidden = [];
+  const under = [];
+  const over = [];
+  for (const n of nodes) {
+    const p = n.position();
+    const r = n.data('size') / 2;
+    const half = (labelWidth(n.data('name')) / 2 + LABEL_PAD) / z;
+    const high = (1.25 * LABEL_PX + 2 * LABEL_PAD) / z;
+    const below = p.y + r + (2 - LABEL_PAD) / z;
+    const above = p.y - r - (2 - LABEL_PAD) / z - high;
+    const disc = { x1: p.x - r, x2: p.x + r, y1: p.y - r, y2: p.y + r };
+    // Below the node, else above it.
+    const place = free(grid, cell, disc) && [below, above].map((y1) => ({ x1: p.x - half, x2: p.x + half, y1, y2: y1 + high })).find((b) => free(grid, cell, b));
+    if (place) {
+      (place.y1 === below ? under : over).push(n);
+      occupy(grid, cell, place);
+      occupy(grid, cell, disc);
+    } else {
+      hidden.push(n);
+    }
+  }
+  if (st.labelZoom !== z) cy.style(graphStyle(z));
+  st.labelZoom = z;
+  cy.batch(() => {
+    for (const n of hidden) n.addClass('nolabel').removeClass('label-above');
+    for (const n of under) n.removeClass('nolabel label-above');
+    for (const n of over) n.removeClass('nolabel').addClass('label-above');
+  });
+  cy.container().dataset.labels = String(under.length + over.length);
+  cy.container().dataset.labelMs = (performance.now() - t0).toFixed(1);
+}
+
+// cellsOf are the keys of the grid cells box b covers.
+function cellsOf(cell, b) {
+  const keys = [];
+  for (let i = Math.floor(b.x1 / cell); i <= Math.floor(b.x2 / cell); i++) {
+    for (let j = Math.floor(b.y1 / cell); j <= Math.floor(b.y2 / cell); j++) keys.push(`${i},${j}`);
+  }
+  return keys;
+}
+
+// free reports whether box b overlaps no box of the grid.
+function free(grid, cell, b) {
+  return !cellsOf(cell, b).some((k) => (grid.get(k) || []).some((o) => o.x1 < b.x2 && b.x1 < o.x2 && o.y1 < b.y2 && b.y1 < o.y2));
+}
+
+function occupy(grid, cell, b) {
+  for (const k of cellsOf(cell, b)) {
+    if (!grid.has(k)) grid.set(k, []);
+    grid.get(k).push(b);
+  }
+}
+
+// labelsFollow places the labels now and again after a zoom, a drag or a selection
+// (the zoom settled first: a wheel sends dozens of events).
+function labelsFollow(st) {
+  let timer = null;
+  const later = () => { clearTimeout(timer); timer = setTimeout(() => placeLabels(st), 120); };
+  st.cy.on('zoom', later);
+  st.cy.on('dragfree select', 'node', later);
+  st.cy.on('mouseover', 'node', (ev) => ev.target.addClass('hover'));
+  st.cy.on('mouseout', 'node', (ev) => ev.target.removeClass('hover'));
+  placeLabels(st);
+}
+
+// graphStyle is the explorer's stylesheet at zoom z (labels keep LABEL_PX on screen).
+function graphStyle(z = 1) {
   return [
     { selector: 'node', style: {
       width: 'data(size)', height: 'data(size)', 'background-color': 'data(color)', label: 'data(name)',
-      'font-size': 11, 'min-zoomed-font-size': 7, 'text-valign': 'bottom', 'text-margin-y': 2, color: '#1d232a',
-      'text-outline-color': '#fff', 'text-outline-width': 2, 'border-width': 0.5, 'border-color': '#fff' } },
+      'font-size': LABEL_PX / z, 'font-family': LABEL_FONT, 'text-valign': 'bottom', 'text-margin-y': 2 / z, color: '#1d232a',
+      'text-outline-color': '#fff', 'text-outline-width': 2 / z, 'border-width': 0.5, 'border-color': '#fff', 'z-index': 1 } },
+    { selector: 'node.label-above', style: { 'text-valign': 'top', 'text-margin-y': -2 / z } },
+    { selector: 'node.nolabel', style: { label: '', 'z-index': 0 } },
+    { selector: 'node.nolabel.hover, node.nolabel:selected', style: { label: 'data(name)', 'z-index': 10 } },
     { selector: 'edge', style: { width: 1, 'line-color': '#b9c0c7', 'curve-style': 'haystack', 'haystack-radius': 0, opacity: 0.8 } },
     { selector: 'node.start', style: { 'border-width': 3, 'border-color': '#1d232a' } },
     { selector: 'node.expanded', style: { 'border-width': 2, 'border-color': '#5d6873' } },
@@ -673,16 +836,17 @@ async function expandNode(st, node, status) {
     return;
   }
   const room = Math.max(0, MAX_NODES - st.cy.nodes().length);
-  const unseen = nb.neighbors.filter((e) => st.cy.$id(e.key).empty());
+  const unseen = nb.neighbors.filter((e) => st.cy.$id(e.key).empty() && !isTitleNode(st, nodeData(e)));
   const fresh = unseen.slice(0, room);
   const p = node.position();
   const r = 60 + 4 * fresh.length;
-  const add = fresh.map((e, i) => ({ group: 'nodes', data: nodeData(e, node.data('dist') + 1),
+  const add = fresh.map((e, i) => ({ group: 'nodes', data: nodeData(e, node.data('dist') + 1), classes: 'nolabel',
     position: { x: p.x + r * Math.cos((2 * Math.PI * i) / fresh.length), y: p.y + r * Math.sin((2 * Math.PI * i) / fresh.length) } }));
   st.cy.add(add);
   const edges = nb.relationships.filter((e) => st.cy.$id(edgeID(e)).empty() && !st.cy.$id(e.source).empty() && !st.cy.$id(e.target).empty());
   st.cy.add(edges.map((e) => ({ group: 'edges', data: edgeData(e) })));
   recolour(st);
+  placeLabels(st);
   const capped = fresh.length < unseen.length;
   updateStatus(st, status, `Expanded ${node.data('name')}: +${fresh.length} nodes.${capped ? ` Capped at ${MAX_NODES} nodes.` : ''}`);
 }
@@ -901,6 +1065,18 @@ pages.documents = (main) => {
   return () => { stop = true; clearTimeout(timer); };
 };
 
+// allDocuments reads every page of the corpus's documents (at most 5,000).
+async function allDocuments() {
+  const docs = [];
+  let cursor = '';
+  do {
+    const r = await getJSON(corpusPath(`/documents?limit=200${cursor ? '&cursor=' + enc(cursor) : ''}`));
+    docs.push(...(r.documents || []));
+    cursor = r.next || '';
+  } while (cursor && docs.length < 5000);
+  return docs;
+}
+
 // Columns the documents list sorts by, with the value each compares.
 const docSorts = {
   title: (d) => (d.title || d.id).toLowerCase(),
@@ -914,14 +1090,9 @@ const docSorts = {
 // sorted by view.sort; it returns whether any is still pending (the caller polls until
 // none is) and the ids listed.
 async function listDocuments(table, refresh, view) {
-  const docs = [];
+  let docs;
   try {
-    let cursor = '';
-    do {
-      const r = await getJSON(corpusPath(`/documents?limit=200${cursor ? '&cursor=' + enc(cursor) : ''}`));
-      docs.push(...(r.documents || []));
-      cursor = r.next || '';
-    } while (cursor && docs.length < 5000);
+    docs = await allDocuments();
   } catch (err) {
     fill(table, errorBox(err));
     return { pending: false, listed: [] };

@@ -1,23 +1,14 @@
 package grapher
 
 import (
-	"context"
 	"errors"
-	"io"
-	"log/slog"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/graphrag/graphrag/pkg/bus"
-	"github.com/graphrag/graphrag/pkg/bus/bustest"
 	"github.com/graphrag/graphrag/pkg/curation"
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/pkg/graphstore"
-	"github.com/graphrag/graphrag/pkg/graphstore/boltgraph"
-	"github.com/graphrag/graphrag/pkg/hashembed"
-	"github.com/graphrag/graphrag/pkg/pipeline"
-	"github.com/graphrag/graphrag/pkg/vectorstore/embedded"
 )
 
 // TestCurationFollowsTheExtractions applies a merge through the grapher's handler and
@@ -26,32 +17,9 @@ import (
 // entity merged into makes the merge inactive and the merged entity its own again.
 func TestCurationFollowsTheExtractions(t *testing.T) {
 	ctx := t.Context()
-	srv := bustest.StartServer(t)
-	b, err := bus.New(bustest.Connect(t, srv))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pipeline.Provision(ctx, b, pipeline.DefaultTopology()); err != nil {
-		t.Fatal(err)
-	}
-	g, err := boltgraph.Open(filepath.Join(t.TempDir(), "g.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = g.Close() })
-	vs, err := embedded.Open(filepath.Join(t.TempDir(), "v"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = vs.Close() })
-	s, err := New(DefaultConfig(), Deps{Bus: b, Graph: g, Vectors: vs, Embedder: hashembed.New(32), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Stop(context.WithoutCancel(ctx)) })
+	// The service's own defaults (a lease, communities of any size), not the tests'.
+	tg := newTestGrapherConfigured(t, nil, func(c *Config) { *c = DefaultConfig() })
+	s, b, g := tg.s, tg.b, tg.g
 
 	handle := func(e events.Event) {
 		t.Helper()

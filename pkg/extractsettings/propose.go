@@ -10,6 +10,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/prompts"
 	"github.com/graphrag/graphrag/pkg/schema"
+	"github.com/graphrag/graphrag/pkg/textseg"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
 
@@ -83,7 +84,7 @@ func Sample(ctx context.Context, chunks ChunkLister, corpus string, n int) ([]st
 		if strings.TrimSpace(body) == "" {
 			continue
 		}
-		out = append(out, clip(body, samplePassageBytes))
+		out = append(out, textseg.Clip(body, samplePassageBytes))
 	}
 	if len(out) == 0 {
 		return nil, ErrNoChunks
@@ -140,7 +141,7 @@ func Propose(ctx context.Context, chat *llm.Client, passages []string) (Proposal
 	}
 	p := Proposal{Passages: len(passages), Model: chat.Config().ChatModel}
 	s := &p.Settings
-	s.Domain = clip(strings.TrimSpace(ans.Domain), MaxDomainBytes)
+	s.Domain = textseg.Clip(strings.TrimSpace(ans.Domain), MaxDomainBytes)
 	known := map[string]bool{}
 	for _, t := range ans.EntityTypes {
 		t = canonicalType(t)
@@ -154,7 +155,7 @@ func Propose(ctx context.Context, chat *llm.Client, passages []string) (Proposal
 		return p, errkind.Public(errkind.Unavailable, "the model proposed no entity type; try again with a larger -sample or another model")
 	}
 	for i, e := range ans.Examples {
-		ex := Example{Text: clip(strings.TrimSpace(e.Text), MaxExampleBytes)}
+		ex := Example{Text: textseg.Clip(strings.TrimSpace(e.Text), MaxExampleBytes)}
 		for _, en := range e.Output.Entities {
 			en.Type = canonicalType(en.Type)
 			ex.Output.Entities = append(ex.Output.Entities, en)
@@ -187,15 +188,4 @@ func canonicalType(t string) string {
 		s = s[:MaxTypeBytes]
 	}
 	return s
-}
-
-// clip cuts s to at most n bytes on a character boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
 }

@@ -373,3 +373,14 @@ func hasUnspaced(s string) bool {
 	}
 	return false
 }
+
+// Clip cuts s to at most n bytes without splitting a UTF-8 character.
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}

@@ -154,3 +154,23 @@ func FuzzSentences(f *testing.F) {
 		}
 	})
 }
+
+// Clip keeps whole characters: a cut inside a multi-byte character moves before it.
+func TestClip(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"abc", 5, "abc"},
+		{"abc", 2, "ab"},
+		{"aé", 2, "a"},
+		{"aé", 3, "aé"},
+		{"研究所", 4, "研"},
+		{"é", 1, ""},
+	} {
+		if got := Clip(c.s, c.n); got != c.want {
+			t.Errorf("Clip(%q, %d) = %q, want %q", c.s, c.n, got, c.want)
+		}
+	}
+}

@@ -325,9 +325,9 @@ func joinAnd(xs []string) string {
 func firstSentence(s string) string {
 	s = strings.TrimSpace(s)
 	if spans := textseg.Sentences(s); len(spans) > 0 {
-		return clip(spans[0].Text(s), 300)
+		return textseg.Clip(spans[0].Text(s), 300)
 	}
-	return clip(s, 300)
+	return textseg.Clip(s, 300)
 }
 
 func dedupe(xs []string) []string {
@@ -340,14 +340,4 @@ func dedupe(xs []string) []string {
 		}
 	}
 	return out
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
 }

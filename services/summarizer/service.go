@@ -18,6 +18,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/service"
+	"github.com/graphrag/graphrag/pkg/textseg"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 )
 
@@ -400,7 +401,7 @@ func summaryOf(corpus string, rec vectorstore.Record, com graphstore.Community, 
 	}
 	rating, _ := strconv.ParseFloat(rec.Attrs[schema.ReportRating], 64)
 	return &events.Summary{Schema: events.SchemaSummary, Corpus: corpus, CommunityID: com.ID, Level: com.Level,
-		Title: clip(rec.Attrs[schema.ReportTitle], events.MaxTitleBytes), Rating: rating, Method: rec.Attrs[schema.ReportMethod], Run: run}
+		Title: textseg.Clip(rec.Attrs[schema.ReportTitle], events.MaxTitleBytes), Rating: rating, Method: rec.Attrs[schema.ReportMethod], Run: run}
 }
 
 // announce publishes the summary event of a report written.

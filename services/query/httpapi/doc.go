@@ -10,6 +10,7 @@
 // size limit and a request deadline. The resource routes read and publish through
 // small interfaces (Catalog, Publisher, Deleter, Exporter) given as options; a route
 // whose backend is missing answers 503. Errors are JSON {"error": "..."} with the status
-// the error implies (400, 403, 404, 413, 415, 503, 504, else 500); the OpenAI-compatible
-// chat routes answer their own errors in OpenAI's shape.
+// of the error's class in package clienterror (400, 403, 404, 409, 502, 503, 504, else
+// 500), or 408, 413 or 415 for a body too slow, too large or of the wrong type; the
+// OpenAI-compatible chat routes answer their own errors in OpenAI's shape.
 package httpapi

@@ -18,7 +18,7 @@ func TestExplorerCurates(t *testing.T) {
 	b := newBrowser(t, 1280, 800)
 	b.run(t, "merging two nodes", chromedp.Navigate(s.base+"/ui/#/explore?entity=Gullhead%20Lighthouse"),
 		waitJS(`!!document.querySelector('#graph').dataset.renderMs`),
-		eval(`(() => { const cy = window.graphrag.cy; cy.nodes().unselect(); cy.$id('keeper samuel brede').select(); cy.$id('gullhead lighthouse').select(); })()`),
+		eval(`(() => { const cy = window.graphrag.cy; cy.nodes().unselect(); cy.$id('samuel brede').select(); cy.$id('gullhead lighthouse').select(); })()`),
 		waitJS(`!document.querySelector('#merge-nodes').disabled`),
 		eval(`document.querySelector('#merge-nodes').click()`),
 		waitJS(`document.querySelector('#curation-note').textContent.includes('accepted')`))
@@ -36,13 +36,13 @@ func TestExplorerCurates(t *testing.T) {
 			}
 		}
 	}
-	eventually("the merge applied", func() bool { return log() == "merge:active" && status("Keeper Samuel Brede") == "404" })
+	eventually("the merge applied", func() bool { return log() == "merge:active" && status("Samuel Brede") == "404" })
 	b.run(t, "undoing from the log", eval(`document.querySelector('#curation').open = true`),
 		waitJS(`!!document.querySelector('#curation-log button.undo')`),
 		eval(`document.querySelector('#curation-log button.undo').click()`),
 		waitJS(`document.querySelector('#curation-note').textContent.includes('Undo')`))
 	eventually("the undo applied", func() bool {
-		return log() == "merge:undone,undo:applied" && status("Keeper Samuel Brede") == "200"
+		return log() == "merge:undone,undo:applied" && status("Samuel Brede") == "200"
 	})
 	b.screenshot(t, "explore-curation")
 }

@@ -117,7 +117,7 @@ func TestExplorerNeighbourhoodAndExpand(t *testing.T) {
 		eval(`[...document.querySelectorAll('#suggestions button')].find(b => b.firstChild.textContent === 'Gullhead Lighthouse').click()`),
 		waitJS(`!!document.querySelector('#graph').dataset.renderMs`))
 	names := jsString(t, b, `window.graphrag.cy.nodes().map(n => n.data('name')).join('|')`)
-	for _, want := range []string{"Gullhead Lighthouse", "Keeper Samuel Brede", "Elias Fenwick", "Corran Reef", "Marrow Bay"} {
+	for _, want := range []string{"Gullhead Lighthouse", "Samuel Brede", "Elias Fenwick", "Corran Reef", "Marrow Bay"} {
 		if !strings.Contains("|"+names+"|", "|"+want+"|") {
 			t.Errorf("neighbourhood %q lacks %q", names, want)
 		}

@@ -106,10 +106,13 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	c.closed = make(chan struct{})
 	// Probes run between calls, for the client's lifetime: no caller's context bounds them.
 	c.closedCtx, c.closeCtx = context.WithCancel(context.Background())
-	c.chatEP = newEndpoint("chat", cfg.BaseURL)
+	// One server for both is named for both, so an outage of its embeddings does not
+	// read as the chat model's.
+	c.chatEP = newEndpoint("chat and embeddings", cfg.BaseURL)
 	c.embedEP = c.chatEP
 	c.embedAPI = c.api
 	if cfg.EmbedBaseURL != "" && cfg.EmbedBaseURL != cfg.BaseURL {
+		c.chatEP.name = "chat"
 		c.embedEP = newEndpoint("embed", cfg.EmbedBaseURL)
 		// Same HTTP client, so limits, Retry-After handling and idle
 		// connection cleanup cover both servers.

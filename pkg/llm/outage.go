@@ -22,7 +22,7 @@ const (
 // It goes down when a call failed after its retries with a class an outage causes and a
 // probe of the server got no answer; a probe loop then asks it again until it answers.
 type endpoint struct {
-	name string // chat | embed
+	name string // chat, embed, or "chat and embeddings" for one server serving both
 	url  string // base URL, ending in /v1 or similar
 
 	mu    sync.Mutex

@@ -206,15 +206,16 @@ func capAndClean(ents []events.ExtractedEntity, rels []events.ExtractedRelations
 // pauses makes the extractor's stages pause while their model endpoint or the vector
 // store is down instead of failing their messages: handlers run with calls that wait
 // out outages (a worker waiting holds its message, so a consumer with all workers
-// waiting pulls nothing more), and the pause is recorded for status. The chunker
-// pauses too when it embeds through a model endpoint.
+// waiting pulls nothing more), and the pause is recorded for status under the stage
+// that waits: the chunker for the vector store and the embedder, the extractor for
+// the chat model.
 type pauses struct {
-	sources  pipeline.AnyOutage
-	stores   *pipeline.Dependencies
-	stopping chan struct{}
-	once     sync.Once
-	mu       sync.Mutex
-	stopRep  func()
+	chunker, extractor pipeline.AnyOutage
+	stores             *pipeline.Dependencies
+	stopping           chan struct{}
+	once               sync.Once
+	mu                 sync.Mutex
+	stopRep            []func()
 }
 
 // newPauses watches the vector store, and whichever of the chat client and the
@@ -222,12 +223,12 @@ type pauses struct {
 func newPauses(chat *llm.Client, embedder llm.Embedder, vectors VectorStore, log *slog.Logger) *pauses {
 	p := &pauses{stopping: make(chan struct{}),
 		stores: pipeline.NewDependencies(map[string]pipeline.Probe{vectorstore.Dependency: pipeline.ProbeOf(vectors)}, log)}
-	p.sources = append(p.sources, p.stores)
-	if chat != nil {
-		p.sources = append(p.sources, chat)
+	p.chunker = append(p.chunker, p.stores)
+	if src, ok := embedder.(pipeline.OutageSource); ok { // the chat client too, when it embeds
+		p.chunker = append(p.chunker, src)
 	}
-	if src, ok := embedder.(pipeline.OutageSource); ok && embedder != llm.Embedder(chat) {
-		p.sources = append(p.sources, src)
+	if chat != nil {
+		p.extractor = append(p.extractor, chat)
 	}
 	return p
 }
@@ -246,15 +247,21 @@ func (p *pauses) handler(h pipeline.Handler) pipeline.Handler {
 	}
 }
 
-// report records the stage paused while a source is down (pipeline.ReportPauses).
-func (p *pauses) report(ctx context.Context, b *bus.Bus, stage string, log *slog.Logger) {
-	if len(p.sources) == 0 {
-		return
-	}
+// report records each stage paused while one of its sources is down
+// (pipeline.ReportPauses).
+func (p *pauses) report(ctx context.Context, b *bus.Bus, log *slog.Logger) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.stopRep == nil {
-		p.stopRep = pipeline.ReportPauses(ctx, b, stage, p.sources, log)
+	if p.stopRep != nil {
+		return
+	}
+	for _, st := range []struct {
+		stage   string
+		sources pipeline.AnyOutage
+	}{{pipeline.StageChunker, p.chunker}, {pipeline.StageExtractor, p.extractor}} {
+		if len(st.sources) > 0 {
+			p.stopRep = append(p.stopRep, pipeline.ReportPauses(ctx, b, st.stage, st.sources, log))
+		}
 	}
 }
 
@@ -264,8 +271,8 @@ func (p *pauses) stop() {
 	p.stores.Stop()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.stopRep != nil {
-		p.stopRep()
-		p.stopRep = nil
+	for _, stop := range p.stopRep {
+		stop()
 	}
+	p.stopRep = nil
 }

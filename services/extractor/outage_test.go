@@ -155,3 +155,49 @@ func TestModelTooSlowFallsBackToOffline(t *testing.T) {
 		t.Fatalf("extraction %+v, want the offline one", x)
 	}
 }
+
+// An outage of the embedding endpoint pauses the chunker, which embeds the chunks, and
+// status names that stage, not the extractor (which has no model here).
+func TestEmbedderOutagePausesTheChunker(t *testing.T) {
+	srv := llmtest.NewServer(llmtest.WithDimension(16))
+	t.Cleanup(srv.Close)
+	b, err := bus.New(bustest.Connect(t, bustest.StartServer(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pipeline.Provision(t.Context(), b, pipeline.DefaultTopology()); err != nil {
+		t.Fatal(err)
+	}
+	vs, err := embedded.Open(filepath.Join(t.TempDir(), "v"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = vs.Close() })
+	emb, err := llm.New(llm.Config{BaseURL: srv.URL(), EmbedModel: "e", MaxRetries: 1},
+		llm.WithBackoff(time.Millisecond, 5*time.Millisecond), llm.WithProbeInterval(20*time.Millisecond, 100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = emb.Close() })
+	s, err := New(DefaultConfig(), Deps{Bus: b, Vectors: vs, Embedder: emb, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(t.Context()); err != nil { // probes the dimension while the endpoint is up
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Stop(context.Background()) })
+	srv.Down()
+	d := events.Document{Corpus: "demo", ID: "d0", Title: "Ada", Text: "Ada Quillane wrote a report about Marrow Bay."}
+	if _, err := pipeline.PublishDocument(t.Context(), b, d); err != nil {
+		t.Fatal(err)
+	}
+	st := waitStatus(t, b, "demo", "the pause", func(st pipeline.Status) bool { return st.State == pipeline.StatePaused })
+	for _, p := range st.Paused {
+		if p.Stage != pipeline.StageChunker {
+			t.Errorf("paused %+v: the stage that waits for the embedder is the chunker", p)
+		}
+	}
+	srv.Up()
+	waitStatus(t, b, "demo", "chunking after the outage", func(st pipeline.Status) bool { return st.Stages[0].Done == 1 })
+}

@@ -156,7 +156,7 @@ func (s *Service) Start(ctx context.Context) error {
 	if err := s.extract.Start(ctx); err != nil {
 		return err
 	}
-	s.pauses.report(ctx, s.deps.Bus, pipeline.StageExtractor, s.log)
+	s.pauses.report(ctx, s.deps.Bus, s.log)
 	return nil
 }
 

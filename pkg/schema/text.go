@@ -51,6 +51,21 @@ func SplitChunkText(title, section, text string) (heading, body string) {
 	return "", text
 }
 
+// HeadingOf reads the heading of a chunk's text without its record's attributes, for a
+// reader that sees only the text (what was embedded): the heading is what precedes the
+// first blank line, the title what precedes the heading's first " › " (ChunkHeading). ok
+// is false for a text without a blank line, which has no heading. A title or section
+// holding " › " or a blank line reads back cut short; SplitChunkText, given the
+// attributes, reads it whole.
+func HeadingOf(text string) (heading, title string, ok bool) {
+	heading, _, ok = strings.Cut(text, blankLine)
+	if !ok {
+		return "", "", false
+	}
+	title, _, _ = strings.Cut(heading, headingSep)
+	return heading, title, true
+}
+
 // Finding is one insight of a community report.
 type Finding struct {
 	Summary     string `json:"summary"`

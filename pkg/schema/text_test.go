@@ -37,6 +37,25 @@ func TestChunkText(t *testing.T) {
 	}
 }
 
+// HeadingOf reads back the heading and title ChunkText writes, from the text alone.
+func TestHeadingOf(t *testing.T) {
+	for _, tc := range []struct {
+		text, heading, title string
+		ok                   bool
+	}{
+		{ChunkText("Doc", "Doc > Intro", "Body.\n\nMore."), "Doc › Doc > Intro", "Doc", true},
+		{ChunkText("Doc", "", "Body."), "Doc", "Doc", true},
+		{ChunkText("", "Guide > Install", "Run it."), "Guide > Install", "Guide > Install", true},
+		{ChunkText("", "", "Body."), "", "", false},
+		{Report{Title: "Lighthouse", Summary: "The keeper."}.Text(), "Lighthouse", "Lighthouse", true},
+		{"\n\nBody.", "", "", true},
+	} {
+		if h, title, ok := HeadingOf(tc.text); h != tc.heading || title != tc.title || ok != tc.ok {
+			t.Errorf("HeadingOf(%q) = %q, %q, %v; want %q, %q, %v", tc.text, h, title, ok, tc.heading, tc.title, tc.ok)
+		}
+	}
+}
+
 // longLine is longer than any bound a reader could guess for a heading.
 var longLine = func() string {
 	b := make([]byte, 600)

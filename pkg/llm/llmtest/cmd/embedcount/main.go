@@ -29,6 +29,7 @@ import (
 
 	"github.com/graphrag/graphrag/pkg/llm/llmtest"
 	"github.com/graphrag/graphrag/pkg/llm/llmtest/internal/countcmd"
+	"github.com/graphrag/graphrag/pkg/schema"
 )
 
 func main() { countcmd.Main("embedcount", run) }
@@ -109,11 +110,11 @@ func (c *counter) kind(t string) string {
 	if c.questions[t] {
 		return "question"
 	}
-	head, _, blank := strings.Cut(t, "\n\n")
-	if !blank {
+	heading, title, ok := schema.HeadingOf(t)
+	if !ok {
 		return "entity"
 	}
-	if title, _, _ := strings.Cut(head, " › "); c.titles[title] || strings.HasPrefix(head, "doc-") {
+	if c.titles[title] || strings.HasPrefix(heading, "doc-") {
 		return "chunk"
 	}
 	return "report"

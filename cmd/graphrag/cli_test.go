@@ -21,9 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/graphrag/graphrag/services/query/ask"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/graphrag/graphrag/services/query/engine"
 )
 
 // The tests in this file run the graphrag binary as a user does, from the outside: the
@@ -328,14 +327,14 @@ func TestCLIAgainstRunningUp(t *testing.T) {
 		checkCitations(t, stream.stdout)
 	})
 	t.Run("a question of stop words is answered", func(t *testing.T) {
-		for _, mode := range engine.Modes {
+		for _, mode := range ask.Modes {
 			if res := runCLI(t, bin, "", "", "query", "-api", up.api, "-corpus", "demo", "-mode", mode, "What is this about?"); res.code != 0 {
 				t.Errorf("%s: exit %d: %s", mode, res.code, res.stderr)
 			}
 		}
 	})
 	t.Run("every mode answers with citations, or shows its context", func(t *testing.T) {
-		for _, mode := range []string{engine.ModeNaive, engine.ModeHybrid, engine.ModeMix, engine.ModeDrift} {
+		for _, mode := range []string{ask.ModeNaive, ask.ModeHybrid, ask.ModeMix, ask.ModeDrift} {
 			res := runCLI(t, bin, "", "", "query", "-api", up.api, "-corpus", "demo", "-mode", mode, "-response-type", "Bullet Points", "Who keeps Gullhead Lighthouse?")
 			if res.code != 0 {
 				t.Fatalf("%s: exit %d: %s", mode, res.code, res.stderr)
@@ -345,7 +344,7 @@ func TestCLIAgainstRunningUp(t *testing.T) {
 			}
 			checkCitations(t, res.stdout)
 		}
-		res := runCLI(t, bin, "", "", "query", "-api", up.api, "-corpus", "demo", "-mode", engine.ModeDrift, "-only-context", "Who keeps Gullhead Lighthouse?")
+		res := runCLI(t, bin, "", "", "query", "-api", up.api, "-corpus", "demo", "-mode", ask.ModeDrift, "-only-context", "Who keeps Gullhead Lighthouse?")
 		if res.code != 0 || !strings.Contains(res.stdout, "Q (drift, context only)") || !strings.Contains(res.stdout, "follow-up: ") || !strings.Contains(res.stdout, "   1. ") {
 			t.Errorf("drift -only-context: exit %d, stdout:\n%s", res.code, res.stdout)
 		}

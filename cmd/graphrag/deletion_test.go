@@ -18,7 +18,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/platform"
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
-	"github.com/graphrag/graphrag/services/query/engine"
+	"github.com/graphrag/graphrag/services/query/ask"
 )
 
 // Deletion as an event (issue #13): a deleted document leaves nothing in any store,
@@ -336,7 +336,7 @@ func rankAll(t *testing.T, st *stack.Stack, corpus string, qs []datasetQuestion)
 	t.Helper()
 	out := make([][]string, len(qs))
 	for i, q := range qs {
-		c, _, err := st.Engine.Retrieve(context.Background(), engine.Request{Corpus: corpus, Query: q.Question, TopK: 10})
+		c, _, err := st.Asker.Retrieve(context.Background(), ask.Request{Corpus: corpus, Query: q.Question, TopK: 10})
 		if err != nil {
 			t.Fatalf("retrieving %q: %v", q.Question, err)
 		}

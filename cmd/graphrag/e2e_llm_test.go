@@ -12,7 +12,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/llm/llmtest"
 	"github.com/graphrag/graphrag/pkg/offlinextract"
 	"github.com/graphrag/graphrag/pkg/schema"
-	"github.com/graphrag/graphrag/services/query/engine"
+	"github.com/graphrag/graphrag/services/query/ask"
 )
 
 // fakeModel answers every prompt the pipeline sends with well-formed output: extraction
@@ -117,7 +117,7 @@ func TestEndToEndWithLLM(t *testing.T) {
 		t.Fatalf("usage %+v", usage)
 	}
 
-	local, err := st.Engine.Query(ctx, engine.Request{Corpus: "llm", Query: "Who chaired the Storm Hester inquiry?", Mode: engine.ModeLocal}, nil)
+	local, err := st.Asker.Query(ctx, ask.Request{Corpus: "llm", Query: "Who chaired the Storm Hester inquiry?", Mode: ask.ModeLocal}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,12 +129,12 @@ func TestEndToEndWithLLM(t *testing.T) {
 		t.Fatalf("community context missing from the prompt")
 	}
 	var streamed strings.Builder
-	global, err := st.Engine.Query(ctx, engine.Request{Corpus: "llm", Query: "What are the main themes across the corpus?"},
+	global, err := st.Asker.Query(ctx, ask.Request{Corpus: "llm", Query: "What are the main themes across the corpus?"},
 		func(d string) error { streamed.WriteString(d); return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if global.Mode != engine.ModeGlobal || len(global.Partials) == 0 || streamed.String() != global.Answer {
+	if global.Mode != ask.ModeGlobal || len(global.Partials) == 0 || streamed.String() != global.Answer {
 		t.Fatalf("global: mode %s, %d partials, streamed %q vs %q", global.Mode, len(global.Partials), streamed.String(), global.Answer)
 	}
 	for _, phase := range []string{"select", "map", "reduce"} {
@@ -205,7 +205,7 @@ func TestEndToEndWithEmbeddingModelOnly(t *testing.T) {
 	if w := st.Engine.Config().Weights.Dense; w != 1 {
 		t.Errorf("dense weight %v with an embedding model, want 1", w)
 	}
-	resp, err := st.Engine.Query(ctx, engine.Request{Corpus: "emb", Query: "Who chaired the Storm Hester inquiry?", Mode: engine.ModeLocal}, nil)
+	resp, err := st.Asker.Query(ctx, ask.Request{Corpus: "emb", Query: "Who chaired the Storm Hester inquiry?", Mode: ask.ModeLocal}, nil)
 	if err != nil || len(resp.Context.Chunks) == 0 || resp.Answer == "" {
 		t.Fatalf("local answer %q, %d chunks, %v", resp.Answer, len(resp.Context.Chunks), err)
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/platform"
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/service"
-	"github.com/graphrag/graphrag/services/query/engine"
+	"github.com/graphrag/graphrag/services/query/ask"
 )
 
 // testPlatform opens embedded backends in a temp dir, as `graphrag up` does.
@@ -142,7 +142,7 @@ func TestEndToEndSampleCorpus(t *testing.T) {
 	}
 	for _, q := range qs {
 		t.Run(q.Mode+"/"+q.Question, func(t *testing.T) {
-			resp, err := st.Engine.Query(ctx, engine.Request{Corpus: "demo", Query: q.Question, Mode: q.Mode}, nil)
+			resp, err := st.Asker.Query(ctx, ask.Request{Corpus: "demo", Query: q.Question, Mode: q.Mode}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -169,10 +169,10 @@ func TestEndToEndSampleCorpus(t *testing.T) {
 					missing = append(missing, want)
 				}
 			}
-			if (q.Mode == engine.ModeLocal && len(missing) > 0) || len(missing) == len(q.Expect) {
+			if (q.Mode == ask.ModeLocal && len(missing) > 0) || len(missing) == len(q.Expect) {
 				t.Errorf("%q missing from the answer and context", missing)
 			}
-			if q.Mode == engine.ModeGlobal && len(resp.Partials) == 0 {
+			if q.Mode == ask.ModeGlobal && len(resp.Partials) == 0 {
 				t.Errorf("global answer without partial answers")
 			}
 			if resp.Answer == "" || len(resp.Citations) == 0 {
@@ -183,7 +183,7 @@ func TestEndToEndSampleCorpus(t *testing.T) {
 
 	// Every community level is reachable (defect 5 of seeds/002: only level 0 was used).
 	for lvl := 0; lvl < gs.Levels; lvl++ {
-		c, _, err := st.Engine.Retrieve(ctx, engine.Request{Corpus: "demo", Query: "Storm Hester and the lighthouse", Level: &lvl})
+		c, _, err := st.Asker.Retrieve(ctx, ask.Request{Corpus: "demo", Query: "Storm Hester and the lighthouse", Level: &lvl})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,10 +200,10 @@ func TestEndToEndSampleCorpus(t *testing.T) {
 	// Automatic classification: a question about an entity is local, one about the
 	// corpus's themes is global.
 	for q, want := range map[string]string{
-		"Who is Ada Quillane?":                        engine.ModeLocal,
-		"What are the main themes across the corpus?": engine.ModeGlobal,
+		"Who is Ada Quillane?":                        ask.ModeLocal,
+		"What are the main themes across the corpus?": ask.ModeGlobal,
 	} {
-		resp, err := st.Engine.Query(ctx, engine.Request{Corpus: "demo", Query: q}, nil)
+		resp, err := st.Asker.Query(ctx, ask.Request{Corpus: "demo", Query: q}, nil)
 		if err != nil || resp.Mode != want {
 			t.Errorf("auto mode for %q: %v, %v; want %s", q, resp, err, want)
 		}

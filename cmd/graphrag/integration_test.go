@@ -21,7 +21,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/platform"
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/storeoutage"
-	"github.com/graphrag/graphrag/services/query/engine"
+	"github.com/graphrag/graphrag/services/query/ask"
 )
 
 func needEnv(t *testing.T, names ...string) map[string]string {
@@ -129,7 +129,7 @@ func TestIntegrationRealBackends(t *testing.T) {
 	if u := p.LLM.Usage(); u.CompletionTokens == 0 {
 		t.Errorf("the model generated nothing: %+v", u)
 	}
-	local, err := st.Engine.Query(ctx, engine.Request{Corpus: corpus, Query: "Who chaired the Storm Hester inquiry?", Mode: engine.ModeLocal}, nil)
+	local, err := st.Asker.Query(ctx, ask.Request{Corpus: corpus, Query: "Who chaired the Storm Hester inquiry?", Mode: ask.ModeLocal}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestIntegrationRealBackends(t *testing.T) {
 	if local.Answer == "" || len(local.Context.Chunks) == 0 {
 		t.Errorf("local answer %q with %d chunks", local.Answer, len(local.Context.Chunks))
 	}
-	global, err := st.Engine.Query(ctx, engine.Request{Corpus: corpus, Query: "What are the main themes across the corpus?", Mode: engine.ModeGlobal}, nil)
+	global, err := st.Asker.Query(ctx, ask.Request{Corpus: corpus, Query: "What are the main themes across the corpus?", Mode: ask.ModeGlobal}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/catalog"
 	"github.com/graphrag/graphrag/pkg/platform"
 	"github.com/graphrag/graphrag/pkg/service"
+	"github.com/graphrag/graphrag/services/query/ask"
 	"github.com/graphrag/graphrag/services/query/engine"
 	"github.com/graphrag/graphrag/services/query/explore"
 	"github.com/graphrag/graphrag/services/query/mcpserver"
@@ -55,10 +56,10 @@ func runMCP(ctx context.Context, args []string, _, stderr io.Writer) error {
 // newMCPServer serves the same tools as the /mcp endpoint of graphrag up: the engine's,
 // and the corpus and document listings of the catalog.
 func newMCPServer(p *platform.Platform, cfg engine.Config, log *slog.Logger) (*mcp.Server, error) {
-	e, err := engine.New(cfg, engine.Deps{Graph: p.Graph, Vectors: p.Vectors, Embedder: p.Embedder, OfflineEmbedder: p.OfflineEmbedder, LLM: p.LLM, Logger: log})
+	e, err := ask.New(cfg, engine.Deps{Graph: p.Graph, Vectors: p.Vectors, Embedder: p.Embedder, OfflineEmbedder: p.OfflineEmbedder, Logger: log}, p.LLM)
 	if err != nil {
 		return nil, err
 	}
-	x := explore.New(p.Graph, p.Vectors, explore.WithDefaultNeighbors(e.Config().MaxNeighbors))
+	x := explore.New(p.Graph, p.Vectors, explore.WithDefaultNeighbors(e.Engine().Config().MaxNeighbors))
 	return mcpserver.New(e, x, platform.Version, log, mcpserver.WithCatalog(catalog.New(p.Bus, p.Graph, p.Vectors))), nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/graphrag/graphrag/pkg/platform"
 	"github.com/graphrag/graphrag/pkg/service"
+	"github.com/graphrag/graphrag/services/query/ask"
 	"github.com/graphrag/graphrag/services/query/engine"
 )
 
@@ -28,7 +29,7 @@ func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var token service.Secret
 	fs.Var(&token, "api-token", "bearer token for the API")
 	corpus := fs.String("corpus", "", "corpus name (required)")
-	mode := fs.String("mode", engine.ModeAuto, strings.Join(engine.Modes, ", ")+" (README, \"Which mode when\")")
+	mode := fs.String("mode", ask.ModeAuto, strings.Join(ask.Modes, ", ")+" (README, \"Which mode when\")")
 	topK := fs.Int("top-k", 0, fmt.Sprintf("chunks in the context, 1..%d (0 = server default)", engine.MaxTopK))
 	responseType := fs.String("response-type", "", `the answer's form, e.g. "Bullet Points", "Single Paragraph" (empty = the answerer's own)`)
 	userPrompt := fs.String("user-prompt", "", "instructions added to the answer prompt after the question")
@@ -48,7 +49,7 @@ func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.Usage()
 		return errors.New("no question given")
 	}
-	req := engine.Request{Corpus: *corpus, Query: strings.Join(fs.Args(), " "), Mode: *mode, TopK: *topK, Stream: *stream && !*asJSON && !*onlyContext,
+	req := ask.Request{Corpus: *corpus, Query: strings.Join(fs.Args(), " "), Mode: *mode, TopK: *topK, Stream: *stream && !*asJSON && !*onlyContext,
 		ResponseType: *responseType, UserPrompt: *userPrompt, OnlyContext: *onlyContext}
 	if *level >= 0 {
 		req.Level = level
@@ -87,7 +88,7 @@ func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		_, err := io.Copy(stdout, resp.Body)
 		return err
 	}
-	var r engine.Response
+	var r ask.Response
 	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
 		return fmt.Errorf("decoding the answer: %w", err)
 	}
@@ -101,7 +102,7 @@ func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 // printContext lists what a mode assembled: the follow-ups of a drift search, the
 // passages best first, the entities and the community reports.
-func printContext(w io.Writer, q string, r *engine.Response) {
+func printContext(w io.Writer, q string, r *ask.Response) {
 	c := r.Context
 	fmt.Fprintf(w, "Q (%s, context only): %s\n", r.Mode, q)
 	for _, f := range r.FollowUps {
@@ -150,7 +151,7 @@ func printStream(r io.Reader, w io.Writer) error {
 				_ = json.Unmarshal(data, &e)
 				return fmt.Errorf("query API: %s", e.Error)
 			case "done":
-				var resp engine.Response
+				var resp ask.Response
 				if err := json.Unmarshal(data, &resp); err == nil {
 					fmt.Fprintln(w)
 					printCitations(w, &resp)

@@ -21,6 +21,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/platform"
 	"github.com/graphrag/graphrag/pkg/service"
+	"github.com/graphrag/graphrag/services/query/ask"
 	"github.com/graphrag/graphrag/services/query/engine"
 )
 
@@ -70,7 +71,7 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			comps := st.Components()
 			if cfg.Demo {
 				comps = append(comps, service.Loop("demo", func(ctx context.Context) error {
-					return demo(ctx, p, st.Engine, cfg.Examples, cfg.Corpus, apiBase(cfg.httpAddr), stdout, stderr)
+					return demo(ctx, p, st.Asker, cfg.Examples, cfg.Corpus, apiBase(cfg.httpAddr), stdout, stderr)
 				}))
 			}
 			return comps, nil
@@ -157,7 +158,7 @@ func ancestors(dir string) []string {
 }
 
 // demo indexes the sample corpus and answers its first local and first global question.
-func demo(ctx context.Context, p *platform.Platform, eng *engine.Engine, dir, corpus, api string, stdout, stderr io.Writer) error {
+func demo(ctx context.Context, p *platform.Platform, eng *ask.Asker, dir, corpus, api string, stdout, stderr io.Writer) error {
 	start := time.Now()
 	sum, err := publishPaths(ctx, p.Bus, corpus, []string{filepath.Join(dir, "corpus")}, publishOptions{progress: stderr})
 	if err != nil {
@@ -177,12 +178,12 @@ func demo(ctx context.Context, p *platform.Platform, eng *engine.Engine, dir, co
 	if err != nil {
 		return err
 	}
-	for _, mode := range []string{engine.ModeLocal, engine.ModeGlobal} {
+	for _, mode := range []string{ask.ModeLocal, ask.ModeGlobal} {
 		for _, q := range qs {
 			if q.Mode != mode {
 				continue
 			}
-			resp, err := eng.Query(ctx, engine.Request{Corpus: corpus, Query: q.Question, Mode: mode}, nil)
+			resp, err := eng.Query(ctx, ask.Request{Corpus: corpus, Query: q.Question, Mode: mode}, nil)
 			if err != nil {
 				return fmt.Errorf("answering %q: %w", q.Question, err)
 			}
@@ -247,7 +248,7 @@ func readQuestions(path string) ([]sampleQuestion, error) {
 	return out, sc.Err()
 }
 
-func printAnswer(w io.Writer, q string, r *engine.Response) {
+func printAnswer(w io.Writer, q string, r *ask.Response) {
 	fmt.Fprintf(w, "Q (%s): %s\n", r.Mode, q)
 	fmt.Fprintf(w, "A: %s\n", r.Answer)
 	printCitations(w, r)
@@ -256,7 +257,7 @@ func printAnswer(w io.Writer, q string, r *engine.Response) {
 
 // printCitations lists the sources of an answer by marker: the passage's title and
 // opening words with its chunk id, or the community report's title.
-func printCitations(w io.Writer, r *engine.Response) {
+func printCitations(w io.Writer, r *ask.Response) {
 	chunks := map[string]engine.Chunk{}
 	for _, c := range r.Context.Chunks {
 		chunks[c.ID] = c

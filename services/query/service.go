@@ -19,6 +19,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/schema"
+	"github.com/graphrag/graphrag/services/query/ask"
 	"github.com/graphrag/graphrag/services/query/console"
 	"github.com/graphrag/graphrag/services/query/engine"
 	"github.com/graphrag/graphrag/services/query/explore"
@@ -90,27 +91,28 @@ type Deps struct {
 	Bus *bus.Bus
 }
 
-// Service is the query service: the engine behind the HTTP API and the MCP tools. It has
+// Service is the query service: the engine and the answerer (package ask) behind the
+// HTTP API and the MCP tools. It has
 // no work of its own between requests; its handlers run on the HTTP server the caller
 // mounts them on (Mount), which drains the requests in flight on shutdown.
 type Service struct {
-	engine *engine.Engine
-	api    *httpapi.API
-	mcp    http.Handler
+	asker *ask.Asker
+	api   *httpapi.API
+	mcp   http.Handler
 }
 
-// New builds the engine, the API (reading the API's token file) and the MCP tools.
+// New builds the engine and its answerer, the API (reading the API's token file) and the MCP tools.
 func New(cfg Config, deps Deps) (*Service, error) {
 	ed := engine.Deps{Graph: deps.Graph, Vectors: deps.Vectors, Embedder: deps.Embedder,
-		OfflineEmbedder: deps.OfflineEmbedder, LLM: deps.LLM, Logger: deps.Logger}
+		OfflineEmbedder: deps.OfflineEmbedder, Logger: deps.Logger}
 	if deps.Bus != nil {
 		ed.Aliases = curator{deps.Bus, deps.Graph}.aliases
 	}
-	e, err := engine.New(cfg.Engine, ed)
+	a, err := ask.New(cfg.Engine, ed, deps.LLM)
 	if err != nil {
 		return nil, err
 	}
-	x := explore.New(deps.Graph, deps.Vectors, explore.WithDefaultNeighbors(e.Config().MaxNeighbors))
+	x := explore.New(deps.Graph, deps.Vectors, explore.WithDefaultNeighbors(a.Engine().Config().MaxNeighbors))
 	api, err := cfg.API.Load()
 	if err != nil {
 		return nil, fmt.Errorf("query: configuring the HTTP API: %w", err)
@@ -132,19 +134,20 @@ func New(cfg Config, deps Deps) (*Service, error) {
 			httpapi.WithExtractionSettings(settings{deps.Bus, deps.Vectors, deps.LLM}))
 		mcpOpts = append(mcpOpts, mcpserver.WithCatalog(cat))
 	}
-	h, err := httpapi.New(e, x, api, deps.Logger, opts...)
+	h, err := httpapi.New(a, x, api, deps.Logger, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("query: %w", err)
 	}
 	return &Service{
-		engine: e,
-		api:    h,
-		mcp:    mcpserver.HTTPHandler(mcpserver.New(e, x, deps.Version, deps.Logger, mcpOpts...)),
+		asker: a,
+		api:   h,
+		mcp:   mcpserver.HTTPHandler(mcpserver.New(a, x, deps.Version, deps.Logger, mcpOpts...)),
 	}, nil
 }
 
-// Engine returns the engine, for callers in the same process (the CLI, eval).
-func (s *Service) Engine() *engine.Engine { return s.engine }
+// Asker returns the answerer and, through it, the engine, for callers in the same
+// process (the CLI, eval).
+func (s *Service) Asker() *ask.Asker { return s.asker }
 
 // Mount adds the service's routes to mux: the HTTP API (/v1/..., the Ollama-compatible
 // /api/..., /openapi.json) and the MCP tools over streamable HTTP (/mcp), behind the same authentication (with the

@@ -16,7 +16,8 @@ import (
 	"github.com/graphrag/graphrag/pkg/service"
 	"github.com/graphrag/graphrag/pkg/telemetry/calltrace/calltracetest"
 	"github.com/graphrag/graphrag/services/query"
-	"github.com/graphrag/graphrag/services/query/engine"
+	"github.com/graphrag/graphrag/services/query/ask"
+	"github.com/graphrag/graphrag/services/query/internal/phase"
 	"github.com/graphrag/graphrag/services/query/internal/querytest"
 )
 
@@ -62,7 +63,7 @@ func TestQueryTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out engine.Response
+	var out ask.Response
 	err = json.NewDecoder(resp.Body).Decode(&out)
 	_ = resp.Body.Close()
 	if err != nil || resp.StatusCode != http.StatusOK {
@@ -118,9 +119,9 @@ func TestQueryTrace(t *testing.T) {
 			t.Errorf("no %s span in the trace", want)
 		}
 	}
-	for phase := range out.Timings {
-		if phase != "total" && !seen[engine.SpanPrefix+phase] {
-			t.Errorf("no span for the phase %s", phase)
+	for name := range out.Timings {
+		if name != "total" && !seen[phase.SpanPrefix+name] {
+			t.Errorf("no span for the phase %s", name)
 		}
 	}
 	if len(out.Timings) < 6 {

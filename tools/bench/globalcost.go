@@ -16,6 +16,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/llm/llmtest"
 	"github.com/graphrag/graphrag/pkg/pipeline"
 	"github.com/graphrag/graphrag/pkg/schema"
+	"github.com/graphrag/graphrag/services/query/ask"
 	"github.com/graphrag/graphrag/services/query/engine"
 )
 
@@ -88,7 +89,7 @@ func benchGlobalCost(ctx context.Context, cfg *benchConfig, r *benchReport) erro
 	r.command(cfg.command("globalcost"))
 	r.linef("The %d passages of %s indexed through the extractor, grapher and summarizer", len(docs), rc.source)
 	r.line("services in one process with the offline defaults (so the community reports are the offline")
-	r.line("summarizer's, not a model's). Then each global question goes through `engine.Engine.Query` in global")
+	r.line("summarizer's, not a model's). Then each global question goes through `ask.Asker.Query` in global")
 	r.line("mode with an OpenAI-compatible endpoint (`llmtest.NewServer`, the fake server of the tests): _tokens")
 	r.line("sent_ are the prompt tokens the endpoint reports (its count: 1 per 4 bytes), summed over the map calls")
 	r.linef("and the reduce call of one question; mean and max over %d questions.", len(qs))
@@ -179,12 +180,12 @@ func measureGlobalCost(ctx context.Context, w *wavesStack, url string, row globa
 		if row.unbound {
 			qc.GlobalTokenBudget = engine.NoTokenBudget
 		}
-		eng, err := engine.New(qc, engine.Deps{Graph: w.graph, Vectors: w.vectors, Embedder: w.embedder, OfflineEmbedder: true, LLM: client, Logger: quiet})
+		eng, err := ask.New(qc, engine.Deps{Graph: w.graph, Vectors: w.vectors, Embedder: w.embedder, OfflineEmbedder: true, Logger: quiet}, client)
 		if err != nil {
 			client.Close()
 			return c, fmt.Errorf("building the query engine: %w", err)
 		}
-		resp, err := eng.Query(ctx, engine.Request{Corpus: benchCorpus, Query: q, Mode: engine.ModeGlobal, Level: row.level}, nil)
+		resp, err := eng.Query(ctx, ask.Request{Corpus: benchCorpus, Query: q, Mode: ask.ModeGlobal, Level: row.level}, nil)
 		u := client.Usage()
 		client.Close()
 		if err != nil {
@@ -232,7 +233,7 @@ type coverage struct {
 // pointCoverage judges every report of the level for q (the reference answer points) and
 // measures the share of them the partial answers hold.
 // level is numbered as the engine answers, 0 the coarsest (graphstore.ShownLevel).
-func pointCoverage(ctx context.Context, w *wavesStack, q string, level int, partials []engine.PartialAnswer) (coverage, error) {
+func pointCoverage(ctx context.Context, w *wavesStack, q string, level int, partials []ask.PartialAnswer) (coverage, error) {
 	gs, err := w.graph.Stats(ctx, benchCorpus)
 	if err != nil {
 		return coverage{}, fmt.Errorf("counting the levels: %w", err)

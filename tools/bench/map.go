@@ -13,6 +13,7 @@ import (
 
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/llm/llmtest"
+	"github.com/graphrag/graphrag/services/query/ask"
 	"github.com/graphrag/graphrag/services/query/engine"
 )
 
@@ -34,7 +35,7 @@ func benchMapPhase(ctx context.Context, cfg *benchConfig, r *benchReport) error 
 		chunks, reps, ns = 1000, 2, []int{1, 4, 8}
 	}
 	r.command(cfg.command("map"))
-	r.linef("`engine.Engine.Query` in global mode at community level 0 over a synthetic corpus of %d chunks, with", chunks)
+	r.linef("`ask.Asker.Query` in global mode at community level 0 over a synthetic corpus of %d chunks, with", chunks)
 	r.linef("an OpenAI-compatible endpoint (`llmtest.NewServer`, fixed latency %s, up to 64 requests at once)", mapLatency)
 	r.line("that answers the map schema. `-map-top-k N` communities are mapped with `-map-concurrency N` (and the")
 	r.line("default 4 for comparison); the map wall time is the engine's `map` timing, call times are measured at")
@@ -77,8 +78,8 @@ func benchMapPhase(ctx context.Context, cfg *benchConfig, r *benchReport) error 
 	for _, ru := range runs {
 		qc := engine.DefaultConfig()
 		qc.MapTopK, qc.MapConcurrency = ru.n, ru.conc
-		eng, err := engine.New(qc, engine.Deps{Graph: st.graph, Vectors: st.vectors, Embedder: st.embedder, LLM: client,
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		eng, err := ask.New(qc, engine.Deps{Graph: st.graph, Vectors: st.vectors, Embedder: st.embedder,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, client)
 		if err != nil {
 			return fmt.Errorf("building the query engine: %w", err)
 		}
@@ -86,7 +87,7 @@ func benchMapPhase(ctx context.Context, cfg *benchConfig, r *benchReport) error 
 		for i := range reps {
 			rec.take()
 			q := fmt.Sprintf("What are the main themes across the corpus? (%d)", i) // distinct prompts
-			resp, err := eng.Query(ctx, engine.Request{Corpus: benchCorpus, Query: q, Mode: engine.ModeGlobal, Level: &level}, nil)
+			resp, err := eng.Query(ctx, ask.Request{Corpus: benchCorpus, Query: q, Mode: ask.ModeGlobal, Level: &level}, nil)
 			if err != nil {
 				return fmt.Errorf("global query with %d communities: %w", ru.n, err)
 			}

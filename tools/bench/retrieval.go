@@ -331,7 +331,7 @@ func measureRetrieval(ctx context.Context, st *benchStores, qs []string) (retrie
 		return retrievalResult{}, fmt.Errorf("building the query engine: %w", err)
 	}
 	for _, q := range qs[:min(10, len(qs))] {
-		if _, _, err := eng.Retrieve(ctx, engine.Request{Corpus: benchCorpus, Query: q}); err != nil {
+		if _, err := eng.Retrieve(ctx, engine.Request{Corpus: benchCorpus, Query: q}); err != nil {
 			return retrievalResult{}, fmt.Errorf("warm-up query %q: %w", q, err)
 		}
 	}
@@ -340,10 +340,11 @@ func measureRetrieval(ctx context.Context, st *benchStores, qs []string) (retrie
 	nChunks, withGraph, linked := 0, 0, 0
 	for _, q := range qs {
 		t0 := time.Now()
-		rc, timings, err := eng.Retrieve(ctx, engine.Request{Corpus: benchCorpus, Query: q})
+		r, err := eng.Retrieve(ctx, engine.Request{Corpus: benchCorpus, Query: q})
 		if err != nil {
 			return res, fmt.Errorf("query %q: %w", q, err)
 		}
+		rc, timings := r.Context, r.Timings
 		lat = append(lat, time.Since(t0))
 		for k, v := range timings {
 			res.phases[k] = append(res.phases[k], v)

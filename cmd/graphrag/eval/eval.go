@@ -30,11 +30,12 @@ import (
 	"github.com/graphrag/graphrag/pkg/proccpu"
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/service"
+	"github.com/graphrag/graphrag/services/query/ask"
 	"github.com/graphrag/graphrag/services/query/engine"
 )
 
 // Evaluation strategies: each is a retrieval configuration of the query engine.
-var evalStrategies = map[string]engine.Request{
+var evalStrategies = map[string]ask.Request{
 	"bm25":   {Weights: &engine.Weights{Lexical: 1}},
 	"dense":  {Weights: &engine.Weights{Dense: 1}},
 	"hybrid": {Weights: &engine.Weights{Dense: 1, Lexical: 1}},
@@ -48,9 +49,9 @@ var evalStrategies = map[string]engine.Request{
 	// The query modes whose passages differ from local search's (hybrid adds reports
 	// only, so it ranks as graph does): each ranks as /v1/retrieve does in that mode.
 	// Drift's follow-ups are then the top report's key entities, with a model too.
-	"naive": {Mode: engine.ModeNaive},
-	"mix":   {Mode: engine.ModeMix},
-	"drift": {Mode: engine.ModeDrift},
+	"naive": {Mode: ask.ModeNaive},
+	"mix":   {Mode: ask.ModeMix},
+	"drift": {Mode: ask.ModeDrift},
 }
 
 type evalDoc struct {
@@ -156,7 +157,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fs.StringVar(&details, "details", "", "also write one JSON line per question and strategy (top 10 documents, gold ranks) and per answer here")
 			fs.BoolVar(&noWait, "no-wait", false, "with a -data-dir that already holds the dataset: retrieve at once, without waiting for community reports (they do not rank passages); the entity vectors written so far are counted")
 			fs.BoolVar(&candidates, "candidates", false, "with -details: also write every fused candidate passage with its rank and score in each list (to study fusion offline)")
-			fs.StringVar(&answerMode, "answer-mode", engine.ModeLocal, "query mode the answers are written in: "+strings.Join(engine.Modes[1:], ", "))
+			fs.StringVar(&answerMode, "answer-mode", ask.ModeLocal, "query mode the answers are written in: "+strings.Join(ask.Modes[1:], ", "))
 			fs.StringVar(&titles, "titles", titlesAsShipped, "document titles: "+titlesAsShipped+", or "+titlesOpaque+" (each replaced by doc-NNNNN, as most real corpora name their files)")
 		},
 		Config: &cfg,
@@ -175,8 +176,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 					return nil, fmt.Errorf("-dataset %s: %w (a dataset directory holds corpus.jsonl and questions.jsonl; docs/evaluation.md says how to get one)", dataset, err)
 				}
 			}
-			if !slices.Contains(engine.Modes, answerMode) || answerMode == engine.ModeAuto {
-				return nil, fmt.Errorf("-answer-mode: %q is not one of %s", answerMode, strings.Join(engine.Modes[1:], ", "))
+			if !slices.Contains(ask.Modes, answerMode) || answerMode == ask.ModeAuto {
+				return nil, fmt.Errorf("-answer-mode: %q is not one of %s", answerMode, strings.Join(ask.Modes[1:], ", "))
 			}
 			names := strings.Split(strategies, ",")
 			for _, n := range names {
@@ -393,7 +394,7 @@ func evaluate(ctx context.Context, p *platform.Platform, st *stack.Stack, o eval
 				req.TopK = maxCandidates // the order of the first 50 is the same
 			}
 			t0 := time.Now()
-			c, timings, err := st.Engine.Retrieve(ctx, req)
+			c, timings, err := st.Asker.Retrieve(ctx, req)
 			if err != nil {
 				return nil, fmt.Errorf("%s: question %s: %w", name, q.ID, err)
 			}
@@ -446,7 +447,7 @@ func evaluateAnswers(ctx context.Context, st *stack.Stack, qs []evalQuestion, mo
 	ar := &AnswerResult{Questions: len(qs), Extractive: extractive, Mode: mode}
 	var em, f1 float64
 	for _, q := range qs {
-		resp, err := st.Engine.Query(ctx, engine.Request{Corpus: evalCorpus, Query: q.Question, Mode: mode}, nil)
+		resp, err := st.Asker.Query(ctx, ask.Request{Corpus: evalCorpus, Query: q.Question, Mode: mode}, nil)
 		if err != nil {
 			return nil, fmt.Errorf("answering %s: %w", q.ID, err)
 		}

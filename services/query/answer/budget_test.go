@@ -15,6 +15,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 	"github.com/graphrag/graphrag/services/query/answer"
+	"github.com/graphrag/graphrag/services/query/ask"
 	"github.com/graphrag/graphrag/services/query/engine"
 	"github.com/graphrag/graphrag/services/query/internal/querytest"
 )
@@ -73,11 +74,11 @@ func TestGlobalBudgetCountsRealAnswers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e, err := engine.New(engine.Config{MapTopK: 0, MapConcurrency: 8, GlobalTokenBudget: budget}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, LLM: client, Logger: querytest.Logger()})
+		e, err := ask.New(engine.Config{MapTopK: 0, MapConcurrency: 8, GlobalTokenBudget: budget}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, client)
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp, err := e.Query(ctx, engine.Request{Corpus: "demo", Query: q, Mode: engine.ModeGlobal, Level: new(0)}, nil)
+		resp, err := e.Query(ctx, ask.Request{Corpus: "demo", Query: q, Mode: ask.ModeGlobal, Level: new(0)}, nil)
 		sent := client.Usage().PromptTokens
 		client.Close()
 		if err != nil {
@@ -91,7 +92,7 @@ func TestGlobalBudgetCountsRealAnswers(t *testing.T) {
 		reserved := answer.ReduceReservation(q)
 		byReservation := 0
 		for _, c := range resp.Context.Communities {
-			reserved += answer.MapReservation(c, q, e.Config().MapMaxTokens)
+			reserved += answer.MapReservation(c, q, e.Engine().Config().MapMaxTokens)
 			if reserved > budget {
 				break
 			}
@@ -162,11 +163,11 @@ func TestGlobalStaysWithinTokenBudget(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer client.Close()
-			e, err := engine.New(engine.Config{MapTopK: 0, MapConcurrency: 16, GlobalTokenBudget: tc.budget}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, LLM: client, Logger: querytest.Logger()})
+			e, err := ask.New(engine.Config{MapTopK: 0, MapConcurrency: 16, GlobalTokenBudget: tc.budget}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, client)
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp, err := e.Query(ctx, engine.Request{Corpus: "demo", Query: "What are the main themes of the lighthouse keeper light?", Mode: engine.ModeGlobal, Level: new(0)}, nil)
+			resp, err := e.Query(ctx, ask.Request{Corpus: "demo", Query: "What are the main themes of the lighthouse keeper light?", Mode: ask.ModeGlobal, Level: new(0)}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,6 +11,6 @@
 //     the question and holds an answer of the kind it asks for, then the sentences of
 //     the other hop; partial answers are a report's best sentences.
 //
-// It reads the types of package evidence and depends on no retrieval code; the query
-// engine builds its Answerer in engine.New.
+// It reads the types of package evidence and depends on no retrieval code; package ask
+// builds the Answerer once, in ask.New, and composes it with the engine's retrieval.
 package answer

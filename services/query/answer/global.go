@@ -3,60 +3,12 @@ package answer
 import (
 	"fmt"
 	"math"
-	"regexp"
-	"slices"
 	"sort"
 	"strings"
 
 	"github.com/graphrag/graphrag/pkg/words"
 	"github.com/graphrag/graphrag/services/query/evidence"
 )
-
-// globalCue matches questions about the corpus as a whole. Offline, a question is global
-// when it matches; with an LLM, the model decides when no entity was linked.
-var globalCue = regexp.MustCompile(`(?i)\b(main|major|key|overall|common|recurring|central|dominant)\s+(themes?|topics?|ideas?|trends?|patterns?|issues?|points?)\b|` +
-	`\b(across|throughout)\s+(the|all|these|this)\s+(corpus|documents?|collection|texts?|sources?|books?|articles?|dataset)\b|` +
-	`\b(summari[sz]e|overview of|big picture|high[- ]level)\b|\bwhat (is|are) (this|the) (corpus|collection|dataset|documents?) about\b`)
-
-// isGlobal is the heuristic classifier: the question has a global cue.
-func isGlobal(q string) bool { return globalCue.MatchString(q) }
-
-// HasGlobalCue is the extractive answerer's classifier, for a caller that must not call
-// a model: the question asks about the corpus as a whole ("the main themes", "across the
-// documents", "summarize").
-func HasGlobalCue(q string) bool { return isGlobal(q) }
-
-// Topic is what a global question is about: the question without its global cue
-// ("the main themes", "across the corpus") and generic words; the question itself when
-// nothing else is left ("what are the main themes?" is about everything). Reports are
-// selected by it, not by how the question asks for a survey: "what are the main themes"
-// matches every report alike.
-func Topic(q string) string {
-	ws := strings.Fields(globalCue.ReplaceAllString(q, " "))
-	kept := ws[:0]
-	for _, w := range ws {
-		if !slices.Contains(genericWords, strings.ToLower(strings.Trim(w, ".,;:?!'\"()"))) {
-			kept = append(kept, w)
-		}
-	}
-	if len(words.Terms(strings.Join(kept, " "))) == 0 {
-		return q
-	}
-	return strings.Join(kept, " ")
-}
-
-// TopicTerms are the weighted words of a global question's Topic, without generic
-// words: what a report's title and summary are matched with (words.Overlap).
-func TopicTerms(q string) map[string]float64 {
-	terms := words.Terms(Topic(q))
-	for _, w := range genericWords {
-		delete(terms, w)
-	}
-	return terms
-}
-
-// genericWords say that a question is about the corpus, not what it is about.
-var genericWords = strings.Fields("theme themes topic topics corpus documents document collection overall main major key across all")
 
 // relevant reports whether a partial answer says anything: a positive score and not
 // the "Not relevant" the map prompt asks for.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/services/query/evidence"
+	"github.com/graphrag/graphrag/services/query/question"
 )
 
 // modelAnswerer answers with a model: it writes local and global answers (streamed when
@@ -26,7 +27,7 @@ var _ Answerer = (*modelAnswerer)(nil)
 // Global: a global cue decides, then a linked entity (local); otherwise the model does,
 // and a failed call answers locally.
 func (m *modelAnswerer) Global(ctx context.Context, q string, linked bool) bool {
-	if isGlobal(q) {
+	if question.HasGlobalCue(q) {
 		return true
 	}
 	if linked {

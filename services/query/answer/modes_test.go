@@ -10,6 +10,7 @@ import (
 
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/llm/llmtest"
+	"github.com/graphrag/graphrag/services/query/ask"
 	"github.com/graphrag/graphrag/services/query/engine"
 	"github.com/graphrag/graphrag/services/query/internal/querytest"
 )
@@ -17,7 +18,7 @@ import (
 // modelFixture is an engine over the demo corpus with its reports and a fake model that
 // records every chat call (system prompt, last user message) and answers each kind.
 type modelFixture struct {
-	e   *engine.Engine
+	e   *ask.Asker
 	srv *llmtest.Server
 	mu  sync.Mutex
 	// calls are the chat calls: system prompt, then user message.
@@ -52,7 +53,7 @@ func newModelFixture(t *testing.T, cfg engine.Config) *modelFixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = client.Close() })
-	if f.e, err = engine.New(cfg, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, LLM: client, Logger: querytest.Logger()}); err != nil {
+	if f.e, err = ask.New(cfg, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, client); err != nil {
 		t.Fatal(err)
 	}
 	return f
@@ -83,11 +84,11 @@ func TestStyleReachesTheAnswerPrompt(t *testing.T) {
 	const rt, up = "Bullet Points", "Answer in French and name the year."
 	q := "What did Ada Lovelace write for the Analytical Engine?"
 	for _, tc := range []struct{ mode, system string }{
-		{engine.ModeLocal, localSystem}, {engine.ModeNaive, localSystem}, {engine.ModeHybrid, localSystem},
-		{engine.ModeMix, localSystem}, {engine.ModeDrift, localSystem}, {engine.ModeGlobal, reduceSystem},
+		{ask.ModeLocal, localSystem}, {ask.ModeNaive, localSystem}, {ask.ModeHybrid, localSystem},
+		{ask.ModeMix, localSystem}, {ask.ModeDrift, localSystem}, {ask.ModeGlobal, reduceSystem},
 	} {
 		before := len(f.users(tc.system))
-		if _, err := f.e.Query(t.Context(), engine.Request{Corpus: "demo", Query: q, Mode: tc.mode, ResponseType: rt, UserPrompt: up}, nil); err != nil {
+		if _, err := f.e.Query(t.Context(), ask.Request{Corpus: "demo", Query: q, Mode: tc.mode, ResponseType: rt, UserPrompt: up}, nil); err != nil {
 			t.Fatalf("%s: %v", tc.mode, err)
 		}
 		prompts := f.users(tc.system)
@@ -100,7 +101,7 @@ func TestStyleReachesTheAnswerPrompt(t *testing.T) {
 			t.Errorf("%s: the prompt does not hold the question, then the response type, then the instructions:\n%s", tc.mode, p)
 		}
 	}
-	if _, err := f.e.Query(t.Context(), engine.Request{Corpus: "demo", Query: q, Mode: engine.ModeLocal}, nil); err != nil {
+	if _, err := f.e.Query(t.Context(), ask.Request{Corpus: "demo", Query: q, Mode: ask.ModeLocal}, nil); err != nil {
 		t.Fatal(err)
 	}
 	prompts := f.users(localSystem)
@@ -113,8 +114,8 @@ func TestStyleReachesTheAnswerPrompt(t *testing.T) {
 // answer call (the question links entities by name, so retrieval needs none either).
 func TestOnlyContextCallsNoModel(t *testing.T) {
 	f := newModelFixture(t, engine.Config{})
-	for _, mode := range engine.Modes {
-		resp, err := f.e.Query(t.Context(), engine.Request{Corpus: "demo", Query: "What did Ada Lovelace write for the Analytical Engine?", Mode: mode, OnlyContext: true}, nil)
+	for _, mode := range ask.Modes {
+		resp, err := f.e.Query(t.Context(), ask.Request{Corpus: "demo", Query: "What did Ada Lovelace write for the Analytical Engine?", Mode: mode, OnlyContext: true}, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", mode, err)
 		}
@@ -129,7 +130,7 @@ func TestOnlyContextCallsNoModel(t *testing.T) {
 		t.Errorf("%d chat calls with only_context, want 0", n)
 	}
 	// The same questions answered call the model.
-	if _, err := f.e.Query(t.Context(), engine.Request{Corpus: "demo", Query: "What did Ada Lovelace write for the Analytical Engine?", Mode: engine.ModeLocal}, nil); err != nil {
+	if _, err := f.e.Query(t.Context(), ask.Request{Corpus: "demo", Query: "What did Ada Lovelace write for the Analytical Engine?", Mode: ask.ModeLocal}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if f.srv.ChatCalls() == 0 {
@@ -142,7 +143,7 @@ func TestOnlyContextCallsNoModel(t *testing.T) {
 // report's key entities.
 func TestDriftAsksTheModelForFollowUps(t *testing.T) {
 	f := newModelFixture(t, engine.Config{DriftFollowUps: 2})
-	resp, err := f.e.Query(t.Context(), engine.Request{Corpus: "demo", Query: "What did Ada Lovelace write?", Mode: engine.ModeDrift}, nil)
+	resp, err := f.e.Query(t.Context(), ask.Request{Corpus: "demo", Query: "What did Ada Lovelace write?", Mode: ask.ModeDrift}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +170,7 @@ func TestDriftAsksTheModelForFollowUps(t *testing.T) {
 	f.mu.Lock()
 	f.followUps = `{"questions": []}`
 	f.mu.Unlock()
-	resp, err = f.e.Query(t.Context(), engine.Request{Corpus: "demo", Query: "What did Ada Lovelace write?", Mode: engine.ModeDrift}, nil)
+	resp, err = f.e.Query(t.Context(), ask.Request{Corpus: "demo", Query: "What did Ada Lovelace write?", Mode: ask.ModeDrift}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/graphrag/graphrag/pkg/words"
 	"github.com/graphrag/graphrag/services/query/evidence"
+	"github.com/graphrag/graphrag/services/query/question"
 )
 
 // extractive answers without a model: a local answer is made of the passages' own
@@ -17,7 +17,7 @@ type extractive struct{}
 
 var _ Answerer = extractive{}
 
-func (extractive) Global(_ context.Context, q string, _ bool) bool { return isGlobal(q) }
+func (extractive) Global(_ context.Context, q string, _ bool) bool { return question.HasGlobalCue(q) }
 
 func (extractive) Local(_ context.Context, q string, found evidence.Retrieved, style Style, onDelta func(string) error) (Answer, error) {
 	a := Answer{Prompt: localPrompt(q, found, style)}
@@ -35,10 +35,7 @@ func (extractive) Local(_ context.Context, q string, found evidence.Retrieved, s
 func (extractive) PaysPerReport() bool { return false }
 
 func (extractive) Map(_ context.Context, q string, reports []evidence.Community, _ Style) ([]evidence.PartialAnswer, []evidence.Community, error) {
-	terms := words.Terms(globalCue.ReplaceAllString(q, " "))
-	for _, w := range genericWords {
-		delete(terms, w)
-	}
+	terms := question.Terms(q)
 	out := make([]evidence.PartialAnswer, 0, len(reports))
 	for _, c := range reports {
 		out = append(out, extractiveMap(terms, c))

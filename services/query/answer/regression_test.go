@@ -22,17 +22,3 @@ func TestCommunityContextInPrompt(t *testing.T) {
 		}
 	}
 }
-
-func TestClassifierHeuristic(t *testing.T) {
-	for q, want := range map[string]bool{
-		"What are the main themes across the corpus?":       true,
-		"Summarize the documents":                           true,
-		"What are the recurring topics in these documents?": true,
-		"Who designed the Analytical Engine?":               false,
-		"When did Storm Hester hit Marrow Bay?":             false,
-	} {
-		if got := isGlobal(q); got != want {
-			t.Errorf("isGlobal(%q) = %v, want %v", q, got, want)
-		}
-	}
-}

@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/graphrag/graphrag/pkg/graphstore"
+	"github.com/graphrag/graphrag/services/query/ask"
 	"github.com/graphrag/graphrag/services/query/console"
 	"github.com/graphrag/graphrag/services/query/engine"
 	"github.com/graphrag/graphrag/services/query/explore"
@@ -76,7 +77,7 @@ func benchGraph(b *testing.B) querytest.Stores {
 // its layout (the page's own performance.now() clock), over the real API and stores.
 func BenchmarkExplorerFirstRender2000(b *testing.B) {
 	st := benchGraph(b)
-	e, err := engine.New(engine.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()})
+	e, err := ask.New(engine.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

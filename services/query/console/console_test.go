@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/graphrag/graphrag/services/query/engine"
+	"github.com/graphrag/graphrag/services/query/ask"
 )
 
 func get(t *testing.T, srv *httptest.Server, path string) (*http.Response, string) {
@@ -134,7 +134,7 @@ func TestAskOffersEveryMode(t *testing.T) {
 	for _, m := range regexp.MustCompile(`\['([a-z]+)', '[^']+'\]`).FindAllSubmatch(block[1], -1) {
 		got = append(got, string(m[1]))
 	}
-	if !slices.Equal(got, engine.Modes) {
-		t.Errorf("the mode selector offers %q, want the API's modes %q", got, engine.Modes)
+	if !slices.Equal(got, ask.Modes) {
+		t.Errorf("the mode selector offers %q, want the API's modes %q", got, ask.Modes)
 	}
 }

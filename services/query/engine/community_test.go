@@ -57,7 +57,7 @@ func TestRetrievedChunksCarryTheirSection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, _, err := e.Retrieve(t.Context(), Request{Corpus: "demo", Query: "When was the lighthouse first lit?"})
+	r, _, err := contextOf(e.Retrieve(t.Context(), Request{Corpus: "demo", Query: "When was the lighthouse first lit?"}))
 	if err != nil {
 		t.Fatal(err)
 	}

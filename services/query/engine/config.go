@@ -30,7 +30,8 @@ type Weights struct {
 	Subject float64 `json:"subject"`
 }
 
-// Config tunes retrieval and answering. Defaults are documented in docs/configuration.md.
+// Config tunes retrieval and answering (the answering fields are read by package ask).
+// Defaults are documented in docs/configuration.md.
 // New gives a zero field its DefaultConfig value (a zero Weights: all four), except
 // MapTopK, PassageSeeds and SubjectPassages, whose 0 is a value, and ReverseHops;
 // EntityMinSim 0 is Auto. Validate rejects what New would not run with.
@@ -141,8 +142,10 @@ type Deps struct {
 	// OfflineEmbedder says the embedder is the offline hashing embedder: its vectors are
 	// lexical, not semantic, which changes the automatic defaults (see Config).
 	OfflineEmbedder bool
-	LLM             *llm.Client // nil: extractive answers, heuristic classification
-	Logger          *slog.Logger
+	// Entities names a question's entities when neither its exact names nor the
+	// embeddings link any: ModelEntities with a model; nil: ProperNounEntities.
+	Entities EntityLister
+	Logger   *slog.Logger
 	// Aliases, when set, gives a corpus's curated aliases (names merged into other
 	// entities, normalized, to the key of the entity they are now part of): question
 	// words naming a merged entity link to the entity it was merged into.

@@ -13,15 +13,14 @@ import (
 	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
-	"github.com/graphrag/graphrag/services/query/answer"
+	"github.com/graphrag/graphrag/services/query/internal/phase"
 )
 
-// Engine answers questions. It is safe for concurrent use.
+// Engine retrieves the context of questions. It is safe for concurrent use.
 type Engine struct {
-	cfg    Config
-	deps   Deps
-	log    *slog.Logger
-	answer answer.Answerer // the model's or the extractive one, chosen in New
+	cfg  Config
+	deps Deps
+	log  *slog.Logger
 }
 
 // New builds an engine.
@@ -33,14 +32,14 @@ func New(cfg Config, deps Deps) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("query: %w", err)
 	}
+	if deps.Entities == nil {
+		deps.Entities = ProperNounEntities{}
+	}
 	log := deps.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	log = log.With("service", "query")
-	ans := answer.New(deps.LLM, answer.Config{AnswerTokens: cfg.AnswerTokens, MapMaxTokens: cfg.MapMaxTokens,
-		MapConcurrency: cfg.MapConcurrency, GlobalTokenBudget: cfg.GlobalTokenBudget, ReduceTokens: cfg.ReduceTokens}, log)
-	return &Engine{cfg: cfg, deps: deps, log: log, answer: ans}, nil
+	return &Engine{cfg: cfg, deps: deps, log: log.With("service", "query")}, nil
 }
 
 // Config returns the effective configuration.
@@ -99,7 +98,7 @@ func (e *Engine) checkCorpus(ctx context.Context, corpus string) error {
 // retrieve runs local retrieval in four steps; within a step, the searches that do not
 // need each other's results run concurrently, so a step takes about as long as its
 // slowest search, not their sum.
-func (e *Engine) retrieve(ctx context.Context, req Request, t *timer) (*retrieval, error) {
+func (e *Engine) retrieve(ctx context.Context, req Request, t *phase.Timer) (*retrieval, error) {
 	if err := e.checkCorpus(ctx, req.Corpus); err != nil {
 		return nil, err
 	}
@@ -116,13 +115,13 @@ func (e *Engine) retrieve(ctx context.Context, req Request, t *timer) (*retrieva
 		return nil, err
 	}
 	out := &retrieval{linked: s.linked, qvec: s.qvec, p: p, s: s}
-	fctx, ph := t.begin(ctx, "fuse")
-	if out.found.Chunks, err = e.fuse(fctx, p, s, gl, sl); ph.end(err) != nil {
+	fctx, ph := t.Begin(ctx, "fuse")
+	if out.found.Chunks, err = e.fuse(fctx, p, s, gl, sl); ph.End(err) != nil {
 		return nil, err
 	}
 	out.found.Entities = gl.entities
-	ectx, ph := t.begin(ctx, "evidence")
-	if out.found.Relationships, err = e.explain(ectx, p.corpus, s, out.found.Entities); ph.end(err) != nil {
+	ectx, ph := t.Begin(ctx, "evidence")
+	if out.found.Relationships, err = e.explain(ectx, p.corpus, s, out.found.Entities); ph.End(err) != nil {
 		return nil, err
 	}
 	out.found.Communities = s.communities
@@ -183,13 +182,13 @@ type searched struct {
 // query's embedding, then the dense search, entity linking and the community report
 // search, which need only the embedding. A list whose weight is zero is not computed.
 // Each search records its own duration under its phase name.
-func (e *Engine) search(ctx context.Context, p plan, t *timer) (*searched, error) {
+func (e *Engine) search(ctx context.Context, p plan, t *phase.Timer) (*searched, error) {
 	s := &searched{}
 	chunks := schema.Collection(p.corpus, schema.Chunks)
 	g, gctx := errgroup.WithContext(ctx)
 	if p.weights.Lexical > 0 {
 		g.Go(func() error {
-			return t.timed(gctx, "lexical", func(gctx context.Context) error {
+			return t.Timed(gctx, "lexical", func(gctx context.Context) error {
 				hits, err := e.deps.Vectors.SearchText(gctx, chunks, p.query, p.pool, vectorstore.Filter{})
 				if err != nil && !errors.Is(err, vectorstore.ErrUnsupported) {
 					return fmt.Errorf("lexical search: %w", err)
@@ -203,7 +202,7 @@ func (e *Engine) search(ctx context.Context, p plan, t *timer) (*searched, error
 		if p.textOnly && p.weights.Dense == 0 {
 			return nil // nothing needs the question's vector
 		}
-		err := t.timed(gctx, "embed", func(gctx context.Context) (err error) {
+		err := t.Timed(gctx, "embed", func(gctx context.Context) (err error) {
 			s.qvec, err = e.embedQuery(gctx, p.query)
 			return err
 		})
@@ -213,7 +212,7 @@ func (e *Engine) search(ctx context.Context, p plan, t *timer) (*searched, error
 		// Go from inside a running member of the group is safe: Wait cannot return first.
 		if p.weights.Dense > 0 && s.qvec != nil {
 			g.Go(func() error {
-				return t.timed(gctx, "dense", func(gctx context.Context) (err error) {
+				return t.Timed(gctx, "dense", func(gctx context.Context) (err error) {
 					if s.dense, err = e.deps.Vectors.Search(gctx, chunks, s.qvec, p.pool, vectorstore.Filter{}); err != nil {
 						return fmt.Errorf("dense search: %w", err)
 					}
@@ -225,13 +224,13 @@ func (e *Engine) search(ctx context.Context, p plan, t *timer) (*searched, error
 			return nil
 		}
 		g.Go(func() error {
-			return t.timed(gctx, "link", func(gctx context.Context) (err error) {
+			return t.Timed(gctx, "link", func(gctx context.Context) (err error) {
 				s.linked, err = e.link(gctx, p.corpus, p.query, s.qvec)
 				return err
 			})
 		})
 		g.Go(func() error {
-			return t.timed(gctx, "communities", func(gctx context.Context) (err error) {
+			return t.Timed(gctx, "communities", func(gctx context.Context) (err error) {
 				s.communities, err = e.communities(gctx, p.corpus, s.qvec, p.level, e.cfg.CommunityTopK)
 				return err
 			})
@@ -247,13 +246,13 @@ func (e *Engine) search(ctx context.Context, p plan, t *timer) (*searched, error
 // graphLists runs the second step: the graph list and the subject list, each from the
 // linked entities and the best dense and lexical passages, concurrently. A list whose
 // weight is zero is empty.
-func (e *Engine) graphLists(ctx context.Context, p plan, s *searched, t *timer) (gl, sl graphResult, err error) {
+func (e *Engine) graphLists(ctx context.Context, p plan, s *searched, t *phase.Timer) (gl, sl graphResult, err error) {
 	gl = graphResult{paths: map[string][]string{}}
 	sl = graphResult{paths: map[string][]string{}}
 	g, gctx := errgroup.WithContext(ctx)
 	if p.weights.Graph > 0 {
 		g.Go(func() error {
-			return t.timed(gctx, "graph", func(gctx context.Context) (err error) {
+			return t.Timed(gctx, "graph", func(gctx context.Context) (err error) {
 				var passages []passageSeed
 				if p.ranking == RankPPR && e.cfg.PassageSeeds > 0 {
 					passages = e.passageSeeds(p.weights, s.dense, s.lexical, e.cfg.PassageSeeds)
@@ -265,7 +264,7 @@ func (e *Engine) graphLists(ctx context.Context, p plan, s *searched, t *timer) 
 	}
 	if p.weights.Subject > 0 {
 		g.Go(func() error {
-			return t.timed(gctx, "subject", func(gctx context.Context) (err error) {
+			return t.Timed(gctx, "subject", func(gctx context.Context) (err error) {
 				passages := e.passageSeeds(p.weights, s.dense, s.lexical, e.cfg.SubjectPassages)
 				sl, err = e.subjectList(gctx, p.corpus, p.query, s.linked, passages, s.lexical)
 				return err

@@ -13,7 +13,8 @@ import (
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
 	"github.com/graphrag/graphrag/pkg/words"
-	"github.com/graphrag/graphrag/services/query/answer"
+	"github.com/graphrag/graphrag/services/query/internal/phase"
+	"github.com/graphrag/graphrag/services/query/question"
 )
 
 // pickLevel chooses the community level for a global question: the coarsest level that
@@ -39,27 +40,25 @@ func (e *Engine) pickLevel(ctx context.Context, corpus string, want int) (int, e
 	return best, nil
 }
 
-// global answers with map-reduce over community reports. With only_context it returns
-// the reports it would map, ranked and bounded as with a model.
-func (e *Engine) global(ctx context.Context, req Request, t *timer, onDelta func(string) error) (*Response, error) {
+// reports selects the community reports a global question is answered from (Reports).
+func (e *Engine) reports(ctx context.Context, req Request, ranked bool, t *phase.Timer) ([]Community, error) {
 	// When every mapped community costs a model call, MapTopK bounds the map phase (0 =
 	// all at the level, pruned). Offline the map phase is free: map them all and let the
 	// scores choose. A context-only request gets what a model would be mapped: the
 	// ranked reports within MapTopK, not every report of the level.
 	k := e.cfg.MapTopK
-	paid := e.answer.PaysPerReport() || req.OnlyContext
-	all := k == 0 || !paid
+	all := k == 0 || !ranked
 	candidates := 10000
 	if !all {
 		// More candidates than are mapped, for the lexical list to reorder.
 		candidates = max(4*k, 64)
 	}
-	sctx, sel := t.begin(ctx, "select")
+	sctx, sel := t.Begin(ctx, "select")
 	comms, err := e.reportCandidates(sctx, req, candidates)
 	if err != nil {
-		return nil, sel.end(err)
+		return nil, sel.End(err)
 	}
-	if paid {
+	if ranked {
 		// Every mapped report is a model call: rank them by the question's topic, dense
 		// and lexical lists fused, prune the unrelated, and keep what the budget holds.
 		comms = e.rankReports(req.Query, comms, all)
@@ -67,29 +66,8 @@ func (e *Engine) global(ctx context.Context, req Request, t *timer, onDelta func
 			comms = comms[:min(k, len(comms))]
 		}
 	}
-	_ = sel.end(nil)
-	if req.OnlyContext {
-		return &Response{Mode: ModeGlobal, Context: Retrieved{Communities: comms}, Citations: []Citation{}, Timings: t.done()}, nil
-	}
-
-	style := styleOf(req)
-	mctx, ph := t.begin(ctx, "map")
-	partials, comms, err := e.answer.Map(mctx, req.Query, comms, style)
-	if ph.end(err) != nil {
-		return nil, err
-	}
-	rctx, ph := t.begin(ctx, "reduce")
-	a, err := e.answer.Reduce(rctx, req.Query, partials, style, onDelta)
-	if ph.end(err) != nil {
-		return nil, err
-	}
-	resp := &Response{Mode: ModeGlobal, Answer: a.Text, Context: Retrieved{Communities: comms}, Partials: partials,
-		Prompt: a.Prompt, Citations: []Citation{}}
-	for i, n := range a.Cited {
-		resp.Citations = append(resp.Citations, Citation{Marker: strconv.Itoa(i + 1), Community: partials[n-1].CommunityID})
-	}
-	resp.Timings = t.done()
-	return resp, nil
+	_ = sel.End(nil)
+	return comms, nil
 }
 
 // reportCandidates returns up to n reports of the level a global question is answered
@@ -100,7 +78,7 @@ func (e *Engine) reportCandidates(ctx context.Context, req Request, n int) ([]Co
 	}
 	// Reports are selected by what the question is about, not by how it asks for a
 	// survey: "what are the main themes" matches every report alike.
-	qvec, err := e.embedQuery(ctx, answer.Topic(req.Query))
+	qvec, err := e.embedQuery(ctx, question.Topic(req.Query))
 	if err != nil {
 		return nil, err
 	}
@@ -249,7 +227,7 @@ func (e *Engine) rankedReports(ctx context.Context, corpus string, qvec []float3
 
 // rankReports orders the candidate reports (comms, most similar first) for the map
 // phase by Reciprocal Rank Fusion of their similarity (memberScores) and the share of the
-// question's topic words (answer.TopicTerms) their title and summary hold, as local search
+// question's topic words (question.TopicTerms) their title and summary hold, as local search
 // fuses its dense and lexical lists: a report naming what is asked ranks high even when
 // a long summary dilutes its vector. With prune, a report far less similar than the
 // best one (under half its similarity) that holds none of the words is left out.
@@ -257,7 +235,7 @@ func (e *Engine) rankReports(q string, comms []Community, prune bool) []Communit
 	if len(comms) == 0 {
 		return comms
 	}
-	terms := answer.TopicTerms(q)
+	terms := question.TopicTerms(q)
 	total := 0.0
 	for _, v := range terms {
 		total += v

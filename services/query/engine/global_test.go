@@ -41,12 +41,13 @@ func TestGlobalMapsOnlyCurrentCommunities(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := e.Query(ctx, Request{Corpus: "demo", Query: "What are the main themes of the lighthouse keeper light?", Mode: ModeGlobal, Level: new(0)}, nil)
+	// Unranked, as offline global search maps them: every report of the level.
+	res, err := e.Reports(ctx, Request{Corpus: "demo", Query: "What are the main themes of the lighthouse keeper light?", Level: new(0)}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, c := range resp.Context.Communities {
+	for _, c := range res.Context.Communities {
 		got = append(got, c.ID)
 	}
 	if len(got) != 1 || got[0] != "current" {
@@ -97,13 +98,18 @@ func TestReportsSelectedByTheirMembers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, mode := range []string{ModeGlobal, ModeLocal} {
-		resp, err := e.Query(ctx, Request{Corpus: "demo", Query: "What did the lighthouse keeper keep?", Mode: mode, Level: new(0), OnlyContext: true}, nil)
+	req := Request{Corpus: "demo", Query: "What did the lighthouse keeper keep?", Level: new(0)}
+	for _, mode := range []string{"global", ModeLocal} {
+		retrieve := func() (*Result, error) { return e.Retrieve(ctx, req) }
+		if mode == "global" {
+			retrieve = func() (*Result, error) { return e.Reports(ctx, req, true) }
+		}
+		res, err := retrieve()
 		if err != nil {
 			t.Fatal(err)
 		}
 		var got []string
-		for _, c := range resp.Context.Communities {
+		for _, c := range res.Context.Communities {
 			got = append(got, c.ID)
 		}
 		if len(got) == 0 || got[0] != "sea" {

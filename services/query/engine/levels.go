@@ -5,42 +5,43 @@ import (
 	"fmt"
 
 	"github.com/graphrag/graphrag/pkg/graphstore"
+	"github.com/graphrag/graphrag/services/query/internal/phase"
 )
 
-// The stores number community levels from the finest; requests and responses number
+// The stores number community levels from the finest; requests and results number
 // them from the coarsest, 0 the root, as every output of the platform does
-// (graphstore.ShownLevel, ADR 0060). Query and Retrieve convert at the engine's edge:
-// a request's level in, the levels of the reports and entities they return out.
+// (graphstore.ShownLevel, ADR 0060). Retrieve, Reports and Drift convert at the engine's
+// edge (atEdge): a request's level in, the levels of the reports and entities they
+// return out.
 
-// Query answers a question in the request's mode (modes.go): the mode assembles the
-// context, then the answerer (package answer) writes the answer from it; global mode
-// maps and reduces community reports instead. onDelta, when not nil, receives the answer
-// as it is generated (streamed from the LLM; offline, in one piece). With OnlyContext the
-// response holds the context and no answer.
-func (e *Engine) Query(ctx context.Context, req Request, onDelta func(string) error) (*Response, error) {
+// atEdge validates req, turns its level into the stores' numbering, runs run with a new
+// timer, and numbers the levels of what it found from the coarsest.
+func (e *Engine) atEdge(ctx context.Context, req Request, run func(req Request, t *phase.Timer) (*Result, error)) (*Result, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	levels := -1 // not read yet: a request without a level, whose answer has none, never reads it
+	levels := -1 // not read yet: a request without a level, whose result has none, never reads it
 	if req.Level != nil {
 		var err error
 		if levels, err = e.storedLevel(ctx, &req); err != nil {
 			return nil, err
 		}
 	}
-	resp, err := e.query(ctx, req, onDelta)
+	t := phase.New()
+	res, err := run(req, t)
 	if err != nil {
 		return nil, err
 	}
-	if hasLevels(resp.Context) {
+	res.Timings = t.Done()
+	if hasLevels(res.Context) {
 		if levels < 0 {
 			if levels, err = e.levelCount(ctx, req.Corpus); err != nil {
 				return nil, err
 			}
 		}
-		showLevels(&resp.Context, levels)
+		showLevels(&res.Context, levels)
 	}
-	return resp, nil
+	return res, nil
 }
 
 // levelCount is how many levels the corpus's hierarchy has.

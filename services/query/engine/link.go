@@ -12,7 +12,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/graphrag/graphrag/pkg/graphstore"
-	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/normalize"
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
@@ -37,8 +36,9 @@ const maxGram = 6
 //  2. entities whose vector (their description, or name and type with the grapher's
 //     -entity-embed name) is similar to the query (top-k, minimum similarity, margin);
 //     offline, none (NoEmbeddingLinks);
-//  3. if both found nothing: the LLM lists the query's entities (when configured), then
-//     capitalized phrases (proper nouns) are tried.
+//  3. if both found nothing: the entity lister's names (fallbackLinks): the model's list
+//     of the query's entities when there is a model, then capitalized phrases (proper
+//     nouns).
 //
 // Every candidate is checked against the graph through the same normalization the grapher
 // writes with. Steps 1 and 2 are independent lookups and run concurrently.
@@ -206,19 +206,22 @@ func (e *Engine) embeddingLinks(hits []vectorstore.Hit) []string {
 }
 
 // fallbackLinks runs when neither exact names nor embeddings linked anything: the
-// LLM's list of the query's entities (when configured), then its proper nouns.
+// names the entity lister gives (Deps.Entities: the model's list of the query's
+// entities, then its proper nouns; offline, the proper nouns alone), each list only
+// when those before it linked nothing.
 func (e *Engine) fallbackLinks(ctx context.Context, corpus, query string, l *links) error {
-	if len(l.found) == 0 && e.deps.LLM != nil {
-		names, err := e.llmEntities(ctx, query)
-		if err != nil {
-			e.log.WarnContext(ctx, "LLM entity extraction failed; falling back to proper nouns", "err", err)
-		}
-		if err := e.verify(ctx, corpus, normalizeAll(names), func(k string, n int) { l.add(k, 0.9, "llm"); l.exists[k] = n }); err != nil {
-			return err
-		}
+	if len(l.found) > 0 {
+		return nil
 	}
-	if len(l.found) == 0 {
-		if err := e.verify(ctx, corpus, normalizeAll(ProperNouns(query)), func(k string, n int) { l.add(k, 0.8, "proper_noun"); l.exists[k] = n }); err != nil {
+	lists, err := e.deps.Entities.QueryEntities(ctx, query)
+	if err != nil {
+		e.log.WarnContext(ctx, "listing the query's entities failed; falling back to proper nouns", "err", err)
+	}
+	for _, ns := range lists {
+		if len(l.found) > 0 {
+			break
+		}
+		if err := e.verify(ctx, corpus, normalizeAll(ns.Names), func(k string, n int) { l.add(k, ns.Score, ns.By); l.exists[k] = n }); err != nil {
 			return err
 		}
 	}
@@ -299,26 +302,4 @@ func ProperNouns(s string) []string {
 		out = append(out, strings.TrimSpace(m))
 	}
 	return out
-}
-
-var queryEntitiesSchema = map[string]any{
-	"type": "object",
-	"properties": map[string]any{
-		"entities": map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
-	},
-	"required":             []string{"entities"},
-	"additionalProperties": false,
-}
-
-func (e *Engine) llmEntities(ctx context.Context, query string) ([]string, error) {
-	out, _, err := llm.ChatJSON[struct {
-		Entities []string `json:"entities"`
-	}](ctx, e.deps.LLM, llm.ChatRequest{
-		Stage:      "query",
-		System:     "List the named entities and key concepts mentioned in the user's question, as they are written. Return JSON only.",
-		User:       query,
-		MaxTokens:  200,
-		JSONSchema: &llm.Schema{Name: "query_entities", Schema: queryEntitiesSchema, Strict: true},
-	})
-	return out.Entities, err
 }

@@ -7,127 +7,101 @@ import (
 	"slices"
 
 	"github.com/graphrag/graphrag/pkg/graphstore"
-	"github.com/graphrag/graphrag/services/query/answer"
+	"github.com/graphrag/graphrag/services/query/internal/phase"
 )
 
 // The modes are compositions of three searches the engine already runs, each in one
 // place: local retrieval (retrieve: the text, graph and subject lists fused, the linked
 // entities, their relationships, the most similar reports), the text lists alone (the
 // same retrieval with plan.textOnly), and global search's report selection
-// (reportCandidates, ranked by rankReports). Every mode but global is answered by the
-// answerer's Local from the context it assembles:
+// (reportCandidates, ranked by rankReports):
 //
 //   - naive: the text lists alone;
 //   - local: local retrieval;
 //   - hybrid: local retrieval, its reports joined by the reports global search ranks
 //     first for the question (topReports);
 //   - mix: hybrid, its passages the local ones and the naive ones fused by RRF;
-//   - drift: topReports as the primer, the answerer's follow-up questions from it, a
-//     local retrieval for the question and each follow-up, joined (unionOf: the
-//     question's best passages first);
-//   - auto: local retrieval, then the answerer's classification, which may hand the
-//     question to global search.
+//   - drift (Drift): topReports as the primer, the caller's follow-up questions from it,
+//     a local retrieval for the question and each follow-up, joined (unionOf: the
+//     question's best passages first).
+//
+// Global search's report selection alone is Reports.
 
-// gathered is the context a mode assembled for the answerer.
-type gathered struct {
-	mode      string // the mode that answers (auto resolves to local or global)
-	found     Retrieved
-	followUps []string
-}
-
-// gather assembles the context of a local-style mode (every mode but global).
-func (e *Engine) gather(ctx context.Context, req Request, mode string, t *timer) (*gathered, error) {
-	switch mode {
-	case ModeAuto:
-		r, err := e.retrieve(ctx, req, t)
-		if err != nil {
-			return nil, err
-		}
-		var global bool
-		cctx, ph := t.begin(ctx, "classify")
-		if req.OnlyContext {
-			global = answer.HasGlobalCue(req.Query) // no model call
-		} else {
-			global = e.answer.Global(cctx, req.Query, len(r.linked) > 0)
-		}
-		_ = ph.end(nil)
-		if global {
-			return &gathered{mode: ModeGlobal}, nil
-		}
-		return &gathered{mode: ModeLocal, found: r.found}, nil
-	case ModeNaive, ModeLocal:
+// gather assembles the context of a retrieval mode; linked says whether entity linking
+// linked an entity of the graph to the question.
+func (e *Engine) gather(ctx context.Context, req Request, t *phase.Timer) (found Retrieved, linked bool, err error) {
+	switch req.Mode {
+	case "", ModeNaive, ModeLocal:
 		r, err := e.retrieve(ctx, req, t) // planOf runs naive as text only
 		if err != nil {
-			return nil, err
+			return Retrieved{}, false, err
 		}
-		return &gathered{mode: mode, found: r.found}, nil
+		return r.found, len(r.linked) > 0, nil
 	case ModeHybrid, ModeMix:
-		return e.hybrid(ctx, req, mode, t)
-	case ModeDrift:
-		return e.drift(ctx, req, t)
+		return e.hybrid(ctx, req, t)
 	}
-	return nil, BadRequestf("mode: %q is not one of the modes", mode)
+	return Retrieved{}, false, BadRequestf("mode: %q is not one of the modes", req.Mode)
 }
 
 // hybrid is local retrieval with the reports global search ranks first added to its
 // context; for mix, its passages are also fused with the text lists' own ranking (the
 // naive passages), so a passage the text lists rank high is not crowded out by the
 // graph's.
-func (e *Engine) hybrid(ctx context.Context, req Request, mode string, t *timer) (*gathered, error) {
+func (e *Engine) hybrid(ctx context.Context, req Request, t *phase.Timer) (Retrieved, bool, error) {
 	r, err := e.retrieve(ctx, req, t)
 	if err != nil {
-		return nil, err
+		return Retrieved{}, false, err
 	}
 	found := r.found
-	if mode == ModeMix {
+	if req.Mode == ModeMix {
 		p := r.p
 		p.weights = textWeights(p.weights)
-		mctx, ph := t.begin(ctx, "mix")
+		mctx, ph := t.Begin(ctx, "mix")
 		naive, err := e.fuse(mctx, p, r.s, graphResult{}, graphResult{})
-		if ph.end(err) != nil {
-			return nil, err
+		if ph.End(err) != nil {
+			return Retrieved{}, false, err
 		}
 		found.Chunks = fuseChunks(e.cfg.RRFK, p.topK, found.Chunks, naive)
 	}
-	rctx, ph := t.begin(ctx, "reports")
+	rctx, ph := t.Begin(ctx, "reports")
 	reports, err := e.topReports(rctx, req)
-	if ph.end(err) != nil {
-		return nil, err
+	if ph.End(err) != nil {
+		return Retrieved{}, false, err
 	}
 	found.Communities = joinCommunities(found.Communities, reports)
-	return &gathered{mode: mode, found: found}, nil
+	return found, len(r.linked) > 0, nil
 }
 
-// drift answers in the manner of DRIFT search: the reports global search ranks first
-// (the primer) give the answerer the follow-up questions to ask, a local retrieval is
-// run for the question and each follow-up (at most DriftFollowUps), and their contexts
-// are joined into one (unionOf), the primer first among its reports. With OnlyContext the
-// follow-ups are the top report's key entities (no model call).
-func (e *Engine) drift(ctx context.Context, req Request, t *timer) (*gathered, error) {
-	pctx, ph := t.begin(ctx, "primer")
+// FollowUpWriter writes the follow-up questions of a drift retrieval: at most n, from
+// the community reports ranked first for the question (the primer, best first) and
+// keyEntities, the names of the top report's members, most central first.
+type FollowUpWriter func(ctx context.Context, question string, primer []Community, keyEntities []string, n int) []string
+
+// drift retrieves in the manner of DRIFT search: the reports global search ranks first
+// (the primer) and the key entities of the first are given to write, which returns the
+// follow-up questions to ask (at most DriftFollowUps); a local retrieval is run for the
+// question and each follow-up, and their contexts are joined into one (unionOf), the
+// primer first among its reports.
+func (e *Engine) drift(ctx context.Context, req Request, write FollowUpWriter, t *phase.Timer) (Retrieved, []string, error) {
+	pctx, ph := t.Begin(ctx, "primer")
 	primer, err := e.topReports(pctx, req)
 	var keys []string
 	if err == nil && len(primer) > 0 {
 		keys, err = e.keyEntities(pctx, req.Corpus, primer[0], e.cfg.DriftFollowUps)
 	}
-	if ph.end(err) != nil {
-		return nil, err
+	if ph.End(err) != nil {
+		return Retrieved{}, nil, err
 	}
-	var followUps []string
-	fctx, ph := t.begin(ctx, "follow_ups")
-	if req.OnlyContext {
-		followUps = answer.EntityFollowUps(req.Query, keys, e.cfg.DriftFollowUps)
-	} else {
-		followUps = e.answer.FollowUps(fctx, req.Query, primer, keys, e.cfg.DriftFollowUps)
-	}
-	_ = ph.end(nil)
+	fctx, ph := t.Begin(ctx, "follow_ups")
+	followUps := write(fctx, req.Query, primer, keys, e.cfg.DriftFollowUps)
+	_ = ph.End(nil)
 	found := make([]Retrieved, 0, 1+len(followUps))
 	for _, q := range append([]string{req.Query}, followUps...) {
 		sub := req
 		sub.Query, sub.Mode = q, ModeLocal
 		r, err := e.retrieve(ctx, sub, t)
 		if err != nil {
-			return nil, fmt.Errorf("searching %q: %w", q, err)
+			return Retrieved{}, nil, fmt.Errorf("searching %q: %w", q, err)
 		}
 		found = append(found, r.found)
 	}
@@ -135,11 +109,11 @@ func (e *Engine) drift(ctx context.Context, req Request, t *timer) (*gathered, e
 	if topK == 0 {
 		topK = e.cfg.TopK
 	}
-	_, ph = t.begin(ctx, "union")
+	_, ph = t.Begin(ctx, "union")
 	union := unionOf(e.cfg.RRFK, topK, found)
 	union.Communities = joinCommunities(primer, union.Communities)
-	_ = ph.end(nil)
-	return &gathered{mode: ModeDrift, found: union, followUps: followUps}, nil
+	_ = ph.End(nil)
+	return union, followUps, nil
 }
 
 // topReports are the CommunityTopK reports global search ranks first for the question

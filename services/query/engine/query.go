@@ -2,73 +2,51 @@ package engine
 
 import (
 	"context"
-	"strconv"
 
-	"github.com/graphrag/graphrag/services/query/answer"
+	"github.com/graphrag/graphrag/services/query/internal/phase"
 )
 
-// query answers a question as Query does (modes.go: the mode assembles the context,
-// then the answerer writes the answer from it; global mode maps and reduces community
-// reports instead), with levels in the stores' numbering.
-func (e *Engine) query(ctx context.Context, req Request, onDelta func(string) error) (*Response, error) {
-	if err := req.Validate(); err != nil {
-		return nil, err
-	}
-	t := newTimer()
-	mode := req.Mode
-	if mode == "" {
-		mode = ModeAuto
-	}
-	if mode == ModeGlobal {
-		return e.global(ctx, req, t, onDelta)
-	}
-	g, err := e.gather(ctx, req, mode, t)
-	if err != nil {
-		return nil, err
-	}
-	if g.mode == ModeGlobal { // auto classified the question as global
-		return e.global(ctx, req, t, onDelta)
-	}
-	resp := &Response{Mode: g.mode, Context: g.found, FollowUps: g.followUps, Citations: []Citation{}}
-	if !req.OnlyContext {
-		gctx, ph := t.begin(ctx, "generate")
-		a, err := e.answer.Local(gctx, req.Query, g.found, styleOf(req), onDelta)
-		if ph.end(err) != nil {
+// Retrieve returns the context the request's mode assembles (modes.go; local by
+// default), with the duration of each phase in milliseconds.
+func (e *Engine) Retrieve(ctx context.Context, req Request) (*Result, error) {
+	return e.atEdge(ctx, req, func(req Request, t *phase.Timer) (*Result, error) {
+		found, linked, err := e.gather(ctx, req, t)
+		if err != nil {
 			return nil, err
 		}
-		resp.Answer, resp.Prompt, resp.Citations = a.Text, a.Prompt, chunkCitations(a.Cited, g.found)
-	}
-	resp.Timings = t.done()
-	return resp, nil
+		return &Result{Context: found, Linked: linked}, nil
+	})
 }
 
-// Retrieve returns the context the request's mode assembles, without an answer, with
-// the duration of each phase in milliseconds: Query with OnlyContext, where auto (the
-// default) is local retrieval.
-func (e *Engine) Retrieve(ctx context.Context, req Request) (Retrieved, map[string]float64, error) {
-	if req.Mode == "" || req.Mode == ModeAuto {
-		req.Mode = ModeLocal
-	}
-	req.OnlyContext = true
-	resp, err := e.Query(ctx, req, nil)
-	if err != nil {
-		return Retrieved{}, nil, err
-	}
-	return resp.Context, resp.Timings, nil
+// Reports returns the community reports a global question is answered from (its
+// context's Communities), at the request's level or else the coarsest level with enough
+// of them, the most similar to the question's topic first; the request's mode is not
+// read. ranked is for a caller that pays for each report it reads (a model call per
+// mapped report) or asks for the context alone: the reports are then ranked by the
+// topic's dense and lexical lists fused, the unrelated pruned, and at most MapTopK
+// (0: all) returned; otherwise every report of the level is.
+func (e *Engine) Reports(ctx context.Context, req Request, ranked bool) (*Result, error) {
+	req.Mode = ""
+	return e.atEdge(ctx, req, func(req Request, t *phase.Timer) (*Result, error) {
+		comms, err := e.reports(ctx, req, ranked, t)
+		if err != nil {
+			return nil, err
+		}
+		return &Result{Context: Retrieved{Communities: comms}}, nil
+	})
 }
 
-// styleOf is how the request asks for its answer to be written.
-func styleOf(req Request) answer.Style {
-	return answer.Style{ResponseType: req.ResponseType, UserPrompt: req.UserPrompt}
-}
-
-// chunkCitations are the citations of a local answer: marker n cites the passage
-// order[n-1] (1-based) of the context.
-func chunkCitations(order []int, c Retrieved) []Citation {
-	out := make([]Citation, 0, len(order))
-	for i, n := range order {
-		ch := c.Chunks[n-1]
-		out = append(out, Citation{Marker: strconv.Itoa(i + 1), ChunkID: ch.ID, DocumentID: ch.DocumentID})
-	}
-	return out
+// Drift retrieves in the manner of DRIFT search (modes.go): the reports ranked first
+// for the question, the follow-up questions write derives from them (the result's
+// FollowUps), and a local retrieval for the question and each, joined; the request's
+// mode is not read.
+func (e *Engine) Drift(ctx context.Context, req Request, write FollowUpWriter) (*Result, error) {
+	req.Mode = ""
+	return e.atEdge(ctx, req, func(req Request, t *phase.Timer) (*Result, error) {
+		found, followUps, err := e.drift(ctx, req, write, t)
+		if err != nil {
+			return nil, err
+		}
+		return &Result{Context: found, FollowUps: followUps}, nil
+	})
 }

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/graphrag/graphrag/pkg/telemetry/calltrace/calltracetest"
+	"github.com/graphrag/graphrag/services/query/internal/phase"
 )
 
 // Retrieval runs its independent searches concurrently; what it returns must not depend
@@ -19,7 +20,7 @@ import (
 func TestRetrieveIsDeterministic(t *testing.T) {
 	e, _ := newBridgeEngine(t)
 	req := Request{Corpus: "demo", Query: "Who made the film shot in Leland, North Carolina in 1986?", Weights: &Weights{Dense: 1, Lexical: 1, Graph: 1, Subject: 1}}
-	want, _, err := e.Retrieve(t.Context(), req)
+	want, _, err := contextOf(e.Retrieve(t.Context(), req))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +32,7 @@ func TestRetrieveIsDeterministic(t *testing.T) {
 	got := make([][]byte, 16)
 	for i := range got {
 		wg.Go(func() {
-			r, _, err := e.Retrieve(t.Context(), req)
+			r, _, err := contextOf(e.Retrieve(t.Context(), req))
 			if err != nil {
 				t.Error(err)
 				return
@@ -59,7 +60,7 @@ func TestRetrieveTimingPhases(t *testing.T) {
 		{&Weights{Dense: 1, Lexical: 1, Graph: 1, Subject: 1}, []string{"communities", "dense", "embed", "evidence", "fuse", "graph", "lexical", "link", "subject", "total"}},
 		{&Weights{Lexical: 1}, []string{"communities", "embed", "evidence", "fuse", "lexical", "link", "total"}},
 	} {
-		_, tm, err := e.Retrieve(t.Context(), Request{Corpus: "demo", Query: "Leland film 1986", Weights: tc.weights})
+		_, tm, err := contextOf(e.Retrieve(t.Context(), Request{Corpus: "demo", Query: "Leland film 1986", Weights: tc.weights}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +78,7 @@ func TestRetrievePhaseSpans(t *testing.T) {
 	p := calltracetest.Install(t)
 	e, _ := newBridgeEngine(t)
 	ctx, parent := otel.Tracer("test").Start(t.Context(), "request")
-	_, tm, err := e.Retrieve(ctx, Request{Corpus: "demo", Query: "Leland film 1986", Weights: &Weights{Dense: 1, Lexical: 1, Graph: 1, Subject: 1}})
+	_, tm, err := contextOf(e.Retrieve(ctx, Request{Corpus: "demo", Query: "Leland film 1986", Weights: &Weights{Dense: 1, Lexical: 1, Graph: 1, Subject: 1}}))
 	parent.End()
 	if err != nil {
 		t.Fatal(err)
@@ -88,19 +89,19 @@ func TestRetrievePhaseSpans(t *testing.T) {
 		byName[sp.Name] = sp
 		byID[sp.SpanContext.SpanID()] = sp
 	}
-	for phase, took := range tm {
-		if phase == "total" {
+	for name, took := range tm {
+		if name == "total" {
 			continue
 		}
-		sp, ok := byName[SpanPrefix+phase]
+		sp, ok := byName[phase.SpanPrefix+name]
 		if !ok {
-			t.Errorf("no span for the phase %q", phase)
+			t.Errorf("no span for the phase %q", name)
 			continue
 		}
 		if sp.Parent.SpanID() != parent.SpanContext().SpanID() {
 			t.Errorf("span %s is not a child of the request's", sp.Name)
 		}
-		if d := ms(sp.EndTime.Sub(sp.StartTime)); d != took {
+		if d := phase.MS(sp.EndTime.Sub(sp.StartTime)); d != took {
 			t.Errorf("span %s lasted %v ms, the timing says %v", sp.Name, d, took)
 		}
 	}
@@ -109,7 +110,7 @@ func TestRetrievePhaseSpans(t *testing.T) {
 	if !ok {
 		t.Fatal("no vectorstore.Search span")
 	}
-	if got := byID[search.Parent.SpanID()].Name; got != SpanPrefix+"dense" {
-		t.Errorf("vectorstore.Search is a child of %q, want %q", got, SpanPrefix+"dense")
+	if got := byID[search.Parent.SpanID()].Name; got != phase.SpanPrefix+"dense" {
+		t.Errorf("vectorstore.Search is a child of %q, want %q", got, phase.SpanPrefix+"dense")
 	}
 }

@@ -48,14 +48,14 @@ func newReverseEngine(t testing.TB, reverse bool, extraMentions int) *Engine {
 // passage that mentions him and matches nothing else does not join the subject list.
 func TestReverseHopFindsTheMentioningPassage(t *testing.T) {
 	q := "Who was the DJ of the compilation album partially produced by an English cricketer born in Christchurch, New Zealand?"
-	off, _, err := newReverseEngine(t, false, 0).Retrieve(t.Context(), Request{Corpus: "demo", Query: q, TopK: 10})
+	off, _, err := contextOf(newReverseEngine(t, false, 0).Retrieve(t.Context(), Request{Corpus: "demo", Query: q, TopK: 10}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r := rankOf(off, "record"); r >= 1 && r <= 5 {
 		t.Fatalf("without reverse hops the answer passage ranks %d: the fixture does not need them; ranking %v", r, chunkIDs(off))
 	}
-	got, _, err := newReverseEngine(t, true, 0).Retrieve(t.Context(), Request{Corpus: "demo", Query: q, TopK: 10})
+	got, _, err := contextOf(newReverseEngine(t, true, 0).Retrieve(t.Context(), Request{Corpus: "demo", Query: q, TopK: 10}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func BenchmarkReverseHops(b *testing.B) {
 		e := newReverseEngine(b, on, maxSubjectChunksPerEntity)
 		b.Run(fmt.Sprintf("reverse=%v", on), func(b *testing.B) {
 			for b.Loop() {
-				if _, _, err := e.Retrieve(b.Context(), Request{Corpus: "demo", Query: q, TopK: 10}); err != nil {
+				if _, _, err := contextOf(e.Retrieve(b.Context(), Request{Corpus: "demo", Query: q, TopK: 10})); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -80,14 +80,14 @@ func rankOf(c Retrieved, id string) int {
 func TestSubjectListFindsTheSecondHop(t *testing.T) {
 	e, _ := newBridgeEngine(t)
 	q := "Who directed the film that was shot in or around Leland, North Carolina in 1986?"
-	bm25, _, err := e.Retrieve(t.Context(), Request{Corpus: "demo", Query: q, TopK: 10, Weights: &Weights{Lexical: 1}})
+	bm25, _, err := contextOf(e.Retrieve(t.Context(), Request{Corpus: "demo", Query: q, TopK: 10, Weights: &Weights{Lexical: 1}}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r := rankOf(bm25, "overdrive"); r >= 1 && r <= 5 {
 		t.Fatalf("the lexical list alone ranks the second hop %d: the fixture does not need the hop", r)
 	}
-	got, _, err := e.Retrieve(t.Context(), Request{Corpus: "demo", Query: q, TopK: 10})
+	got, _, err := contextOf(e.Retrieve(t.Context(), Request{Corpus: "demo", Query: q, TopK: 10}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,9 @@ import (
 
 // A question of stop words only embeds to the zero vector with the offline embedder.
 // No store accepts it (cosine is undefined), so the engine must not send it: the
-// question is answered from what remains, in every mode (issue 12, item 1).
-func TestStopWordQuestionIsAnswered(t *testing.T) {
+// question's context is retrieved from what remains, its reports by rating (package ask
+// answers it in every mode).
+func TestStopWordQuestionIsRetrieved(t *testing.T) {
 	const q = "What is this about?"
 	v, err := hashembed.New(querytest.Dim).Embed(t.Context(), []string{q})
 	if err != nil || hasDirection(v[0]) {
@@ -23,21 +24,14 @@ func TestStopWordQuestionIsAnswered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, mode := range []string{ModeAuto, ModeLocal, ModeGlobal} {
-		t.Run(mode, func(t *testing.T) {
-			resp, err := e.Query(t.Context(), Request{Corpus: "demo", Query: q, Mode: mode}, nil)
-			if err != nil {
-				t.Fatalf("query: %v", err)
-			}
-			if resp.Answer == "" {
-				t.Error("empty answer")
-			}
-			if resp.Mode == ModeGlobal && len(resp.Partials) == 0 {
-				t.Errorf("global answer without partial answers: the reports of the level were not mapped")
-			}
-		})
+	if _, err := e.Retrieve(t.Context(), Request{Corpus: "demo", Query: q}); err != nil {
+		t.Fatalf("retrieve: %v", err)
 	}
-	if _, _, err := e.Retrieve(t.Context(), Request{Corpus: "demo", Query: q}); err != nil {
-		t.Errorf("retrieve: %v", err)
+	res, err := e.Reports(t.Context(), Request{Corpus: "demo", Query: q}, false)
+	if err != nil {
+		t.Fatalf("reports: %v", err)
+	}
+	if len(res.Context.Communities) == 0 {
+		t.Error("no report selected: the reports of the level were not read")
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/costestimate"
 	"github.com/graphrag/graphrag/pkg/service"
 	"github.com/graphrag/graphrag/services/query/access"
+	"github.com/graphrag/graphrag/services/query/ask"
 	"github.com/graphrag/graphrag/services/query/clienterror"
 	"github.com/graphrag/graphrag/services/query/engine"
 	"github.com/graphrag/graphrag/services/query/explore"
@@ -33,7 +34,7 @@ var _ Explorer = (*explore.Reader)(nil)
 
 // API serves the HTTP JSON API. It is an http.Handler; Mount adds its routes to a mux.
 type API struct {
-	e      *engine.Engine
+	e      *ask.Asker
 	x      Explorer
 	cfg    Config
 	log    *slog.Logger
@@ -61,7 +62,7 @@ type API struct {
 // API (the MCP endpoint) get the same guard from Guard. The exploration routes read x.
 // Zero fields of cfg take their defaults (see Config); the rest must pass Validate,
 // else New returns its error: a bad value is never replaced.
-func New(e *engine.Engine, x Explorer, cfg Config, log *slog.Logger, opts ...Option) (*API, error) {
+func New(e *ask.Asker, x Explorer, cfg Config, log *slog.Logger, opts ...Option) (*API, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("httpapi: %w", err)
@@ -200,8 +201,8 @@ func isReadError(err error) bool {
 
 // readRequest decodes and validates the body of a question route, and checks that the
 // token may read its corpus.
-func readRequest(r *http.Request) (engine.Request, error) {
-	var req engine.Request
+func readRequest(r *http.Request) (ask.Request, error) {
+	var req ask.Request
 	if err := decodeBody(r, &req); err != nil {
 		return req, err
 	}
@@ -250,7 +251,7 @@ func (a *API) retrieve(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) stats(w http.ResponseWriter, r *http.Request) {
-	st, err := a.e.Stats(r.Context(), r.PathValue("corpus"))
+	st, err := a.e.Engine().Stats(r.Context(), r.PathValue("corpus"))
 	if errors.Is(err, engine.ErrUnknownCorpus) && a.catalog != nil {
 		// known let it through: the corpus exists and holds no passage yet.
 		st, err = engine.Stats{Corpus: r.PathValue("corpus")}, nil

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/graphrag/graphrag/pkg/normalize"
+	"github.com/graphrag/graphrag/services/query/ask"
 	"github.com/graphrag/graphrag/services/query/engine"
 	"github.com/graphrag/graphrag/services/query/explore"
 	"github.com/graphrag/graphrag/services/query/internal/querytest"
@@ -31,7 +32,7 @@ func newTestAPI(t *testing.T, cfg Config, opts ...Option) *httptest.Server {
 // newTestAPIOver serves an offline engine over st behind cfg.
 func newTestAPIOver(t *testing.T, st querytest.Stores, cfg Config, opts ...Option) *httptest.Server {
 	t.Helper()
-	e, err := engine.New(engine.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()})
+	e, err := ask.New(engine.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, nil)
 	if err != nil {
 		t.Fatalf("building engine: %v", err)
 	}
@@ -41,7 +42,7 @@ func newTestAPIOver(t *testing.T, st querytest.Stores, cfg Config, opts ...Optio
 }
 
 // mustNew is New for a configuration that passes Validate.
-func mustNew(t testing.TB, e *engine.Engine, x Explorer, cfg Config, opts ...Option) *API {
+func mustNew(t testing.TB, e *ask.Asker, x Explorer, cfg Config, opts ...Option) *API {
 	t.Helper()
 	api, err := New(e, x, cfg, querytest.Logger(), opts...)
 	if err != nil {
@@ -129,11 +130,11 @@ func TestHTTPQuery(t *testing.T) {
 	fixtureIDs := map[string]bool{"c1": true, "c2": true, "c3": true}
 	tests := []struct {
 		name  string
-		req   engine.Request
-		check func(t *testing.T, r engine.Response)
+		req   ask.Request
+		check func(t *testing.T, r ask.Response)
 	}{
-		{name: "local", req: engine.Request{Corpus: "demo", Query: "Who designed the Analytical Engine?", Mode: engine.ModeLocal, TopK: 2},
-			check: func(t *testing.T, r engine.Response) {
+		{name: "local", req: ask.Request{Corpus: "demo", Query: "Who designed the Analytical Engine?", Mode: ask.ModeLocal, TopK: 2},
+			check: func(t *testing.T, r ask.Response) {
 				if r.Answer == "" || len(r.Context.Chunks) == 0 || len(r.Context.Chunks) > 2 {
 					t.Fatalf("answer %q with %d chunks: want an answer over 1..2 chunks", r.Answer, len(r.Context.Chunks))
 				}
@@ -146,20 +147,20 @@ func TestHTTPQuery(t *testing.T) {
 					}
 				}
 			}},
-		{name: "global", req: engine.Request{Corpus: "demo", Query: "What are the main themes of this corpus?", Mode: engine.ModeGlobal},
-			check: func(t *testing.T, r engine.Response) {
+		{name: "global", req: ask.Request{Corpus: "demo", Query: "What are the main themes of this corpus?", Mode: ask.ModeGlobal},
+			check: func(t *testing.T, r ask.Response) {
 				// The fixture has no community reports: the answer says so; no chunks.
 				if len(r.Context.Chunks) != 0 {
 					t.Errorf("global search returned chunks: %+v", r.Context.Chunks)
 				}
 			}},
-		{name: "global at a level", req: engine.Request{Corpus: "demo", Query: "Summarize the corpus", Mode: engine.ModeGlobal, Level: new(0)},
-			check: func(*testing.T, engine.Response) {}},
+		{name: "global at a level", req: ask.Request{Corpus: "demo", Query: "Summarize the corpus", Mode: ask.ModeGlobal, Level: new(0)},
+			check: func(*testing.T, ask.Response) {}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			resp, body := call(t, srv, http.MethodPost, "/v1/query", "", mustJSON(t, tc.req))
-			var r engine.Response
+			var r ask.Response
 			decodeOK(t, resp, body, &r)
 			if r.Mode != tc.req.Mode {
 				t.Errorf("mode = %q, want %q", r.Mode, tc.req.Mode)
@@ -175,7 +176,7 @@ func TestHTTPQuery(t *testing.T) {
 func TestHTTPRetrieve(t *testing.T) {
 	srv := newTestAPI(t, DefaultConfig())
 	resp, body := call(t, srv, http.MethodPost, "/v1/retrieve", "",
-		mustJSON(t, engine.Request{Corpus: "demo", Query: "What did Ada Lovelace write for the Analytical Engine?", TopK: 3}))
+		mustJSON(t, ask.Request{Corpus: "demo", Query: "What did Ada Lovelace write for the Analytical Engine?", TopK: 3}))
 	var r retrieveResponse
 	decodeOK(t, resp, body, &r)
 	if len(r.Context.Chunks) == 0 || len(r.Context.Chunks) > 3 {
@@ -365,10 +366,10 @@ func parseSSE(t *testing.T, body []byte) []sseEvent {
 
 func TestHTTPQueryStream(t *testing.T) {
 	srv := newTestAPI(t, DefaultConfig())
-	for _, mode := range []string{engine.ModeLocal, engine.ModeGlobal} {
+	for _, mode := range []string{ask.ModeLocal, ask.ModeGlobal} {
 		t.Run(mode, func(t *testing.T) {
 			resp, body := call(t, srv, http.MethodPost, "/v1/query", "",
-				mustJSON(t, engine.Request{Corpus: "demo", Query: "Who designed the Analytical Engine?", Mode: mode, Stream: true}))
+				mustJSON(t, ask.Request{Corpus: "demo", Query: "Who designed the Analytical Engine?", Mode: mode, Stream: true}))
 			if resp.StatusCode != http.StatusOK {
 				t.Fatalf("status %d, body %s: want 200", resp.StatusCode, body)
 			}
@@ -396,7 +397,7 @@ func TestHTTPQueryStream(t *testing.T) {
 			if last.name != "done" {
 				t.Fatalf("last event %q, want done: %s", last.name, body)
 			}
-			var r engine.Response
+			var r ask.Response
 			if err := json.Unmarshal([]byte(last.data), &r); err != nil {
 				t.Fatalf("done data does not decode into Response: %v", err)
 			}
@@ -437,9 +438,9 @@ func TestHTTPBadInput(t *testing.T) {
 		{"negative top_k", http.MethodPost, "/v1/query", `{"corpus":"demo","query":"x","top_k":-1}`, 400, "top_k: -1 is outside 0..100"},
 		{"top_k not a number", http.MethodPost, "/v1/query", `{"corpus":"demo","query":"x","top_k":"ten"}`, 400, "top_k"},
 		{"mode lists the modes", http.MethodPost, "/v1/query", `{"corpus":"demo","query":"x","mode":"deep"}`, 400, "auto, naive, local, global, hybrid, mix, drift"},
-		{"user_prompt too long", http.MethodPost, "/v1/query", `{"corpus":"demo","query":"x","user_prompt":"` + strings.Repeat("u", engine.MaxUserPromptBytes+1) + `"}`, 400, "user_prompt: is 2001 bytes, limit 2000"},
+		{"user_prompt too long", http.MethodPost, "/v1/query", `{"corpus":"demo","query":"x","user_prompt":"` + strings.Repeat("u", ask.MaxUserPromptBytes+1) + `"}`, 400, "user_prompt: is 2001 bytes, limit 2000"},
 		{"user_prompt control character", http.MethodPost, "/v1/query", `{"corpus":"demo","query":"x","user_prompt":"a\u0000b"}`, 400, "user_prompt: holds the control character U+0000"},
-		{"response_type too long", http.MethodPost, "/v1/query", `{"corpus":"demo","query":"x","response_type":"` + strings.Repeat("r", engine.MaxResponseTypeBytes+1) + `"}`, 400, "response_type: is 101 bytes, limit 100"},
+		{"response_type too long", http.MethodPost, "/v1/query", `{"corpus":"demo","query":"x","response_type":"` + strings.Repeat("r", ask.MaxResponseTypeBytes+1) + `"}`, 400, "response_type: is 101 bytes, limit 100"},
 		{"response_type on two lines", http.MethodPost, "/v1/query", `{"corpus":"demo","query":"x","response_type":"Bullet\nPoints"}`, 400, "response_type: holds the control character U+000A"},
 		{"only_context not a boolean", http.MethodPost, "/v1/query", `{"corpus":"demo","query":"x","only_context":"yes"}`, 400, "only_context"},
 		{"naive without text lists", http.MethodPost, "/v1/query", `{"corpus":"demo","query":"x","mode":"naive","weights":{"graph":1}}`, 400, "naive mode"},
@@ -636,7 +637,7 @@ func TestHTTPFlagsLoad(t *testing.T) {
 // it (a burst of 0 with a rate used to become 1).
 func TestNewValidatesConfig(t *testing.T) {
 	st := querytest.Demo(t)
-	e, err := engine.New(engine.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()})
+	e, err := ask.New(engine.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -746,9 +747,9 @@ func TestHTTPQueryTextIsData(t *testing.T) {
 	}
 	before := stats()
 	const hostile = `MATCH (n) DETACH DELETE n; id in ["x"] || 1==1`
-	for _, mode := range []string{engine.ModeLocal, engine.ModeGlobal, engine.ModeAuto} {
-		resp, body := call(t, srv, http.MethodPost, "/v1/query", "", mustJSON(t, engine.Request{Corpus: "demo", Query: hostile, Mode: mode}))
-		var r engine.Response
+	for _, mode := range []string{ask.ModeLocal, ask.ModeGlobal, ask.ModeAuto} {
+		resp, body := call(t, srv, http.MethodPost, "/v1/query", "", mustJSON(t, ask.Request{Corpus: "demo", Query: hostile, Mode: mode}))
+		var r ask.Response
 		decodeOK(t, resp, body, &r)
 		for _, c := range r.Context.Chunks {
 			if c.ID == "x" {
@@ -756,7 +757,7 @@ func TestHTTPQueryTextIsData(t *testing.T) {
 			}
 		}
 	}
-	resp, body := call(t, srv, http.MethodPost, "/v1/retrieve", "", mustJSON(t, engine.Request{Corpus: "demo", Query: hostile}))
+	resp, body := call(t, srv, http.MethodPost, "/v1/retrieve", "", mustJSON(t, ask.Request{Corpus: "demo", Query: hostile}))
 	var rr retrieveResponse
 	decodeOK(t, resp, body, &rr)
 	if resp, body := call(t, srv, http.MethodGet, entityPath("demo", hostile), "", ""); resp.StatusCode != http.StatusNotFound {
@@ -784,15 +785,15 @@ func TestHTTPQueryModes(t *testing.T) {
 		mode                 string
 		graph, reports, more bool // entities, community reports, follow-ups in the context
 	}{
-		{engine.ModeNaive, false, false, false},
-		{engine.ModeLocal, true, true, false},
-		{engine.ModeHybrid, true, true, false},
-		{engine.ModeMix, true, true, false},
-		{engine.ModeDrift, true, true, true},
+		{ask.ModeNaive, false, false, false},
+		{ask.ModeLocal, true, true, false},
+		{ask.ModeHybrid, true, true, false},
+		{ask.ModeMix, true, true, false},
+		{ask.ModeDrift, true, true, true},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
-			var r engine.Response
-			resp, body := call(t, srv, http.MethodPost, "/v1/query", "", mustJSON(t, engine.Request{Corpus: "demo", Query: q, Mode: tc.mode, ResponseType: "Bullet Points"}))
+			var r ask.Response
+			resp, body := call(t, srv, http.MethodPost, "/v1/query", "", mustJSON(t, ask.Request{Corpus: "demo", Query: q, Mode: tc.mode, ResponseType: "Bullet Points"}))
 			decodeOK(t, resp, body, &r)
 			c := r.Context
 			if r.Mode != tc.mode || len(c.Chunks) == 0 || (len(c.Entities) > 0) != tc.graph || (len(c.Communities) > 0) != tc.reports || (len(r.FollowUps) > 0) != tc.more {
@@ -802,8 +803,8 @@ func TestHTTPQueryModes(t *testing.T) {
 				t.Errorf("answer %q with %d citations: want a cited bullet list", r.Answer, len(r.Citations))
 			}
 
-			var only engine.Response
-			resp, body = call(t, srv, http.MethodPost, "/v1/query", "", mustJSON(t, engine.Request{Corpus: "demo", Query: q, Mode: tc.mode, OnlyContext: true}))
+			var only ask.Response
+			resp, body = call(t, srv, http.MethodPost, "/v1/query", "", mustJSON(t, ask.Request{Corpus: "demo", Query: q, Mode: tc.mode, OnlyContext: true}))
 			decodeOK(t, resp, body, &only)
 			if only.Answer != "" || len(only.Citations) != 0 || only.Mode != tc.mode {
 				t.Errorf("only_context: mode %s, answer %q, citations %v: want the mode, no answer", only.Mode, only.Answer, only.Citations)
@@ -813,7 +814,7 @@ func TestHTTPQueryModes(t *testing.T) {
 			}
 
 			var rr retrieveResponse
-			resp, body = call(t, srv, http.MethodPost, "/v1/retrieve", "", mustJSON(t, engine.Request{Corpus: "demo", Query: q, Mode: tc.mode}))
+			resp, body = call(t, srv, http.MethodPost, "/v1/retrieve", "", mustJSON(t, ask.Request{Corpus: "demo", Query: q, Mode: tc.mode}))
 			decodeOK(t, resp, body, &rr)
 			if got, want := mustJSON(t, rr.Context), mustJSON(t, r.Context); got != want {
 				t.Errorf("/v1/retrieve context differs from the query's:\n got %s\nwant %s", got, want)
@@ -821,17 +822,17 @@ func TestHTTPQueryModes(t *testing.T) {
 		})
 	}
 	t.Run("global only_context", func(t *testing.T) {
-		var r engine.Response
-		resp, body := call(t, srv, http.MethodPost, "/v1/query", "", mustJSON(t, engine.Request{Corpus: "demo", Query: "What are the main themes?", OnlyContext: true}))
+		var r ask.Response
+		resp, body := call(t, srv, http.MethodPost, "/v1/query", "", mustJSON(t, ask.Request{Corpus: "demo", Query: "What are the main themes?", OnlyContext: true}))
 		decodeOK(t, resp, body, &r)
-		if r.Mode != engine.ModeGlobal || r.Answer != "" || len(r.Context.Communities) == 0 || len(r.Partials) != 0 {
+		if r.Mode != ask.ModeGlobal || r.Answer != "" || len(r.Context.Communities) == 0 || len(r.Partials) != 0 {
 			t.Errorf("auto with a global cue: mode %s, answer %q, %d reports, %d partials: want global's reports, no map phase",
 				r.Mode, r.Answer, len(r.Context.Communities), len(r.Partials))
 		}
 	})
 	t.Run("top_k", func(t *testing.T) {
-		var r engine.Response
-		resp, body := call(t, srv, http.MethodPost, "/v1/query", "", mustJSON(t, engine.Request{Corpus: "demo", Query: q, Mode: engine.ModeMix, TopK: 1}))
+		var r ask.Response
+		resp, body := call(t, srv, http.MethodPost, "/v1/query", "", mustJSON(t, ask.Request{Corpus: "demo", Query: q, Mode: ask.ModeMix, TopK: 1}))
 		decodeOK(t, resp, body, &r)
 		if len(r.Context.Chunks) != 1 {
 			t.Errorf("mix with top_k 1: %d passages", len(r.Context.Chunks))

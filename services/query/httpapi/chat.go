@@ -16,6 +16,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/chunking"
 	"github.com/graphrag/graphrag/pkg/events"
 	"github.com/graphrag/graphrag/services/query/access"
+	"github.com/graphrag/graphrag/services/query/ask"
 	"github.com/graphrag/graphrag/services/query/engine"
 )
 
@@ -79,8 +80,8 @@ type chatCompletion struct {
 	Choices []chatChoice `json:"choices"`
 	// Citations are the sources the answer cites (not in OpenAI's format; clients
 	// ignore it), the same as the answer's sources list.
-	Citations []engine.Citation `json:"citations,omitempty"`
-	Usage     *chatUsage        `json:"usage,omitempty"`
+	Citations []ask.Citation `json:"citations,omitempty"`
+	Usage     *chatUsage     `json:"usage,omitempty"`
 }
 
 // chatUsage counts tokens as OpenAI's usage does. The engine does not report the
@@ -185,8 +186,8 @@ func parseModel(model string) (corpus, mode string, err error) {
 	corpus, mode, _ = strings.Cut(model, ":")
 	switch mode {
 	case "":
-		mode = engine.ModeAuto
-	case engine.ModeLocal, engine.ModeGlobal:
+		mode = ask.ModeAuto
+	case ask.ModeLocal, ask.ModeGlobal:
 	default:
 		return "", "", &modelNotFound{model}
 	}
@@ -197,19 +198,19 @@ func parseModel(model string) (corpus, mode string, err error) {
 }
 
 // chatQuery turns a chat request into a question to the engine.
-func chatQuery(c chatRequest) (engine.Request, error) {
+func chatQuery(c chatRequest) (ask.Request, error) {
 	corpus, mode, err := parseModel(c.Model)
 	if err != nil {
-		return engine.Request{}, err
+		return ask.Request{}, err
 	}
 	if c.N != nil && *c.N != 1 {
-		return engine.Request{}, engine.BadRequestf("n: only 1 choice is generated")
+		return ask.Request{}, engine.BadRequestf("n: only 1 choice is generated")
 	}
 	turns, err := userTurns(c.Messages)
 	if err != nil {
-		return engine.Request{}, err
+		return ask.Request{}, err
 	}
-	req := engine.Request{Corpus: corpus, Query: withHistory(turns), Mode: mode, Stream: c.Stream}
+	req := ask.Request{Corpus: corpus, Query: withHistory(turns), Mode: mode, Stream: c.Stream}
 	if len(turns) == 0 || strings.TrimSpace(turns[len(turns)-1]) == "" {
 		return req, engine.BadRequestf("messages: no user message with text (the last user message is the question)")
 	}
@@ -315,7 +316,7 @@ func (a *API) modelReady(r *http.Request, corpus, model string) error {
 	if err := access.Check(r.Context(), corpus, access.Read, "read"); err != nil {
 		return err
 	}
-	if _, err := a.e.Stats(r.Context(), corpus); err != nil {
+	if _, err := a.e.Engine().Stats(r.Context(), corpus); err != nil {
 		if errors.Is(err, engine.ErrUnknownCorpus) {
 			return &modelNotFound{model}
 		}
@@ -329,7 +330,7 @@ func (a *API) modelReady(r *http.Request, corpus, model string) error {
 // with the finish reason, with stream_options.include_usage a chunk with the usage and
 // no choice, then "data: [DONE]". A failure after the first chunk is an error event, as
 // OpenAI sends.
-func (a *API) chatStream(w http.ResponseWriter, r *http.Request, c chatRequest, req engine.Request, base chatCompletion) {
+func (a *API) chatStream(w http.ResponseWriter, r *http.Request, c chatRequest, req ask.Request, base chatCompletion) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
 		a.chatFail(w, r, errors.New("streaming is not supported by this connection"))
@@ -390,7 +391,7 @@ func (a *API) chatStream(w http.ResponseWriter, r *http.Request, c chatRequest, 
 
 // sources lists the answer's citations in marker order: "[n] title (document id)" for
 // a passage, "[n] title (community report id)" for a report.
-func sources(resp *engine.Response) string {
+func sources(resp *ask.Response) string {
 	if len(resp.Citations) == 0 {
 		return ""
 	}
@@ -402,7 +403,7 @@ func sources(resp *engine.Response) string {
 		titles[c.ID] = c.Title
 	}
 	cites := slices.Clone(resp.Citations)
-	slices.SortStableFunc(cites, func(a, b engine.Citation) int {
+	slices.SortStableFunc(cites, func(a, b ask.Citation) int {
 		x, errA := strconv.Atoi(a.Marker)
 		y, errB := strconv.Atoi(b.Marker)
 		if errA != nil || errB != nil {

@@ -1,4 +1,4 @@
-// Package httpapi is the query service's HTTP JSON API over an engine.Engine: the routes
+// Package httpapi is the query service's HTTP JSON API over an ask.Asker: the routes
 // under /v1/ (query, with server-sent events when streamed; retrieve; an entity's
 // neighbourhood; corpus statistics; the corpus and document resources: listings,
 // status, upload, deletion, export; OpenAI-compatible chat completions and models) and

@@ -17,6 +17,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/llm/llmtest"
 	"github.com/graphrag/graphrag/pkg/service"
 	"github.com/graphrag/graphrag/pkg/vectorstore"
+	"github.com/graphrag/graphrag/services/query/ask"
 	"github.com/graphrag/graphrag/services/query/engine"
 	"github.com/graphrag/graphrag/services/query/explore"
 	"github.com/graphrag/graphrag/services/query/internal/querytest"
@@ -36,10 +37,10 @@ func checkAPITerms(t *testing.T, body []byte) {
 
 // serveEngine serves an engine built over deps behind cfg (deps.Graph is a full store,
 // which the exploration routes read too).
-func serveEngine(t *testing.T, cfg Config, deps engine.Deps) *httptest.Server {
+func serveEngine(t *testing.T, cfg Config, deps engine.Deps, client *llm.Client) *httptest.Server {
 	t.Helper()
 	deps.Logger = querytest.Logger()
-	e, err := engine.New(engine.Config{}, deps)
+	e, err := ask.New(engine.Config{}, deps, client)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func (failingVectors) SearchText(context.Context, string, string, int, vectorsto
 // the log (issue 17, item 5).
 func TestHTTPBackendFailureIsOpaque(t *testing.T) {
 	st := querytest.Demo(t)
-	srv := serveEngine(t, DefaultConfig(), engine.Deps{Graph: st.Graph, Vectors: failingVectors{st.Vectors}, Embedder: st.Embedder})
+	srv := serveEngine(t, DefaultConfig(), engine.Deps{Graph: st.Graph, Vectors: failingVectors{st.Vectors}, Embedder: st.Embedder}, nil)
 	for _, path := range []string{"/v1/query", "/v1/retrieve"} {
 		resp, body := call(t, srv, http.MethodPost, path, "", `{"corpus":"demo","query":"Who designed the Analytical Engine?"}`)
 		if resp.StatusCode != http.StatusInternalServerError {
@@ -147,7 +148,7 @@ func TestHTTPModelFailure(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = client.Close() })
-			srv := serveEngine(t, DefaultConfig(), engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, LLM: client})
+			srv := serveEngine(t, DefaultConfig(), engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder}, client)
 			resp, body := call(t, srv, http.MethodPost, "/v1/query", "", `{"corpus":"demo","query":"Who designed the Analytical Engine?","mode":"local"}`)
 			if resp.StatusCode != tc.status {
 				t.Fatalf("status %d, body %s: want %d", resp.StatusCode, body, tc.status)
@@ -163,10 +164,10 @@ func TestHTTPModelFailure(t *testing.T) {
 // A question of stop words only is answered, not failed with 500 (issue 12, item 1).
 func TestHTTPStopWordQuestion(t *testing.T) {
 	st := querytest.DemoWithReports(t)
-	srv := serveEngine(t, DefaultConfig(), engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder})
+	srv := serveEngine(t, DefaultConfig(), engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder}, nil)
 	for _, mode := range []string{"auto", "local", "global"} {
 		resp, body := call(t, srv, http.MethodPost, "/v1/query", "", `{"corpus":"demo","query":"What is this about?","mode":"`+mode+`"}`)
-		var r engine.Response
+		var r ask.Response
 		decodeOK(t, resp, body, &r)
 		if r.Answer == "" {
 			t.Errorf("%s: empty answer", mode)
@@ -182,7 +183,7 @@ func TestHTTPStopWordQuestion(t *testing.T) {
 // API's error shape, and the connection is closed (issue 17, item 4).
 func TestHTTPSlowBodyIs408(t *testing.T) {
 	st := querytest.Demo(t)
-	e, err := engine.New(engine.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()})
+	e, err := ask.New(engine.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

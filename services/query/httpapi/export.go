@@ -38,7 +38,7 @@ func (a *API) export(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, &unavailable{"export"})
 		return
 	}
-	if _, err := a.e.Stats(r.Context(), corpus); err != nil {
+	if _, err := a.e.Engine().Stats(r.Context(), corpus); err != nil {
 		a.fail(w, r, err)
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/graphrag/graphrag/services/query/ask"
 	"github.com/graphrag/graphrag/services/query/engine"
 	"github.com/graphrag/graphrag/services/query/explore"
 	"github.com/graphrag/graphrag/services/query/internal/querytest"
@@ -25,7 +26,7 @@ type fuzzTarget struct {
 func newFuzzTarget(f *testing.F) fuzzTarget {
 	f.Helper()
 	st := querytest.DemoWithReports(f)
-	e, err := engine.New(engine.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()})
+	e, err := ask.New(engine.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, nil)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/graphrag/graphrag/pkg/catalog"
 	"github.com/graphrag/graphrag/services/query/access"
+	"github.com/graphrag/graphrag/services/query/ask"
 	"github.com/graphrag/graphrag/services/query/engine"
 )
 
@@ -235,7 +236,7 @@ type ollamaReply struct {
 	EvalDuration       int64 `json:"eval_duration,omitempty"`
 	// Citations are the sources the answer cites (not in Ollama's format; clients
 	// ignore it), on the last object, as on the OpenAI-compatible route.
-	Citations []engine.Citation `json:"citations,omitempty"`
+	Citations []ask.Citation `json:"citations,omitempty"`
 }
 
 func (a *API) ollamaChat(w http.ResponseWriter, r *http.Request) {
@@ -320,7 +321,7 @@ func (a *API) ollamaAnswer(w http.ResponseWriter, r *http.Request, model string,
 	}
 	// last is the final object: the stop, the durations and counts, the citations.
 	var first time.Time
-	last := func(text string, resp *engine.Response) (ollamaReply, error) {
+	last := func(text string, resp *ask.Response) (ollamaReply, error) {
 		u, err := usageOf(msgs, resp.Answer+sources(resp))
 		if err != nil {
 			return ollamaReply{}, err
@@ -360,8 +361,8 @@ func (a *API) ollamaAnswer(w http.ResponseWriter, r *http.Request, model string,
 // ollamaStream answers with newline-delimited JSON objects, as Ollama streams: one per
 // part of the answer as it is generated, one with its sources list, and the last (done).
 // A failure after the first object is an object {"error": "..."}, as Ollama sends.
-func (a *API) ollamaStream(w http.ResponseWriter, r *http.Request, req engine.Request, reply func(string) ollamaReply,
-	last func(string, *engine.Response) (ollamaReply, error), first *time.Time) {
+func (a *API) ollamaStream(w http.ResponseWriter, r *http.Request, req ask.Request, reply func(string) ollamaReply,
+	last func(string, *ask.Response) (ollamaReply, error), first *time.Time) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
 		a.ollamaFail(w, r, errors.New("streaming is not supported by this connection"))

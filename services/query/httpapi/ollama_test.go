@@ -304,7 +304,7 @@ func TestOllamaModels(t *testing.T) {
 // clients raise.
 func TestOllamaBackendFailure(t *testing.T) {
 	st := querytest.Demo(t)
-	srv := serveEngine(t, DefaultConfig(), engine.Deps{Graph: st.Graph, Vectors: failingVectors{st.Vectors}, Embedder: st.Embedder})
+	srv := serveEngine(t, DefaultConfig(), engine.Deps{Graph: st.Graph, Vectors: failingVectors{st.Vectors}, Embedder: st.Embedder}, nil)
 	for _, stream := range []bool{false, true} {
 		resp, body := call(t, srv, http.MethodPost, "/api/chat", "",
 			fmt.Sprintf(`{"model":"demo","stream":%v,"messages":[{"role":"user","content":"Who designed the Analytical Engine?"}]}`, stream))

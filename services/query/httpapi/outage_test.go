@@ -98,7 +98,7 @@ func TestHTTPStoreOutageIs503(t *testing.T) {
 		{"vector store", vectorstore.Dependency, st.Graph, downVectors{st.Vectors}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := serveEngine(t, DefaultConfig(), engine.Deps{Graph: tc.graph, Vectors: tc.vectors, Embedder: st.Embedder})
+			srv := serveEngine(t, DefaultConfig(), engine.Deps{Graph: tc.graph, Vectors: tc.vectors, Embedder: st.Embedder}, nil)
 			for _, path := range []string{"/v1/query", "/v1/retrieve"} {
 				resp, body := call(t, srv, http.MethodPost, path, "", `{"corpus":"demo","query":"Who designed the Analytical Engine?","mode":"local"}`)
 				if resp.StatusCode != http.StatusServiceUnavailable {

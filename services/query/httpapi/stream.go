@@ -7,12 +7,12 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/graphrag/graphrag/services/query/engine"
+	"github.com/graphrag/graphrag/services/query/ask"
 )
 
 // stream answers a query with server-sent events: "delta" events carry answer text as
 // it is generated, then one "done" event carries the whole response (or "error").
-func (a *API) stream(w http.ResponseWriter, r *http.Request, req engine.Request) {
+func (a *API) stream(w http.ResponseWriter, r *http.Request, req ask.Request) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
 		a.fail(w, r, errors.New("streaming is not supported by this connection"))

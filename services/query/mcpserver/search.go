@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/graphrag/graphrag/services/query/ask"
 	"github.com/graphrag/graphrag/services/query/engine"
 )
 
@@ -31,9 +32,9 @@ type SearchResult struct {
 	// from.
 	Themes []Theme `json:"themes,omitempty"`
 	// FollowUps are the follow-up questions a drift answer searched.
-	FollowUps []string               `json:"follow_ups,omitempty"`
-	Context   *engine.Retrieved      `json:"context,omitempty"`
-	Partials  []engine.PartialAnswer `json:"partial_answers,omitempty"`
+	FollowUps []string            `json:"follow_ups,omitempty"`
+	Context   *engine.Retrieved   `json:"context,omitempty"`
+	Partials  []ask.PartialAnswer `json:"partial_answers,omitempty"`
 }
 
 // Passage is a retrieved passage, in short.
@@ -56,7 +57,7 @@ type Theme struct {
 }
 
 // searchResult shapes an engine response for the tool.
-func searchResult(resp *engine.Response, detail string) SearchResult {
+func searchResult(resp *ask.Response, detail string) SearchResult {
 	out := SearchResult{Answer: resp.Answer, Mode: resp.Mode, Passages: []Passage{}, FollowUps: resp.FollowUps}
 	chunkMarker, communityMarker := map[string]string{}, map[string]string{}
 	for _, c := range resp.Citations {
@@ -78,7 +79,7 @@ func searchResult(resp *engine.Response, detail string) SearchResult {
 	// the reports global search ranks first to their context. A local one does not cite
 	// the reports of its context, which the full detail carries.
 	switch resp.Mode {
-	case engine.ModeGlobal, engine.ModeHybrid, engine.ModeMix, engine.ModeDrift:
+	case ask.ModeGlobal, ask.ModeHybrid, ask.ModeMix, ask.ModeDrift:
 		for _, c := range resp.Context.Communities {
 			out.Themes = append(out.Themes, Theme{Marker: communityMarker[c.ID], ID: c.ID, Level: c.Level, Title: c.Title, Summary: snippet(c.Summary)})
 		}

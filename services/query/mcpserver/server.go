@@ -15,6 +15,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/graphrag/graphrag/services/query/ask"
 	"github.com/graphrag/graphrag/services/query/clienterror"
 	"github.com/graphrag/graphrag/services/query/engine"
 	"github.com/graphrag/graphrag/services/query/explore"
@@ -100,7 +101,7 @@ type StatsInput struct {
 //
 // It panics if a schema cannot be derived from the types, which is a programming error
 // caught by the tests.
-func New(e *engine.Engine, x Explorer, version string, log *slog.Logger, opts ...Option) *mcp.Server {
+func New(e *ask.Asker, x Explorer, version string, log *slog.Logger, opts ...Option) *mcp.Server {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -127,7 +128,7 @@ func New(e *engine.Engine, x Explorer, version string, log *slog.Logger, opts ..
 
 // tools are the tool handlers, on the engine's public API and the explorer's.
 type tools struct {
-	e       *engine.Engine
+	e       *ask.Asker
 	x       Explorer
 	log     *slog.Logger
 	catalog Catalog // nil: no listing tools
@@ -140,17 +141,17 @@ func (t *tools) addSearch(s *mcp.Server) {
 	in := schemaOf[SearchInput]()
 	in.Properties["query"].MinLength = new(1)
 	in.Properties["query"].MaxLength = new(engine.MaxQueryBytes)
-	in.Properties["mode"].Enum = make([]any, len(engine.Modes))
-	for i, m := range engine.Modes {
+	in.Properties["mode"].Enum = make([]any, len(ask.Modes))
+	for i, m := range ask.Modes {
 		in.Properties["mode"].Enum[i] = m
 	}
-	in.Properties["mode"].Default = json.RawMessage(strconv.Quote(engine.ModeAuto))
+	in.Properties["mode"].Default = json.RawMessage(strconv.Quote(ask.ModeAuto))
 	in.Properties["top_k"].Minimum = new(0.0)
 	in.Properties["top_k"].Maximum = new(100.0)
 	in.Properties["level"].Minimum = new(0.0)
 	in.Properties["level"].Maximum = new(16.0)
-	in.Properties["response_type"].MaxLength = new(engine.MaxResponseTypeBytes)
-	in.Properties["user_prompt"].MaxLength = new(engine.MaxUserPromptBytes)
+	in.Properties["response_type"].MaxLength = new(ask.MaxResponseTypeBytes)
+	in.Properties["user_prompt"].MaxLength = new(ask.MaxUserPromptBytes)
 	in.Properties["detail"].Enum = []any{DetailConcise, DetailFull}
 	in.Properties["detail"].Default = json.RawMessage(strconv.Quote(DetailConcise))
 	out := schemaOf[SearchResult]()
@@ -247,7 +248,7 @@ func (t *tools) search(ctx context.Context, req *mcp.CallToolRequest, in SearchI
 			onDelta = progress(ctx, req.Session, token)
 		}
 	}
-	resp, err := t.e.Query(ctx, engine.Request{Corpus: in.Corpus, Query: in.Query, Mode: in.Mode, TopK: in.TopK, Level: in.Level,
+	resp, err := t.e.Query(ctx, ask.Request{Corpus: in.Corpus, Query: in.Query, Mode: in.Mode, TopK: in.TopK, Level: in.Level,
 		ResponseType: in.ResponseType, UserPrompt: in.UserPrompt, OnlyContext: in.OnlyContext}, onDelta)
 	if err != nil {
 		return nil, SearchResult{}, t.toolError(ctx, ToolSearch, err)
@@ -332,7 +333,7 @@ func (t *tools) stats(ctx context.Context, req *mcp.CallToolRequest, in StatsInp
 	if err := t.check(ctx, req, in.Corpus); err != nil {
 		return nil, engine.Stats{}, err
 	}
-	st, err := t.e.Stats(ctx, in.Corpus)
+	st, err := t.e.Engine().Stats(ctx, in.Corpus)
 	if errors.Is(err, engine.ErrUnknownCorpus) && t.catalog != nil {
 		// A corpus without passages may still exist (documents pending): zero counts.
 		if err = t.known(ctx, in.Corpus); err == nil {

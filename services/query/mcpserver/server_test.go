@@ -15,6 +15,7 @@ import (
 
 	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/normalize"
+	"github.com/graphrag/graphrag/services/query/ask"
 	"github.com/graphrag/graphrag/services/query/engine"
 	"github.com/graphrag/graphrag/services/query/explore"
 	"github.com/graphrag/graphrag/services/query/internal/querytest"
@@ -25,7 +26,7 @@ import (
 func newTestServer(t *testing.T, version string) *mcp.Server {
 	t.Helper()
 	st := querytest.Demo(t)
-	e, err := engine.New(engine.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()})
+	e, err := ask.New(engine.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, nil)
 	if err != nil {
 		t.Fatalf("building engine: %v", err)
 	}
@@ -147,7 +148,7 @@ func TestMCPCallTools(t *testing.T) {
 			check: func(t *testing.T, res *mcp.CallToolResult) {
 				var r SearchResult
 				structured(t, res, &r)
-				if r.Mode != engine.ModeLocal || r.Answer == "" {
+				if r.Mode != ask.ModeLocal || r.Answer == "" {
 					t.Errorf("mode %q answer %q: want a local answer", r.Mode, r.Answer)
 				}
 				if len(r.Passages) == 0 || len(r.Passages) > 2 {
@@ -183,7 +184,7 @@ func TestMCPCallTools(t *testing.T) {
 			check: func(t *testing.T, res *mcp.CallToolResult) {
 				var r SearchResult
 				structured(t, res, &r)
-				if r.Mode != engine.ModeLocal && r.Mode != engine.ModeGlobal {
+				if r.Mode != ask.ModeLocal && r.Mode != ask.ModeGlobal {
 					t.Errorf("mode = %q, want the mode auto resolved to", r.Mode)
 				}
 				if len(r.Passages) == 0 || !fixtureIDs[r.Passages[0].ID] {
@@ -194,7 +195,7 @@ func TestMCPCallTools(t *testing.T) {
 			check: func(t *testing.T, res *mcp.CallToolResult) {
 				var r SearchResult
 				structured(t, res, &r)
-				if r.Mode != engine.ModeNaive || !strings.HasPrefix(r.Answer, "- ") {
+				if r.Mode != ask.ModeNaive || !strings.HasPrefix(r.Answer, "- ") {
 					t.Errorf("mode %q answer %q: want a naive answer as a list", r.Mode, r.Answer)
 				}
 				if r.Context == nil || len(r.Context.Chunks) == 0 || len(r.Context.Entities) != 0 {
@@ -205,7 +206,7 @@ func TestMCPCallTools(t *testing.T) {
 			check: func(t *testing.T, res *mcp.CallToolResult) {
 				var r SearchResult
 				structured(t, res, &r)
-				if r.Mode != engine.ModeDrift || r.Answer != "" || len(r.Passages) == 0 {
+				if r.Mode != ask.ModeDrift || r.Answer != "" || len(r.Passages) == 0 {
 					t.Errorf("mode %q answer %q, %d passages: want drift's passages without an answer", r.Mode, r.Answer, len(r.Passages))
 				}
 			}},
@@ -250,7 +251,7 @@ func TestMCPCallTools(t *testing.T) {
 		{name: "search missing query", tool: ToolSearch, args: map[string]any{"corpus": "demo"}, wantErr: "query"},
 		{name: "search bad detail", tool: ToolSearch, args: map[string]any{"corpus": "demo", "query": "x", "detail": "everything"}, wantErr: "detail"},
 		{name: "search bad mode", tool: ToolSearch, args: map[string]any{"corpus": "demo", "query": "x", "mode": "deep"}, wantErr: "mode"},
-		{name: "search user_prompt too long", tool: ToolSearch, args: map[string]any{"corpus": "demo", "query": "x", "user_prompt": strings.Repeat("u", engine.MaxUserPromptBytes+1)}, wantErr: "user_prompt"},
+		{name: "search user_prompt too long", tool: ToolSearch, args: map[string]any{"corpus": "demo", "query": "x", "user_prompt": strings.Repeat("u", ask.MaxUserPromptBytes+1)}, wantErr: "user_prompt"},
 		{name: "search top_k too large", tool: ToolSearch, args: map[string]any{"corpus": "demo", "query": "x", "top_k": 1000}, wantErr: "top_k"},
 		{name: "search wrong type", tool: ToolSearch, args: map[string]any{"corpus": "demo", "query": 42}, wantErr: "query"},
 		{name: "explore unknown entity", tool: ToolExplore, args: map[string]any{"corpus": "demo", "entity_name": "Grace Hopper"}, wantErr: "not found"},
@@ -306,7 +307,7 @@ func TestMCPSearchProgress(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("search: %v %s", err, toolText(res))
 	}
-	var r engine.Response
+	var r ask.Response
 	structured(t, res, &r)
 	// The client dispatches notifications asynchronously: wait until the streamed text
 	// adds up to the answer. The bound only guards against a hang; it is not a speed goal.
@@ -387,7 +388,7 @@ func TestExploreIsBounded(t *testing.T) {
 	if err := st.Graph.Merge(t.Context(), "lights", xs); err != nil {
 		t.Fatal(err)
 	}
-	e, err := engine.New(engine.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()})
+	e, err := ask.New(engine.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/graphrag/graphrag/services/extractor"
 	"github.com/graphrag/graphrag/services/grapher"
 	"github.com/graphrag/graphrag/services/query"
+	"github.com/graphrag/graphrag/services/query/ask"
 	"github.com/graphrag/graphrag/services/query/engine"
 	"github.com/graphrag/graphrag/services/summarizer"
 )
@@ -58,7 +59,9 @@ type Stack struct {
 	Grapher    *grapher.Service
 	Summarizer *summarizer.Service
 	Query      *query.Service
-	// Engine is Query's engine, for callers in the process (the demo, eval).
+	// Asker answers through Query's engine, and Engine is that engine, for callers in
+	// the process (the demo, eval).
+	Asker  *ask.Asker
 	Engine *engine.Engine
 }
 
@@ -83,7 +86,8 @@ func New(p *platform.Platform, cfg Config, log *slog.Logger) (*Stack, error) {
 		LLM: p.LLM, Logger: log, Version: platform.Version, Bus: p.Bus}); err != nil {
 		return nil, err
 	}
-	st.Engine = st.Query.Engine()
+	st.Asker = st.Query.Asker()
+	st.Engine = st.Asker.Engine()
 	return &st, nil
 }
 

@@ -1,4 +1,4 @@
-package engine
+package ask
 
 import (
 	"regexp"
@@ -11,11 +11,12 @@ import (
 
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/llm/llmtest"
+	"github.com/graphrag/graphrag/services/query/engine"
 	"github.com/graphrag/graphrag/services/query/internal/querytest"
 )
 
 // citedEngine answers with a model that cites passages out of order and with a gap.
-func citedEngine(t *testing.T, reply func(openai.ChatCompletionRequest) string) *Engine {
+func citedEngine(t *testing.T, reply func(openai.ChatCompletionRequest) string) *Asker {
 	t.Helper()
 	srv := llmtest.NewServer(llmtest.WithChatReply(reply))
 	t.Cleanup(srv.Close)
@@ -25,7 +26,7 @@ func citedEngine(t *testing.T, reply func(openai.ChatCompletionRequest) string) 
 	}
 	t.Cleanup(func() { _ = client.Close() })
 	st := querytest.DemoWithReports(t)
-	e, err := New(Config{}, Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, LLM: client, Logger: querytest.Logger()})
+	e, err := New(engine.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, client)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,6 +97,17 @@ func TestExtractiveCitationsInOrder(t *testing.T) {
 		}
 		checkMarkers(t, resp)
 	}
+}
+
+// newDemoEngine answers offline with the default configuration over querytest.Demo.
+func newDemoEngine(t *testing.T) *Asker {
+	t.Helper()
+	st := querytest.Demo(t)
+	e, err := New(engine.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, nil)
+	if err != nil {
+		t.Fatalf("building engine: %v", err)
+	}
+	return e
 }
 
 // checkMarkers: the markers of the answer, in order of first appearance, are 1, 2, 3, …,

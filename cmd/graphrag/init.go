@@ -15,8 +15,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/service"
 	"github.com/graphrag/graphrag/services/extractor"
 	"github.com/graphrag/graphrag/services/grapher"
-	"github.com/graphrag/graphrag/services/query/engine"
-	"github.com/graphrag/graphrag/services/query/httpapi"
+	"github.com/graphrag/graphrag/services/query"
 	"github.com/graphrag/graphrag/services/summarizer"
 )
 
@@ -74,8 +73,7 @@ func settingsGroups() []service.SettingsGroup {
 			b.Register(fs, needs)
 		})
 	}
-	ex, gr, su, qe := extractor.DefaultConfig(), grapher.DefaultConfig(), summarizer.DefaultConfig(), engine.DefaultConfig()
-	api := httpapi.DefaultFlags()
+	ex, gr, su, qu := extractor.DefaultConfig(), grapher.DefaultConfig(), summarizer.DefaultConfig(), query.DefaultConfig()
 	return []service.SettingsGroup{
 		{Name: "common", About: "every binary", Flags: reg(func(fs *flag.FlagSet) {
 			var c service.CommonFlags
@@ -88,7 +86,7 @@ func settingsGroups() []service.SettingsGroup {
 		{Name: "extractor", About: "extractor; graphrag up and eval", Flags: reg(ex.RegisterFlags)},
 		{Name: "grapher", About: "grapher; graphrag up and eval", Flags: reg(gr.RegisterFlags)},
 		{Name: "summarizer", About: "summarizer; graphrag up and eval", Flags: reg(su.RegisterFlags)},
-		{Name: "query engine", About: "query; graphrag up, mcp and eval", Flags: reg(qe.RegisterFlags)},
-		{Name: "query API", About: "query; graphrag up", Flags: reg(api.RegisterFlags)},
+		{Name: "query engine", About: "query; graphrag up, mcp and eval", Flags: reg(qu.RegisterEngineFlags)},
+		{Name: "query API", About: "query; graphrag up", Flags: reg(qu.API.RegisterFlags)},
 	}
 }

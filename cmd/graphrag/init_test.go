@@ -78,6 +78,23 @@ func TestInit(t *testing.T) {
 	}
 }
 
+// The answering flags (package ask's) are in the query engine group with the
+// retrieval flags, where the settings file and docs/configuration.md list them.
+func TestSettingsQueryEngineGroup(t *testing.T) {
+	for _, g := range settingsGroups() {
+		if g.Name != "query engine" {
+			continue
+		}
+		for _, name := range []string{"top-k", "map-top-k", "global-token-budget", "map-concurrency"} {
+			if g.Flags.Lookup(name) == nil {
+				t.Errorf("the query engine group has no -%s", name)
+			}
+		}
+		return
+	}
+	t.Error("no query engine group")
+}
+
 var defaultLine = regexp.MustCompile(`(?m)^# default: (.*)\n([a-z0-9-]+):$`)
 
 // filledSettings is the file graphrag init writes with every key given its documented

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"io"
 	"log/slog"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 	"github.com/graphrag/graphrag/pkg/catalog"
 	"github.com/graphrag/graphrag/pkg/platform"
 	"github.com/graphrag/graphrag/pkg/service"
+	"github.com/graphrag/graphrag/services/query"
 	"github.com/graphrag/graphrag/services/query/ask"
 	"github.com/graphrag/graphrag/services/query/engine"
 	"github.com/graphrag/graphrag/services/query/explore"
@@ -23,14 +23,14 @@ import (
 // stores the data directory must not be in use by another process (use the /mcp endpoint
 // of the running query service instead).
 func runMCP(ctx context.Context, args []string, _, stderr io.Writer) error {
-	cfg := engine.DefaultConfig()
+	cfg := query.DefaultConfig() // the engine's and the answerer's flags; the API is not served
 	// The client closing stdin ends the session and the process.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	return platform.Main(ctx, args, stderr, platform.Spec{
 		Name:   "mcp",
 		Needs:  stack.Needs(), // the bus too: list_corpora and list_documents read the pipeline's records
-		Flags:  func(fs *flag.FlagSet) { cfg.RegisterFlags(fs) },
+		Flags:  cfg.RegisterEngineFlags,
 		Config: &cfg,
 		Tune: func(c *service.CommonFlags, b *platform.BackendFlags) {
 			if c.HTTPAddr == service.DefaultHTTPAddr {
@@ -55,8 +55,8 @@ func runMCP(ctx context.Context, args []string, _, stderr io.Writer) error {
 
 // newMCPServer serves the same tools as the /mcp endpoint of graphrag up: the engine's,
 // and the corpus and document listings of the catalog.
-func newMCPServer(p *platform.Platform, cfg engine.Config, log *slog.Logger) (*mcp.Server, error) {
-	e, err := ask.New(cfg, engine.Deps{Graph: p.Graph, Vectors: p.Vectors, Embedder: p.Embedder, OfflineEmbedder: p.OfflineEmbedder, Logger: log}, p.LLM)
+func newMCPServer(p *platform.Platform, cfg query.Config, log *slog.Logger) (*mcp.Server, error) {
+	e, err := ask.New(cfg.Engine, cfg.Ask, engine.Deps{Graph: p.Graph, Vectors: p.Vectors, Embedder: p.Embedder, OfflineEmbedder: p.OfflineEmbedder, Logger: log}, p.LLM)
 	if err != nil {
 		return nil, err
 	}

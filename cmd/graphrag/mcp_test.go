@@ -12,7 +12,7 @@ import (
 	"github.com/graphrag/graphrag/cmd/graphrag/internal/stack"
 	"github.com/graphrag/graphrag/pkg/platform"
 	"github.com/graphrag/graphrag/pkg/service"
-	"github.com/graphrag/graphrag/services/query/engine"
+	"github.com/graphrag/graphrag/services/query"
 	"github.com/graphrag/graphrag/services/query/mcpserver"
 )
 
@@ -33,7 +33,7 @@ func TestMCPStdioTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = p.Close() }()
-	srv, err := newMCPServer(p, engine.DefaultConfig(), log)
+	srv, err := newMCPServer(p, query.DefaultConfig(), log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,9 +27,11 @@ import (
 	"github.com/graphrag/graphrag/services/query/mcpserver"
 )
 
-// Config is the query service's configuration: the engine's and the HTTP API's guard.
+// Config is the query service's configuration: the engine's, the answerer's and the
+// HTTP API's guard.
 type Config struct {
 	Engine engine.Config
+	Ask    ask.Config
 	API    httpapi.Flags
 	// Indexing are the indexing settings the cost estimate of an upload
 	// (?dry_run=true) assumes: the other services' defaults unless the caller that
@@ -38,20 +40,30 @@ type Config struct {
 	Indexing costestimate.Options
 }
 
-// DefaultConfig is the engine's and the API's default configuration.
+// DefaultConfig is the engine's, the answerer's and the API's default configuration.
 func DefaultConfig() Config {
-	return Config{Engine: engine.DefaultConfig(), API: httpapi.DefaultFlags(), Indexing: costestimate.DefaultOptions()}
+	return Config{Engine: engine.DefaultConfig(), Ask: ask.DefaultConfig(), API: httpapi.DefaultFlags(),
+		Indexing: costestimate.DefaultOptions()}
 }
 
-// Validate reports every invalid value of the engine and the API, named by its flag.
+// Validate reports every invalid value of the engine, the answerer and the API, named
+// by its flag.
 func (c Config) Validate() error {
-	return errors.Join(c.Engine.Validate(), c.API.Validate())
+	return errors.Join(c.Engine.Validate(), c.Ask.Validate(), c.API.Validate())
 }
 
-// RegisterFlags adds the engine's and the API's flags.
+// RegisterFlags adds the engine's, the answerer's and the API's flags.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
-	c.Engine.RegisterFlags(fs)
+	c.RegisterEngineFlags(fs)
 	c.API.RegisterFlags(fs)
+}
+
+// RegisterEngineFlags adds the engine's and the answerer's flags, without the API's:
+// the settings file's query engine group, which a command that answers without serving
+// the API (graphrag mcp, eval) registers alone.
+func (c *Config) RegisterEngineFlags(fs *flag.FlagSet) {
+	c.Engine.RegisterFlags(fs)
+	c.Ask.RegisterFlags(fs)
 }
 
 // GraphReader is what the service reads from a graph store: what the engine reads, and
@@ -108,7 +120,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if deps.Bus != nil {
 		ed.Aliases = curator{deps.Bus, deps.Graph}.aliases
 	}
-	a, err := ask.New(cfg.Engine, ed, deps.LLM)
+	a, err := ask.New(cfg.Engine, cfg.Ask, ed, deps.LLM)
 	if err != nil {
 		return nil, err
 	}

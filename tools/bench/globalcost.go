@@ -175,12 +175,12 @@ func measureGlobalCost(ctx context.Context, w *wavesStack, url string, row globa
 		if err != nil {
 			return c, fmt.Errorf("configuring the LLM client: %w", err)
 		}
-		qc := engine.DefaultConfig()
+		qc, ac := engine.DefaultConfig(), ask.DefaultConfig()
 		qc.MapTopK = row.topK
 		if row.unbound {
-			qc.GlobalTokenBudget = engine.NoTokenBudget
+			ac.GlobalTokenBudget = ask.NoTokenBudget
 		}
-		eng, err := ask.New(qc, engine.Deps{Graph: w.graph, Vectors: w.vectors, Embedder: w.embedder, OfflineEmbedder: true, Logger: quiet}, client)
+		eng, err := ask.New(qc, ac, engine.Deps{Graph: w.graph, Vectors: w.vectors, Embedder: w.embedder, OfflineEmbedder: true, Logger: quiet}, client)
 		if err != nil {
 			client.Close()
 			return c, fmt.Errorf("building the query engine: %w", err)

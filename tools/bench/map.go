@@ -71,14 +71,14 @@ func benchMapPhase(ctx context.Context, cfg *benchConfig, r *benchReport) error 
 		}
 		runs = append(runs, run{n, n})
 		if n > 4 {
-			runs = append(runs, run{n, engine.DefaultConfig().MapConcurrency})
+			runs = append(runs, run{n, ask.DefaultConfig().MapConcurrency})
 		}
 	}
 	level := 0
 	for _, ru := range runs {
-		qc := engine.DefaultConfig()
-		qc.MapTopK, qc.MapConcurrency = ru.n, ru.conc
-		eng, err := ask.New(qc, engine.Deps{Graph: st.graph, Vectors: st.vectors, Embedder: st.embedder,
+		qc, ac := engine.DefaultConfig(), ask.DefaultConfig()
+		qc.MapTopK, ac.MapConcurrency = ru.n, ru.conc
+		eng, err := ask.New(qc, ac, engine.Deps{Graph: st.graph, Vectors: st.vectors, Embedder: st.embedder,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, client)
 		if err != nil {
 			return fmt.Errorf("building the query engine: %w", err)

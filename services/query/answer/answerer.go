@@ -73,8 +73,8 @@ type Answer struct {
 	Prompt string
 }
 
-// Config bounds what the model is asked for. The query engine's Config documents each
-// field (docs/configuration.md); New expects its effective values.
+// Config bounds what the model is asked for. Package ask's Config documents each field
+// (docs/configuration.md); New expects its effective values.
 type Config struct {
 	AnswerTokens   int // a local answer
 	MapMaxTokens   int // a partial answer

@@ -74,7 +74,7 @@ func TestGlobalBudgetCountsRealAnswers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e, err := ask.New(engine.Config{MapTopK: 0, MapConcurrency: 8, GlobalTokenBudget: budget}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, client)
+		e, err := ask.New(engine.Config{MapTopK: 0}, ask.Config{MapConcurrency: 8, GlobalTokenBudget: budget}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, client)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +92,7 @@ func TestGlobalBudgetCountsRealAnswers(t *testing.T) {
 		reserved := answer.ReduceReservation(q)
 		byReservation := 0
 		for _, c := range resp.Context.Communities {
-			reserved += answer.MapReservation(c, q, e.Engine().Config().MapMaxTokens)
+			reserved += answer.MapReservation(c, q, e.Config().MapMaxTokens)
 			if reserved > budget {
 				break
 			}
@@ -150,10 +150,10 @@ func TestGlobalStaysWithinTokenBudget(t *testing.T) {
 	defer srv.Close()
 	for _, tc := range []struct {
 		name   string
-		budget int // Config.GlobalTokenBudget
+		budget int // ask.Config.GlobalTokenBudget
 		bound  int // tokens the question may send; 0 = no bound: all but the pruned mapped
 	}{
-		{"default", 0, engine.DefaultConfig().GlobalTokenBudget},
+		{"default", 0, ask.DefaultConfig().GlobalTokenBudget},
 		{"smaller", 20_000, 20_000},
 		{"no bound", -1, 0},
 	} {
@@ -163,7 +163,7 @@ func TestGlobalStaysWithinTokenBudget(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer client.Close()
-			e, err := ask.New(engine.Config{MapTopK: 0, MapConcurrency: 16, GlobalTokenBudget: tc.budget}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, client)
+			e, err := ask.New(engine.Config{MapTopK: 0}, ask.Config{MapConcurrency: 16, GlobalTokenBudget: tc.budget}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, client)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -53,7 +53,7 @@ func newModelFixture(t *testing.T, cfg engine.Config) *modelFixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = client.Close() })
-	if f.e, err = ask.New(cfg, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, client); err != nil {
+	if f.e, err = ask.New(cfg, ask.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, client); err != nil {
 		t.Fatal(err)
 	}
 	return f

@@ -2,6 +2,7 @@ package ask
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strconv"
 
@@ -15,18 +16,23 @@ import (
 // Asker answers questions. It is safe for concurrent use.
 type Asker struct {
 	eng    *engine.Engine
+	cfg    Config          // effective: zero fields given their defaults
 	answer answer.Answerer // the model's or the extractive one, chosen in New
 }
 
-// New builds the retrieval engine over deps and the answerer: with client, the model
-// answers, classifies questions, writes drift's follow-ups and lists a question's
-// entities for linking (deps.Entities); without (nil), answers are extractive and
-// questions are classified by their global cue.
-func New(cfg engine.Config, deps engine.Deps, client *llm.Client) (*Asker, error) {
+// New builds the retrieval engine over deps with ecfg, and the answerer with cfg: with
+// client, the model answers, classifies questions, writes drift's follow-ups and lists a
+// question's entities for linking (deps.Entities); without (nil), answers are extractive
+// and questions are classified by their global cue.
+func New(ecfg engine.Config, cfg Config, deps engine.Deps, client *llm.Client) (*Asker, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("query: %w", err)
+	}
 	if client != nil {
 		deps.Entities = engine.ModelEntities(client)
 	}
-	eng, err := engine.New(cfg, deps)
+	eng, err := engine.New(ecfg, deps)
 	if err != nil {
 		return nil, err
 	}
@@ -34,11 +40,13 @@ func New(cfg engine.Config, deps engine.Deps, client *llm.Client) (*Asker, error
 	if log == nil {
 		log = slog.Default()
 	}
-	cfg = eng.Config()
 	ans := answer.New(client, answer.Config{AnswerTokens: cfg.AnswerTokens, MapMaxTokens: cfg.MapMaxTokens,
 		MapConcurrency: cfg.MapConcurrency, GlobalTokenBudget: cfg.GlobalTokenBudget, ReduceTokens: cfg.ReduceTokens}, log.With("service", "query"))
-	return &Asker{eng: eng, answer: ans}, nil
+	return &Asker{eng: eng, cfg: cfg, answer: ans}, nil
 }
+
+// Config returns the effective answering configuration.
+func (a *Asker) Config() Config { return a.cfg }
 
 // Engine is the retrieval engine the Asker answers from.
 func (a *Asker) Engine() *engine.Engine { return a.eng }

@@ -26,7 +26,7 @@ func citedEngine(t *testing.T, reply func(openai.ChatCompletionRequest) string) 
 	}
 	t.Cleanup(func() { _ = client.Close() })
 	st := querytest.DemoWithReports(t)
-	e, err := New(engine.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, client)
+	e, err := New(engine.Config{}, Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, client)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestExtractiveCitationsInOrder(t *testing.T) {
 func newDemoEngine(t *testing.T) *Asker {
 	t.Helper()
 	st := querytest.Demo(t)
-	e, err := New(engine.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, nil)
+	e, err := New(engine.Config{}, Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, nil)
 	if err != nil {
 		t.Fatalf("building engine: %v", err)
 	}

@@ -13,6 +13,11 @@
 // model is called: auto classifies by the global cue, drift's follow-ups are the top
 // report's key entities.
 //
+// Config bounds what the model is asked for: the tokens of a local answer, of a partial
+// and of a global answer, the parallel map calls and a global question's prompt-token
+// budget (-map-concurrency, -global-token-budget); engine.Config tunes retrieval. New
+// takes both.
+//
 // The timings of a Response hold the engine's phases and the answerer's ("classify",
 // "generate", "map", "reduce"), one span each (package phase).
 package ask

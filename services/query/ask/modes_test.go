@@ -104,7 +104,7 @@ func newModesEngine(t *testing.T, cfg engine.Config) (*Asker, *countingGraph, *r
 	st := querytest.DemoWithReports(t)
 	g := &countingGraph{GraphReader: st.Graph}
 	v := &recordingVectors{VectorReader: st.Vectors}
-	e, err := New(cfg, engine.Deps{Graph: g, Vectors: v, Embedder: st.Embedder, OfflineEmbedder: true, Logger: querytest.Logger()}, nil)
+	e, err := New(cfg, Config{}, engine.Deps{Graph: g, Vectors: v, Embedder: st.Embedder, OfflineEmbedder: true, Logger: querytest.Logger()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

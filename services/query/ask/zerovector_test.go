@@ -20,7 +20,7 @@ func TestStopWordQuestionIsAnswered(t *testing.T) {
 	}
 	st := querytest.DemoWithReports(t)
 	// Dense on, so that every dense search (chunks, entities, reports, evidence) is tried.
-	e, err := New(engine.Config{Weights: engine.Weights{Dense: 1, Lexical: 1, Graph: 1, Subject: 1}}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors,
+	e, err := New(engine.Config{Weights: engine.Weights{Dense: 1, Lexical: 1, Graph: 1, Subject: 1}}, Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors,
 		Embedder: st.Embedder, Logger: querytest.Logger()}, nil)
 	if err != nil {
 		t.Fatal(err)

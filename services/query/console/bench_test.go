@@ -77,7 +77,7 @@ func benchGraph(b *testing.B) querytest.Stores {
 // its layout (the page's own performance.now() clock), over the real API and stores.
 func BenchmarkExplorerFirstRender2000(b *testing.B) {
 	st := benchGraph(b)
-	e, err := ask.New(engine.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, nil)
+	e, err := ask.New(engine.Config{}, ask.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

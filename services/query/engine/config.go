@@ -30,7 +30,7 @@ type Weights struct {
 	Subject float64 `json:"subject"`
 }
 
-// Config tunes retrieval and answering (the answering fields are read by package ask).
+// Config tunes retrieval (package ask's Config bounds answering).
 // Defaults are documented in docs/configuration.md.
 // New gives a zero field its DefaultConfig value (a zero Weights: all four), except
 // MapTopK, PassageSeeds and SubjectPassages, whose 0 is a value, and ReverseHops;
@@ -50,17 +50,10 @@ type Config struct {
 	// EntityMargin, in (0, 1], keeps only embedding links within this much of the best
 	// one: models spread similarities differently (E5's unrelated pairs score 0.7), so an
 	// absolute minimum alone does not carry from one model to the next.
-	EntityMargin   float64
-	CommunityTopK  int // community reports in local context
-	MapTopK        int // communities mapped in global search (0 = all at the level, pruned)
-	MapConcurrency int // parallel map calls
-	MapMaxTokens   int
-	// GlobalTokenBudget bounds the prompt tokens one global question sends to the model
-	// (its map calls and its reduce call); NoTokenBudget: no bound.
-	GlobalTokenBudget int
-	ReduceTokens      int
-	AnswerTokens      int
-	Damping           float64 // personalized PageRank damping, in (0, 1)
+	EntityMargin  float64
+	CommunityTopK int     // community reports in local context
+	MapTopK       int     // communities mapped in global search (0 = all at the level, pruned)
+	Damping       float64 // personalized PageRank damping, in (0, 1)
 	// PassageSeeds is how many of the best dense/lexical passages seed the graph walk
 	// through their document entity, with weight PassageSeedWeight / rank (0: none).
 	PassageSeeds      int
@@ -81,9 +74,6 @@ type Config struct {
 // follow-up after its own.
 const MaxDriftFollowUps = 10
 
-// NoTokenBudget as GlobalTokenBudget leaves global questions unbounded.
-const NoTokenBudget = -1
-
 // Auto marks a parameter whose default depends on the embedder. With a semantic embedding
 // model the dense list weighs 1 and entities link at cosine ≥ 0.3 (the seeds' values).
 // With the offline hashing embedder, whose vectors restate the words, the dense list
@@ -100,7 +90,7 @@ const Auto = -1
 const NoEmbeddingLinks = 1
 
 // DefaultConfig holds the seeds' parameters (RRF k 60, 2 hops, 10 query entities with
-// similarity ≥ 0.3, 3 communities, 5 for map-reduce, 300/500 map/reduce tokens).
+// similarity ≥ 0.3, 3 communities, 5 for map-reduce).
 func DefaultConfig() Config {
 	return Config{
 		TopK:           10,
@@ -115,20 +105,13 @@ func DefaultConfig() Config {
 		EntityMargin:   0.02,
 		CommunityTopK:  3,
 		MapTopK:        5,
-		MapConcurrency: 4,
-		MapMaxTokens:   300,
-		// Mapping every report of a level of a 1,000-passage corpus sent 66k
-		// tokens per question; docs/benchmarks.md (globalcost) has what the bound keeps.
-		GlobalTokenBudget: 50_000,
-		ReduceTokens:      500,
-		AnswerTokens:      600,
-		Damping:           0.5,
+		DriftFollowUps: 3,
+		Damping:        0.5,
 
 		PassageSeeds:      5,
 		PassageSeedWeight: 0.5,
 		SubjectPassages:   2,
 		ReverseHops:       true,
-		DriftFollowUps:    3,
 	}
 }
 
@@ -156,8 +139,7 @@ type Deps struct {
 // DefaultConfig value, and resolves Auto for the embedder.
 func (c Config) withDefaults(offline bool) Config {
 	service.FillZeros(&c, DefaultConfig(), "TopK", "Pool", "Depth", "MaxNeighbors", "RRFK", "Weights",
-		"GraphRanking", "EntityTopK", "EntityMargin", "CommunityTopK", "MapConcurrency", "MapMaxTokens",
-		"ReduceTokens", "GlobalTokenBudget", "AnswerTokens", "PassageSeedWeight", "Damping", "DriftFollowUps")
+		"GraphRanking", "EntityTopK", "EntityMargin", "CommunityTopK", "PassageSeedWeight", "Damping", "DriftFollowUps")
 	if c.Weights.Dense == Auto {
 		c.Weights.Dense = 1
 		if offline {
@@ -173,8 +155,7 @@ func (c Config) withDefaults(offline bool) Config {
 	return c
 }
 
-// Validate names the flag of every invalid retrieval or answering value (a field
-// without a flag by its Go name).
+// Validate names the flag of every invalid retrieval value.
 func (c Config) Validate() error {
 	var p service.Problems
 	service.AtLeast(&p, "-top-k", c.TopK, 1)
@@ -201,13 +182,6 @@ func (c Config) Validate() error {
 	}
 	service.AtLeast(&p, "-community-top-k", c.CommunityTopK, 1)
 	service.AtLeast(&p, "-map-top-k", c.MapTopK, 0)
-	service.AtLeast(&p, "-map-concurrency", c.MapConcurrency, 1)
-	if c.GlobalTokenBudget != NoTokenBudget && c.GlobalTokenBudget < 1 {
-		p.Add("-global-token-budget", "must be positive or -1 (no bound), got %d", c.GlobalTokenBudget)
-	}
-	service.AtLeast(&p, "MapMaxTokens", c.MapMaxTokens, 1)
-	service.AtLeast(&p, "ReduceTokens", c.ReduceTokens, 1)
-	service.AtLeast(&p, "AnswerTokens", c.AnswerTokens, 1)
 	service.WithinOpen(&p, "-ppr-damping", c.Damping, 0, 1)
 	service.AtLeast(&p, "-passage-seeds", c.PassageSeeds, 0)
 	service.Positive(&p, "-passage-seed-weight", c.PassageSeedWeight)
@@ -218,7 +192,8 @@ func (c Config) Validate() error {
 	return p.Err()
 }
 
-// RegisterFlags adds the query engine's flags with the current values as defaults.
+// RegisterFlags adds the query engine's retrieval flags with the current values as
+// defaults (ask.Config adds the answering ones).
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.TopK, "top-k", c.TopK, "chunks returned by local search")
 	fs.IntVar(&c.Pool, "pool", c.Pool, "candidates taken from each ranked list before fusion")
@@ -237,8 +212,6 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&c.EntityMinSim, "entity-min-similarity", c.EntityMinSim, "minimum cosine similarity of an embedding link (-1 = 0.3 with an embedding model, 1 = none with the offline embedder: names only)")
 	fs.IntVar(&c.CommunityTopK, "community-top-k", c.CommunityTopK, "community reports in the local context")
 	fs.IntVar(&c.MapTopK, "map-top-k", c.MapTopK, "communities in a global search's map phase (0 = all at the level, pruned)")
-	fs.IntVar(&c.GlobalTokenBudget, "global-token-budget", c.GlobalTokenBudget, "prompt tokens a global question may send to the model, map and reduce calls together: the best-ranked communities that fit are mapped (-1 = no bound)")
-	fs.IntVar(&c.MapConcurrency, "map-concurrency", c.MapConcurrency, "parallel map calls")
 	fs.IntVar(&c.PassageSeeds, "passage-seeds", c.PassageSeeds, "best dense/lexical passages whose document entity also seeds the graph walk (0 = off)")
 	fs.Float64Var(&c.PassageSeedWeight, "passage-seed-weight", c.PassageSeedWeight, "walk seed weight of the best passage's document entity (divided by rank)")
 	fs.IntVar(&c.DriftFollowUps, "drift-follow-ups", c.DriftFollowUps, fmt.Sprintf("follow-up questions of a drift search, each a local search of its own (1..%d)", MaxDriftFollowUps))

@@ -32,7 +32,7 @@ func newTestAPI(t *testing.T, cfg Config, opts ...Option) *httptest.Server {
 // newTestAPIOver serves an offline engine over st behind cfg.
 func newTestAPIOver(t *testing.T, st querytest.Stores, cfg Config, opts ...Option) *httptest.Server {
 	t.Helper()
-	e, err := ask.New(engine.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, nil)
+	e, err := ask.New(engine.Config{}, ask.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, nil)
 	if err != nil {
 		t.Fatalf("building engine: %v", err)
 	}
@@ -637,7 +637,7 @@ func TestHTTPFlagsLoad(t *testing.T) {
 // it (a burst of 0 with a rate used to become 1).
 func TestNewValidatesConfig(t *testing.T) {
 	st := querytest.Demo(t)
-	e, err := ask.New(engine.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, nil)
+	e, err := ask.New(engine.Config{}, ask.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

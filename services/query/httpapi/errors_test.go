@@ -40,7 +40,7 @@ func checkAPITerms(t *testing.T, body []byte) {
 func serveEngine(t *testing.T, cfg Config, deps engine.Deps, client *llm.Client) *httptest.Server {
 	t.Helper()
 	deps.Logger = querytest.Logger()
-	e, err := ask.New(engine.Config{}, deps, client)
+	e, err := ask.New(engine.Config{}, ask.Config{}, deps, client)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestHTTPStopWordQuestion(t *testing.T) {
 // API's error shape, and the connection is closed (issue 17, item 4).
 func TestHTTPSlowBodyIs408(t *testing.T) {
 	st := querytest.Demo(t)
-	e, err := ask.New(engine.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, nil)
+	e, err := ask.New(engine.Config{}, ask.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,7 +65,7 @@ func newExploreAPI(t *testing.T, cfg Config, opts ...Option) (*httptest.Server, 
 	if err := st.Vectors.Upsert(ctx, coll, recs); err != nil {
 		t.Fatalf("writing reports: %v", err)
 	}
-	e, err := ask.New(engine.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, nil)
+	e, err := ask.New(engine.Config{}, ask.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, nil)
 	if err != nil {
 		t.Fatalf("building engine: %v", err)
 	}

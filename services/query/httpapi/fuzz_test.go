@@ -26,7 +26,7 @@ type fuzzTarget struct {
 func newFuzzTarget(f *testing.F) fuzzTarget {
 	f.Helper()
 	st := querytest.DemoWithReports(f)
-	e, err := ask.New(engine.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, nil)
+	e, err := ask.New(engine.Config{}, ask.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, nil)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -78,7 +78,7 @@ func TestToolErrorByKind(t *testing.T) {
 			want: "explore_entity_graph failed: internal error: the request could not be answered", logged: true},
 	}
 	st := querytest.Demo(t)
-	e, err := ask.New(engine.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, nil)
+	e, err := ask.New(engine.Config{}, ask.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, nil)
 	if err != nil {
 		t.Fatalf("building engine: %v", err)
 	}

@@ -26,7 +26,7 @@ import (
 func newTestServer(t *testing.T, version string) *mcp.Server {
 	t.Helper()
 	st := querytest.Demo(t)
-	e, err := ask.New(engine.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, nil)
+	e, err := ask.New(engine.Config{}, ask.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, nil)
 	if err != nil {
 		t.Fatalf("building engine: %v", err)
 	}
@@ -388,7 +388,7 @@ func TestExploreIsBounded(t *testing.T) {
 	if err := st.Graph.Merge(t.Context(), "lights", xs); err != nil {
 		t.Fatal(err)
 	}
-	e, err := ask.New(engine.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, nil)
+	e, err := ask.New(engine.Config{}, ask.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -139,7 +139,7 @@ func TestSearchConciseIsSmall(t *testing.T) {
 		passages = append(passages, querytest.Passage{ID: fmt.Sprintf("p%02d", i), Doc: fmt.Sprintf("d%d", i), Title: "Keeper's log", Text: text})
 	}
 	st.WriteChunks(t, "logs", passages)
-	e, err := ask.New(engine.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, nil)
+	e, err := ask.New(engine.Config{}, ask.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,7 @@ func TestConfigValidate(t *testing.T) {
 		{"grapher", def.Grapher.Validate},
 		{"summarizer", def.Summarizer.Validate},
 		{"engine", def.Query.Engine.Validate},
+		{"ask", def.Query.Ask.Validate},
 		{"httpapi", def.Query.API.Validate},
 		{"query", def.Query.Validate},
 		{"stack", DefaultConfig().Validate},
@@ -64,10 +65,12 @@ func TestConfigValidate(t *testing.T) {
 		{"engine", "-map-top-k", func(c *Config, _ *platform.BackendFlags, _ *llm.Config) { c.Query.Engine.MapTopK = -1 }},
 		{"engine", "-passage-seeds", func(c *Config, _ *platform.BackendFlags, _ *llm.Config) { c.Query.Engine.PassageSeeds = -1 }},
 		{"engine", "-ppr-damping", func(c *Config, _ *platform.BackendFlags, _ *llm.Config) { c.Query.Engine.Damping = 1.2 }},
-		{"engine", "-global-token-budget: must be positive or -1 (no bound), got -5", func(c *Config, _ *platform.BackendFlags, _ *llm.Config) { c.Query.Engine.GlobalTokenBudget = -5 }},
 		{"engine", "-weight-graph", func(c *Config, _ *platform.BackendFlags, _ *llm.Config) { c.Query.Engine.Weights.Graph = -1 }},
 		{"engine", "-graph-ranking", func(c *Config, _ *platform.BackendFlags, _ *llm.Config) { c.Query.Engine.GraphRanking = "bfs" }},
-		{"engine", "MapMaxTokens", func(c *Config, _ *platform.BackendFlags, _ *llm.Config) { c.Query.Engine.MapMaxTokens = -300 }},
+		{"ask", "-global-token-budget: must be positive or -1 (no bound), got -5", func(c *Config, _ *platform.BackendFlags, _ *llm.Config) { c.Query.Ask.GlobalTokenBudget = -5 }},
+		{"ask", "-map-concurrency: must be at least 1, got 0", func(c *Config, _ *platform.BackendFlags, _ *llm.Config) { c.Query.Ask.MapConcurrency = 0 }},
+		{"ask", "MapMaxTokens", func(c *Config, _ *platform.BackendFlags, _ *llm.Config) { c.Query.Ask.MapMaxTokens = -300 }},
+		{"ask", "AnswerTokens", func(c *Config, _ *platform.BackendFlags, _ *llm.Config) { c.Query.Ask.AnswerTokens = 0 }},
 		{"httpapi", "-api-timeout", func(c *Config, _ *platform.BackendFlags, _ *llm.Config) { c.Query.API.Timeout = -time.Second }},
 		{"httpapi", "-api-burst", func(c *Config, _ *platform.BackendFlags, _ *llm.Config) { c.Query.API.Burst = 0 }},
 		{"httpapi", "-api-rate", func(c *Config, _ *platform.BackendFlags, _ *llm.Config) { c.Query.API.RatePerSecond = -1 }},
@@ -93,6 +96,8 @@ func TestConfigValidate(t *testing.T) {
 				errs = []error{cfg.Summarizer.Validate(), cfg.Validate()}
 			case "engine":
 				errs = []error{cfg.Query.Engine.Validate(), cfg.Query.Validate(), cfg.Validate()}
+			case "ask":
+				errs = []error{cfg.Query.Ask.Validate(), cfg.Query.Validate(), cfg.Validate()}
 			case "httpapi":
 				errs = []error{cfg.Query.API.Validate(), cfg.Query.Validate(), cfg.Validate()}
 			case "backend":

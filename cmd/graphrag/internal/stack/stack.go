@@ -44,7 +44,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	c.Extractor.RegisterFlags(fs)
 	c.Grapher.RegisterFlags(fs)
 	c.Summarizer.RegisterFlags(fs)
-	c.Query.Engine.RegisterFlags(fs)
+	c.Query.RegisterEngineFlags(fs)
 }
 
 // Needs are the backends of the four services in one process: the bus, every graph

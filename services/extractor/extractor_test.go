@@ -53,12 +53,11 @@ type fixture struct {
 	llms *llmtest.Server
 }
 
-// newFixture builds an extractor on an in-process NATS and an embedded vector store,
-// with an LLM endpoint that answers with reply (or offline when reply is nil).
-func newFixture(t *testing.T, reply func(openai.ChatCompletionRequest) string) fixture {
+// newBusAndVectors starts an in-process NATS with the pipeline's streams and opens an
+// embedded vector store, both closed when the test ends.
+func newBusAndVectors(t *testing.T) (*bus.Bus, *embedded.Store) {
 	t.Helper()
-	srv := bustest.StartServer(t)
-	b, err := bus.New(bustest.Connect(t, srv))
+	b, err := bus.New(bustest.Connect(t, bustest.StartServer(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,6 +69,14 @@ func newFixture(t *testing.T, reply func(openai.ChatCompletionRequest) string) f
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = vs.Close() })
+	return b, vs
+}
+
+// newFixture builds an extractor on an in-process NATS and an embedded vector store,
+// with an LLM endpoint that answers with reply (or offline when reply is nil).
+func newFixture(t *testing.T, reply func(openai.ChatCompletionRequest) string) fixture {
+	t.Helper()
+	b, vs := newBusAndVectors(t)
 	f := fixture{bus: b}
 	deps := Deps{Bus: b, Vectors: vs, Embedder: hashembed.New(64), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if reply != nil {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +18,6 @@ import (
 	"github.com/graphrag/graphrag/pkg/llm"
 	"github.com/graphrag/graphrag/pkg/llm/llmtest"
 	"github.com/graphrag/graphrag/pkg/pipeline"
-	"github.com/graphrag/graphrag/pkg/vectorstore/embedded"
 )
 
 const validExtraction = `{"entities":[{"name":"Ada Quillane","type":"PERSON","description":"A scientist."}],"relationships":[]}`
@@ -29,18 +27,7 @@ const validExtraction = `{"entities":[{"name":"Ada Quillane","type":"PERSON","de
 // a second.
 func startLLMExtractor(t *testing.T, srv *llmtest.Server, timeout time.Duration) *bus.Bus {
 	t.Helper()
-	b, err := bus.New(bustest.Connect(t, bustest.StartServer(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pipeline.Provision(t.Context(), b, pipeline.DefaultTopology()); err != nil {
-		t.Fatal(err)
-	}
-	vs, err := embedded.Open(filepath.Join(t.TempDir(), "v"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = vs.Close() })
+	b, vs := newBusAndVectors(t)
 	c, err := llm.New(llm.Config{BaseURL: srv.URL(), ChatModel: "test", MaxRetries: 2, Timeout: timeout},
 		llm.WithBackoff(time.Millisecond, 5*time.Millisecond), llm.WithProbeInterval(20*time.Millisecond, 100*time.Millisecond))
 	if err != nil {
@@ -161,18 +148,7 @@ func TestModelTooSlowFallsBackToOffline(t *testing.T) {
 func TestEmbedderOutagePausesTheChunker(t *testing.T) {
 	srv := llmtest.NewServer(llmtest.WithDimension(16))
 	t.Cleanup(srv.Close)
-	b, err := bus.New(bustest.Connect(t, bustest.StartServer(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pipeline.Provision(t.Context(), b, pipeline.DefaultTopology()); err != nil {
-		t.Fatal(err)
-	}
-	vs, err := embedded.Open(filepath.Join(t.TempDir(), "v"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = vs.Close() })
+	b, vs := newBusAndVectors(t)
 	emb, err := llm.New(llm.Config{BaseURL: srv.URL(), EmbedModel: "e", MaxRetries: 1},
 		llm.WithBackoff(time.Millisecond, 5*time.Millisecond), llm.WithProbeInterval(20*time.Millisecond, 100*time.Millisecond))
 	if err != nil {

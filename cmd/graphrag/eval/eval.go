@@ -156,7 +156,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fs.IntVar(&limit, "limit", 0, "evaluate only the first N questions (0 = all)")
 			fs.StringVar(&details, "details", "", "also write one JSON line per question and strategy (top 10 documents, gold ranks) and per answer here")
 			fs.BoolVar(&noWait, "no-wait", false, "with a -data-dir that already holds the dataset: retrieve at once, without waiting for community reports (they do not rank passages); the entity vectors written so far are counted")
-			fs.BoolVar(&candidates, "candidates", false, "with -details: also write every fused candidate passage with its rank and score in each list (to study fusion offline)")
+			fs.BoolVar(&candidates, "candidates", false, "with -details: also write the 50 fused passages retrieved, each with its rank and score in each list (to study fusion offline)")
 			fs.StringVar(&answerMode, "answer-mode", ask.ModeLocal, "query mode the answers are written in: "+strings.Join(ask.Modes[1:], ", "))
 			fs.StringVar(&titles, "titles", titlesAsShipped, "document titles: "+titlesAsShipped+", or "+titlesOpaque+" (each replaced by doc-NNNNN, as most real corpora name their files)")
 		},
@@ -253,9 +253,6 @@ func readJSONL[T any](path string) ([]T, error) {
 
 // evalCorpus names the corpus the dataset is indexed into.
 const evalCorpus = "eval"
-
-// maxCandidates is the retrieval depth of -candidates: the most a request may ask for.
-const maxCandidates = 100
 
 // evalOptions say what to evaluate.
 type evalOptions struct {
@@ -389,10 +386,10 @@ func evaluate(ctx context.Context, p *platform.Platform, st *stack.Stack, o eval
 		phases := map[string][]float64{}
 		for _, q := range qs {
 			req := evalStrategies[name]
+			// 50, with or without -candidates: a request's top_k above the pool widens
+			// the lists (the engine takes max(pool, top_k) from each), which changes their
+			// standard scores and so the fusion being studied.
 			req.Corpus, req.Query, req.TopK = evalCorpus, q.Question, 50
-			if o.candidates {
-				req.TopK = maxCandidates // the order of the first 50 is the same
-			}
 			t0 := time.Now()
 			c, timings, err := st.Asker.Retrieve(ctx, req)
 			if err != nil {

@@ -64,6 +64,13 @@ type Config struct {
 	// DriftFollowUps bounds the follow-up questions of a drift search, each a local
 	// search of its own.
 	DriftFollowUps int
+	// WalkCarriesText, with two text lists (an embedding model and BM25), seeds the walk
+	// with every text passage at a softmax of its combined standard score and with the
+	// entity nearest the question, and fuses by FuseWalk: the passages both text lists
+	// are confident of, then the walk and subject lists by RRF, the text lists not voting
+	// again (ADR 0074). Off: the text lists vote with the walk and subject lists
+	// (FuseText), the walk seeded by the best PassageSeeds passages.
+	WalkCarriesText bool
 	// ReverseHops adds to the subject list, after the forward hops, the passage that
 	// mentions a first-hop passage's subject and best matches what the first hop left
 	// unexplained in the question.
@@ -206,6 +213,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&c.Weights.Subject, "weight-subject", c.Weights.Subject, "RRF weight of the subject list (passages about the entities the question names or the best passages mention)")
 	fs.IntVar(&c.SubjectPassages, "subject-passages", c.SubjectPassages, "best dense/lexical passages whose mentioned entities' own passages join the subject list (0 = only the question's entities)")
 	fs.BoolVar(&c.ReverseHops, "reverse-hops", c.ReverseHops, "subject list: also hop to the passage that mentions a best passage's subject and matches the rest of the question")
+	fs.BoolVar(&c.WalkCarriesText, "walk-carries-text", c.WalkCarriesText, "with an embedding model: seed the graph walk with every dense/lexical passage by its score and the entity nearest the question, and let the walk and subject lists rank what the text lists are not confident of (ADR 0074)")
 	fs.StringVar(&c.GraphRanking, "graph-ranking", c.GraphRanking, "graph list ranking: ppr (personalized PageRank) or path (hops, then PageRank)")
 	fs.IntVar(&c.EntityTopK, "entity-top-k", c.EntityTopK, "entities linked by embedding similarity")
 	fs.Float64Var(&c.EntityMargin, "entity-margin", c.EntityMargin, "embedding links kept only within this cosine of the best one (1 = no margin)")

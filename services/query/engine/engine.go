@@ -254,10 +254,17 @@ func (e *Engine) graphLists(ctx context.Context, p plan, s *searched, t *phase.T
 		g.Go(func() error {
 			return t.Timed(gctx, "graph", func(gctx context.Context) (err error) {
 				var passages []passageSeed
-				if p.ranking == RankPPR && e.cfg.PassageSeeds > 0 {
+				switch {
+				case p.walkCarriesText(e.cfg, s):
+					passages = e.textSeeds(p.weights, s.dense, s.lexical, p.pool)
+				case p.ranking == RankPPR && e.cfg.PassageSeeds > 0:
 					passages = e.passageSeeds(p.weights, s.dense, s.lexical, e.cfg.PassageSeeds)
 				}
-				gl, err = e.graphList(gctx, p.corpus, s.linked, passages, p.pool, p.ranking)
+				linked := s.linked
+				if p.walkCarriesText(e.cfg, s) {
+					linked = walkEntities(s.linked)
+				}
+				gl, err = e.graphList(gctx, p.corpus, linked, passages, p.pool, p.ranking, p.walkCarriesText(e.cfg, s))
 				return err
 			})
 		})
@@ -277,9 +284,10 @@ func (e *Engine) graphLists(ctx context.Context, p plan, s *searched, t *phase.T
 	return gl, sl, nil
 }
 
-// fuse fuses the four lists with RRF and returns the best topK chunks with their
-// records: those the dense and lexical hits carry, the rest (found only by the graph)
-// fetched by id, never dropped.
+// fuse fuses the lists and returns the best topK chunks with their records: those the
+// dense and lexical hits carry, the rest (found only by the graph) fetched by id, never
+// dropped. When the walk carries the text lists (walkCarriesText), they do not vote
+// again: FuseWalk; otherwise the four lists fuse by FuseText.
 func (e *Engine) fuse(ctx context.Context, p plan, s *searched, gl, sl graphResult) ([]Chunk, error) {
 	text := []RankedList{
 		hitsList("dense", p.weights.Dense, s.dense),
@@ -289,7 +297,12 @@ func (e *Engine) fuse(ctx context.Context, p plan, s *searched, gl, sl graphResu
 		{Name: "graph", Weight: p.weights.Graph, IDs: gl.ids, Scores: gl.scores},
 		{Name: "subject", Weight: p.weights.Subject, IDs: sl.ids, Scores: sl.scores},
 	}
-	fused := FuseText(e.cfg.RRFK, text, structural...)
+	var fused []Fused
+	if p.walkCarriesText(e.cfg, s) {
+		fused = FuseWalk(e.cfg.RRFK, text, structural...)
+	} else {
+		fused = FuseText(e.cfg.RRFK, text, structural...)
+	}
 	if len(fused) > p.topK {
 		fused = fused[:p.topK]
 	}
@@ -517,6 +530,62 @@ func firstN(xs []string, n int) []string {
 type passageSeed struct {
 	id     string
 	weight float64
+}
+
+// walkCarriesText says the graph walk is seeded by the text lists' passages and ranks
+// them for the fusion (FuseWalk): Config.WalkCarriesText, with two text lists (an
+// embedding model's dense list and BM25), a personalized-PageRank walk and passage
+// seeds. With one text list (the offline embedder) there is no second list whose
+// agreement protects a lookup's answer (FuseWalk's head), so the text list keeps its
+// vote.
+func (p plan) walkCarriesText(cfg Config, s *searched) bool {
+	return cfg.WalkCarriesText && p.weights.Graph > 0 && p.ranking == RankPPR && cfg.PassageSeeds > 0 &&
+		p.weights.Dense > 0 && len(s.dense) > 0 && p.weights.Lexical > 0 && len(s.lexical) > 0
+}
+
+// walkEntities returns the entity that seeds a walk carrying the text lists: the one
+// whose vector is nearest the question's, as HippoRAG 2 seeds its walk from the graph's
+// vectors nearest the question; exact name links stay for the subject list. Without
+// one (no entity vectors), every linked entity.
+func walkEntities(linked []linkedEntity) []linkedEntity {
+	for _, l := range linked {
+		if l.nearest {
+			return []linkedEntity{l}
+		}
+	}
+	return linked
+}
+
+// textSeeds seeds the walk with the text lists' passages, combined by standard scores
+// (combineScores) and cut to the pool, each at a softmax weight exp((s − s₁) / σ) over
+// the combined scores s (σ their standard deviation, s₁ the best), the weights summing
+// to 1, the seed weight the question's entities share (pprRanking). HippoRAG 2 seeds
+// its walk with every passage at its dense score; a softmax with the list's own spread
+// as temperature gives the passages the text is sure of most of the mass whatever the
+// model's score scale (E5 scores unrelated passages about 0.7, so raw or min-max scores
+// spread the mass over the whole list).
+func (e *Engine) textSeeds(w Weights, dense, lexical []vectorstore.Hit, pool int) []passageSeed {
+	c, _ := combineScores([]RankedList{hitsList("dense", w.Dense, dense), hitsList("lexical", w.Lexical, lexical)})
+	n := min(len(c.IDs), pool)
+	if n == 0 {
+		return nil
+	}
+	top := RankedList{IDs: c.IDs[:n], Scores: c.Scores[:n]}
+	_, sd := meanStd(top)
+	ws := make([]float64, n)
+	sum := 0.0
+	for i, sc := range top.Scores {
+		ws[i] = 1
+		if sd > 0 {
+			ws[i] = math.Exp((sc - top.Scores[0]) / sd)
+		}
+		sum += ws[i]
+	}
+	out := make([]passageSeed, n)
+	for i, id := range top.IDs {
+		out[i] = passageSeed{id: id, weight: ws[i] / sum}
+	}
+	return out
 }
 
 // passageSeeds picks the best dense and lexical passages (fused by RRF with the

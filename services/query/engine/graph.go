@@ -25,7 +25,7 @@ type graphResult struct {
 
 // graphList walks the graph from the linked entities and ranks the chunks that name the
 // entities it reaches.
-func (e *Engine) graphList(ctx context.Context, corpus string, linked []linkedEntity, passages []passageSeed, pool int, ranking string) (graphResult, error) {
+func (e *Engine) graphList(ctx context.Context, corpus string, linked []linkedEntity, passages []passageSeed, pool int, ranking string, evenEntities bool) (graphResult, error) {
 	res := graphResult{paths: map[string][]string{}}
 	if len(linked) == 0 && len(passages) == 0 {
 		return res, nil
@@ -47,7 +47,7 @@ func (e *Engine) graphList(ctx context.Context, corpus string, linked []linkedEn
 	case RankPath:
 		res.ids, res.scores = pathRanking(all)
 	default:
-		if res.ids, res.scores, err = e.pprRanking(ctx, corpus, all, linked, passages); err != nil {
+		if res.ids, res.scores, err = e.pprRanking(ctx, corpus, all, linked, passages, evenEntities); err != nil {
 			return res, err
 		}
 	}
@@ -113,8 +113,10 @@ func pathRanking(all []reached) ([]string, []float64) {
 }
 
 // pprRanking ranks chunks by personalized PageRank seeded with the linked entities and
-// the seed passages.
-func (e *Engine) pprRanking(ctx context.Context, corpus string, all []reached, linked []linkedEntity, passages []passageSeed) ([]string, []float64, error) {
+// the seed passages. With evenEntities the linked entities share one unit of seed
+// weight equally, as the text seeds share theirs (textSeeds): the question's entities
+// and the text's passages then weigh the same in the walk.
+func (e *Engine) pprRanking(ctx context.Context, corpus string, all []reached, linked []linkedEntity, passages []passageSeed, evenEntities bool) ([]string, []float64, error) {
 	ents := make([]graphstore.Entity, len(all))
 	for i, r := range all {
 		ents[i] = r.ent
@@ -123,6 +125,9 @@ func (e *Engine) pprRanking(ctx context.Context, corpus string, all []reached, l
 	for _, l := range linked {
 		// Specific entities (few chunks) say more about the question than hubs.
 		seeds["e:"+l.key] = l.score / math.Log(math.E+float64(l.chunks))
+		if evenEntities {
+			seeds["e:"+l.key] = 1 / float64(len(linked))
+		}
 	}
 	for _, p := range passages {
 		seeds["c:"+p.id] += p.weight

@@ -26,6 +26,9 @@ type linkedEntity struct {
 	score  float64 // 1 for an exact name match, the cosine similarity for an embedding link
 	by     string  // exact, embedding, llm, proper_noun
 	chunks int     // how many chunks mention it (specificity)
+	// nearest marks the entity whose vector is the most similar to the question's (the
+	// walk's entity seed when it carries the text lists, walkSeeds).
+	nearest bool
 }
 
 const maxGram = 6
@@ -88,6 +91,11 @@ func (e *Engine) link(ctx context.Context, corpus, query string, qvec []float32)
 	}
 	if err := e.verify(ctx, corpus, e.embeddingLinks(hits), func(k string, n int) { l.add(k, scoreOf(hits, k), "embedding"); l.exists[k] = n }); err != nil {
 		return nil, err
+	}
+	if len(hits) > 0 {
+		if f, ok := l.found[hits[0].ID]; ok {
+			f.nearest = true
+		}
 	}
 	if err := e.fallbackLinks(ctx, corpus, query, l); err != nil {
 		return nil, err

@@ -135,6 +135,64 @@ func FuseText(k float64, text []RankedList, others ...RankedList) []Fused {
 	return fused
 }
 
+// FuseWalk fuses the text lists with structural lists that already carry them: a graph
+// walk seeded by the text lists' passages (textSeeds) ranks a passage by its text score,
+// kept by the walk's restart, and by what flows to it from the question's entities and
+// from the passages that share entities with it, so the text lists voting again would
+// count the text twice and pull the second hop the walk found back down. The passages
+// both text lists are confident of (as in FuseText: weighted mean standard score at
+// least confidentZ) come first in the text order; then the structural lists by RRF; then
+// the text lists' other passages in the text order, so nothing a list returned is lost.
+// With fewer than two text lists FuseWalk is FuseText. Hits record every original list.
+func FuseWalk(k float64, text []RankedList, structural ...RankedList) []Fused {
+	active := 0
+	for _, l := range text {
+		if l.Weight != 0 && len(l.IDs) > 0 {
+			active++
+		}
+	}
+	if active < 2 {
+		return FuseText(k, text, structural...)
+	}
+	combined, hits := combineScores(text)
+	total := combined.Weight
+	for _, l := range structural {
+		total += l.Weight
+	}
+	var order []string
+	placed := map[string]bool{}
+	for i, id := range combined.IDs {
+		if combined.Scores[i] < confidentZ*combined.Weight {
+			break
+		}
+		order = append(order, id)
+		placed[id] = true
+	}
+	voted := RRF(k, structural...)
+	for _, f := range voted {
+		if !placed[f.ID] {
+			order = append(order, f.ID)
+			placed[f.ID] = true
+		}
+	}
+	for _, id := range combined.IDs {
+		if !placed[id] {
+			order = append(order, id)
+			placed[id] = true
+		}
+	}
+	structHits := map[string][]ListHit{}
+	for _, f := range voted {
+		structHits[f.ID] = f.Hits
+	}
+	out := make([]Fused, len(order))
+	for i, id := range order {
+		h := append(slices.Clone(hits[id]), structHits[id]...)
+		out[i] = Fused{ID: id, Score: total / (k + float64(i+1)), Hits: h}
+	}
+	return out
+}
+
 // confidentZ is the weighted mean standard score over the text lists from which FuseText
 // keeps a passage ahead of the structural lists' votes: two standard deviations above
 // each list's mean on average, the usual mark of an outlier.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"github.com/graphrag/graphrag/pkg/vectorstore"
 	"math"
 	"slices"
 	"testing"
@@ -162,5 +163,83 @@ func TestFuseTextOneTextListIsRRF(t *testing.T) {
 		if got[i].ID != want[i].ID || got[i].Score != want[i].Score {
 			t.Fatalf("got %+v, want %+v", got, want)
 		}
+	}
+}
+
+// When the walk carries the text lists, they do not vote again: the second hop the walk
+// and the subject list rank first ("hop", which the text lists rank last) comes right
+// after the passage both text lists are confident of ("a"), where FuseText's text vote
+// puts a passage the text lists rank second ("n00") above it. Nothing a list returned
+// is lost.
+func TestFuseWalkTextDoesNotVoteTwice(t *testing.T) {
+	dense := RankedList{Name: "dense", Weight: 1, IDs: []string{"a"}, Scores: []float64{0.95}}
+	lexical := RankedList{Name: "lexical", Weight: 1, IDs: []string{"a"}, Scores: []float64{30}}
+	for i := range 30 {
+		id := fmt.Sprintf("n%02d", i)
+		dense.IDs, dense.Scores = append(dense.IDs, id), append(dense.Scores, 0.5-float64(i)/1000)
+		lexical.IDs, lexical.Scores = append(lexical.IDs, id), append(lexical.Scores, 5-float64(i)/100)
+	}
+	dense.IDs, dense.Scores = append(dense.IDs, "hop"), append(dense.Scores, 0.3)
+	walk := RankedList{Name: "graph", Weight: 1, IDs: []string{"hop", "x", "n00"}}
+	subject := RankedList{Name: "subject", Weight: 1, IDs: []string{"hop", "n00"}}
+	if got := FuseText(60, []RankedList{dense, lexical}, walk, subject); got[1].ID == "hop" {
+		t.Fatalf("FuseText ranks %v: the fixture does not show the text voting twice", ids(got))
+	}
+	got := FuseWalk(60, []RankedList{dense, lexical}, walk, subject)
+	if want := []string{"a", "hop", "n00", "x", "n01"}; !slices.Equal(ids(got)[:5], want) {
+		t.Fatalf("FuseWalk ranks %v, want %v first", ids(got), want)
+	}
+	if len(got) != 33 {
+		t.Fatalf("FuseWalk returned %d passages, want all 33 of the lists", len(got))
+	}
+	if h := got[1].Hits; len(h) != 3 || h[0].List != "dense" || h[1].List != "graph" || h[2].List != "subject" {
+		t.Fatalf("hits of hop = %+v, want dense, graph, subject", h)
+	}
+}
+
+// With one text list (the offline embedder) FuseWalk is FuseText: no head, every list votes.
+func TestFuseWalkOneTextListIsFuseText(t *testing.T) {
+	lexical := RankedList{Name: "lexical", Weight: 1, IDs: []string{"a", "b"}, Scores: []float64{2, 1}}
+	dense := RankedList{Name: "dense", Weight: 0}
+	graph := RankedList{Name: "graph", Weight: 1, IDs: []string{"b", "c"}}
+	got, want := FuseWalk(60, []RankedList{dense, lexical}, graph), FuseText(60, []RankedList{dense, lexical}, graph)
+	if !slices.Equal(ids(got), ids(want)) {
+		t.Fatalf("FuseWalk ranks %v, want FuseText's %v", ids(got), ids(want))
+	}
+}
+
+// The walk's text seeds are a softmax of the combined standard scores with their own
+// spread as temperature: they sum to 1, follow the text order, and give the passage the
+// text lists are sure of most of the mass whatever the scores' scale.
+func TestTextSeedsFollowTheTextScores(t *testing.T) {
+	e := &Engine{cfg: DefaultConfig()}
+	hits := func(scores ...float64) []vectorstore.Hit {
+		var hs []vectorstore.Hit
+		for i, s := range scores {
+			hs = append(hs, vectorstore.Hit{Record: vectorstore.Record{ID: fmt.Sprintf("p%d", i)}, Score: s})
+		}
+		return hs
+	}
+	w := Weights{Dense: 1, Lexical: 1}
+	for _, scale := range []float64{1, 100} {
+		d := hits(0.95*scale, 0.71*scale, 0.70*scale, 0.69*scale, 0.68*scale)
+		l := hits(30, 9, 8, 7, 6)
+		seeds := e.textSeeds(w, d, l, 50)
+		if len(seeds) != 5 || seeds[0].id != "p0" {
+			t.Fatalf("scale %v: seeds %+v, want the 5 passages, p0 first", scale, seeds)
+		}
+		sum := 0.0
+		for i, s := range seeds {
+			sum += s.weight
+			if i > 0 && s.weight > seeds[i-1].weight {
+				t.Fatalf("scale %v: seeds %+v not in the text order", scale, seeds)
+			}
+		}
+		if math.Abs(sum-1) > 1e-9 || seeds[0].weight < 0.5 {
+			t.Fatalf("scale %v: seeds %+v, want weights summing to 1, p0 above 0.5", scale, seeds)
+		}
+	}
+	if got := e.textSeeds(w, hits(0.9, 0.8), hits(3, 2), 1); len(got) != 1 || got[0].weight != 1 {
+		t.Fatalf("pool 1: seeds %+v, want p0 at 1", got)
 	}
 }

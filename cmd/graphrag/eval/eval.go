@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"net/http"
 	"os"
@@ -82,8 +83,12 @@ type StrategyResult struct {
 	Recall  map[string]float64 `json:"recall"`
 	AllGold map[string]float64 `json:"all_gold"`
 	MRR     float64            `json:"mrr"`
-	P50ms   float64            `json:"p50_ms"`
-	P99ms   float64            `json:"p99_ms"`
+	// Halves are the recall@k of the first and of the last half of the questions (the
+	// first holds the extra question of an odd count): a change counts only if it holds
+	// on both (docs/evaluation.md).
+	Halves [2]map[string]float64 `json:"halves"`
+	P50ms  float64               `json:"p50_ms"`
+	P99ms  float64               `json:"p99_ms"`
 	// Phases are the median and p99 of each phase of Retrieve (the engine's timings),
 	// in ms: where the latency goes.
 	Phases map[string]PhaseMS `json:"phases,omitempty"`
@@ -384,7 +389,9 @@ func evaluate(ctx context.Context, p *platform.Platform, st *stack.Stack, o eval
 		sr := StrategyResult{Name: name, Recall: map[string]float64{}, AllGold: map[string]float64{}}
 		var lat []float64
 		phases := map[string][]float64{}
-		for _, q := range qs {
+		sr.Halves = [2]map[string]float64{{}, {}}
+		firstHalf := (len(qs) + 1) / 2
+		for qi, q := range qs {
 			req := evalStrategies[name]
 			// 50, with or without -candidates: a request's top_k above the pool widens
 			// the lists (the engine takes max(pool, top_k) from each), which changes their
@@ -400,7 +407,15 @@ func evaluate(ctx context.Context, p *platform.Platform, st *stack.Stack, o eval
 				phases[ph] = append(phases[ph], ms)
 			}
 			ranked := rankedDocuments(c.Chunks[:min(len(c.Chunks), 50)])
+			half := 0
+			if qi >= firstHalf {
+				half = 1
+			}
+			before := maps.Clone(sr.Recall)
 			scoreQuestion(&sr, ranked, q.Gold)
+			for k, v := range sr.Recall {
+				sr.Halves[half][k] += v - before[k]
+			}
 			if details != nil {
 				d := detailOf(name, q, ranked)
 				if o.candidates {
@@ -419,6 +434,8 @@ func evaluate(ctx context.Context, p *platform.Platform, st *stack.Stack, o eval
 			key := fmt.Sprint(k)
 			sr.Recall[key] = round4(sr.Recall[key] / n)
 			sr.AllGold[key] = round4(sr.AllGold[key] / n)
+			sr.Halves[0][key] = round4(sr.Halves[0][key] / float64(firstHalf))
+			sr.Halves[1][key] = round4(sr.Halves[1][key] / max(1, n-float64(firstHalf)))
 		}
 		sr.MRR = round4(sr.MRR / n)
 		sr.P50ms, sr.P99ms = percentileMS(lat, 50), percentileMS(lat, 99)
@@ -679,10 +696,10 @@ func printReport(w io.Writer, r *EvalReport) {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "strategy\tR@2\tR@5\tR@10\tall@2\tall@5\tall@10\tMRR\tp50 ms\tp99 ms\t")
+	fmt.Fprintln(tw, "strategy\tR@2\tR@5\tR@10\tall@2\tall@5\tall@10\tMRR\tR@5 halves\tp50 ms\tp99 ms\t")
 	for _, s := range r.Strategies {
-		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.1f\t%.1f\t\n", s.Name, s.Recall["2"], s.Recall["5"], s.Recall["10"],
-			s.AllGold["2"], s.AllGold["5"], s.AllGold["10"], s.MRR, s.P50ms, s.P99ms)
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f / %.3f\t%.1f\t%.1f\t\n", s.Name, s.Recall["2"], s.Recall["5"], s.Recall["10"],
+			s.AllGold["2"], s.AllGold["5"], s.AllGold["10"], s.MRR, s.Halves[0]["5"], s.Halves[1]["5"], s.P50ms, s.P99ms)
 	}
 	_ = tw.Flush()
 	if a := r.Answers; a != nil {

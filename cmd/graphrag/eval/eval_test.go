@@ -97,6 +97,11 @@ func TestEvalCommand(t *testing.T) {
 		if s.Recall["10"] != 1 || s.MRR <= 0 {
 			t.Errorf("%s: recall@10 %v MRR %v on a five-document corpus", s.Name, s.Recall["10"], s.MRR)
 		}
+		// Each half of the questions is scored apart (the set's three questions: two,
+		// then one); together they make the whole.
+		if s.Halves[0]["10"] != 1 || s.Halves[1]["10"] != 1 || math.Abs((2*s.Halves[0]["2"]+s.Halves[1]["2"])/3-s.Recall["2"]) > 1e-3 {
+			t.Errorf("%s: halves %v, recall %v", s.Name, s.Halves, s.Recall)
+		}
 		// The phases say where the latency went: the lists the strategy computes, no other.
 		want := map[string][]string{"bm25": {"lexical"}, "dense": {"dense"}, "hybrid": {"lexical", "dense"}, "graph": {"lexical", "link", "graph"},
 			"naive": {"lexical"}, "mix": {"lexical", "link", "graph", "mix", "reports"}, "drift": {"primer", "follow_ups", "lexical", "link", "graph", "union"}}[s.Name]

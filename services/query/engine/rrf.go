@@ -89,13 +89,7 @@ func RRF(k float64, lists ...RankedList) []Fused {
 // With one text list (the offline embedder: BM25 alone) there is no second list to agree
 // with: all lists fuse by RRF. Hits record every original list.
 func FuseText(k float64, text []RankedList, others ...RankedList) []Fused {
-	active := 0
-	for _, l := range text {
-		if l.Weight != 0 && len(l.IDs) > 0 {
-			active++
-		}
-	}
-	if active < 2 {
+	if activeLists(text) < 2 {
 		return RRF(k, append(text, others...)...) // nothing to combine
 	}
 	combined, hits := combineScores(text)
@@ -145,13 +139,7 @@ func FuseText(k float64, text []RankedList, others ...RankedList) []Fused {
 // the text lists' other passages in the text order, so nothing a list returned is lost.
 // With fewer than two text lists FuseWalk is FuseText. Hits record every original list.
 func FuseWalk(k float64, text []RankedList, structural ...RankedList) []Fused {
-	active := 0
-	for _, l := range text {
-		if l.Weight != 0 && len(l.IDs) > 0 {
-			active++
-		}
-	}
-	if active < 2 {
+	if activeLists(text) < 2 {
 		return FuseText(k, text, structural...)
 	}
 	combined, hits := combineScores(text)
@@ -191,6 +179,17 @@ func FuseWalk(k float64, text []RankedList, structural ...RankedList) []Fused {
 		out[i] = Fused{ID: id, Score: total / (k + float64(i+1)), Hits: h}
 	}
 	return out
+}
+
+// activeLists counts the lists that weigh something and hold an id.
+func activeLists(lists []RankedList) int {
+	n := 0
+	for _, l := range lists {
+		if l.Weight != 0 && len(l.IDs) > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // confidentZ is the weighted mean standard score over the text lists from which FuseText

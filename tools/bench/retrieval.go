@@ -319,13 +319,18 @@ type retrievalResult struct {
 	denseRecall float64       // of the dense list against an exact scan
 }
 
-// measureRetrieval times engine.Engine.Retrieve over the questions, one at a time, after a
-// warm-up pass over a few of them.
+// measureRetrieval times engine.Engine.Retrieve with the offline defaults over the
+// questions, one at a time, after a warm-up pass over a few of them.
 func measureRetrieval(ctx context.Context, st *benchStores, qs []string) (retrievalResult, error) {
 	// The stores hold hashing-embedder vectors, so the engine runs with the offline
 	// defaults, as `graphrag up` does with that embedder (dense list off, see
 	// docs/evaluation.md).
-	eng, err := engine.New(engine.DefaultConfig(), engine.Deps{Graph: st.graph, Vectors: st.vectors, Embedder: st.embedder,
+	return measureRetrievalWith(ctx, st, qs, engine.DefaultConfig())
+}
+
+// measureRetrievalWith is measureRetrieval with another engine configuration.
+func measureRetrievalWith(ctx context.Context, st *benchStores, qs []string, ecfg engine.Config) (retrievalResult, error) {
+	eng, err := engine.New(ecfg, engine.Deps{Graph: st.graph, Vectors: st.vectors, Embedder: st.embedder,
 		OfflineEmbedder: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		return retrievalResult{}, fmt.Errorf("building the query engine: %w", err)
@@ -402,7 +407,7 @@ func benchRetrieval(ctx context.Context, cfg *benchConfig, r *benchReport) error
 	r.line("hashed vectors only restate BM25; docs/evaluation.md), so `dense` is 0 below. With an embedding")
 	r.line("model the dense list is on, and the exact scan adds about 20 ms at 100k chunks.")
 	r.line("")
-	var results []retrievalResult
+	var results, withDense []retrievalResult
 	var hnsw retrievalResult
 	var truth [][]string
 	sizes := retrievalSizes(cfg.quick)
@@ -420,6 +425,9 @@ func benchRetrieval(ctx context.Context, cfg *benchConfig, r *benchReport) error
 		largest := n == sizes[len(sizes)-1]
 		if err == nil && largest {
 			truth, err = denseTopIDs(ctx, st, qs, engine.DefaultConfig().Pool)
+		}
+		if err == nil && largest {
+			withDense, err = measureWithDense(ctx, cfg, st, qs, n)
 		}
 		if cerr := st.Close(); err == nil && cerr != nil {
 			err = fmt.Errorf("closing the stores: %w", cerr)
@@ -485,6 +493,23 @@ func benchRetrieval(ctx context.Context, cfg *benchConfig, r *benchReport) error
 	r.line("The two rows were measured one after the other, under the load of that moment; phases other than")
 	r.line("dense do not depend on the dense index, so their difference shows the noise.")
 	r.line("")
+	r.linef("The same %s-chunk corpus (exact scans) with the dense list on, as with an embedding model, the", benchFmtCount(last.chunks))
+	r.line("text lists fused as by default, then with `-walk-carries-text` (the walk seeded by every text passage")
+	r.line("and the entity nearest the question, ADR 0074); the two runs one after the other:")
+	r.line("")
+	rows = nil
+	for i, res := range withDense {
+		name := []string{"dense on", "dense on, `-walk-carries-text`"}[i]
+		rows = append(rows, []string{benchFmtCount(res.chunks), name, benchFmtMs(res.p50), benchFmtMs(res.p90), benchFmtMs(res.p99),
+			benchPhaseCell(res, "graph"), benchPhaseCell(res, "fuse"), retrievalTarget(res)})
+	}
+	r.table([]string{"chunks", "lists", "p50", "p90", "p99", "graph p50 / p99", "fuse p50 / p99", "target at 100k"}, rows)
+	if len(withDense) == 2 {
+		r.line("")
+		r.linef("`-walk-carries-text` against the default fusion, same run: p50 %.2f×, p99 %.2f×.",
+			float64(withDense[1].p50)/float64(withDense[0].p50), float64(withDense[1].p99)/float64(withDense[0].p99))
+	}
+	r.line("")
 	r.line("Building the stores (not timed in CI; once per size):")
 	r.line("")
 	header = []string{"phase"}
@@ -539,6 +564,25 @@ func retrievalTarget(res retrievalResult) string {
 func benchPhaseCell(res retrievalResult, phase string) string {
 	v := res.phases[phase]
 	return fmt.Sprintf("%s / %s", benchFmtFloat(benchPercentileF(v, 50)), benchFmtFloat(benchPercentileF(v, 99)))
+}
+
+// measureWithDense measures retrieval with the dense list on, first with the default
+// fusion, then with the walk carrying the text lists.
+func measureWithDense(ctx context.Context, cfg *benchConfig, st *benchStores, qs []string, n int) ([]retrievalResult, error) {
+	var out []retrievalResult
+	for _, walk := range []bool{false, true} {
+		ecfg := engine.DefaultConfig()
+		ecfg.Weights.Dense = 1
+		ecfg.WalkCarriesText = walk
+		res, err := measureRetrievalWith(ctx, st, qs, ecfg)
+		if err != nil {
+			return nil, err
+		}
+		res.chunks = n
+		cfg.progress("%d chunks, dense on, walk carries text %v: p50 %s p99 %s", n, walk, benchFmtMs(res.p50), benchFmtMs(res.p99))
+		out = append(out, res)
+	}
+	return out, nil
 }
 
 // measureHNSW reopens the stores of the largest corpus with an HNSW graph on the chunk

@@ -191,6 +191,9 @@ type Store interface {
 	Community(ctx context.Context, corpus, id string) (Community, error)
 	// Stats counts what a corpus holds; Levels is the highest level + 1.
 	Stats(ctx context.Context, corpus string) (Stats, error)
+	// Levels is Stats' Levels without counting anything (counting walks every entity
+	// and relationship): what a read that renumbers community levels needs.
+	Levels(ctx context.Context, corpus string) (int, error)
 	// Corpora lists the corpora written to and not dropped since, sorted.
 	Corpora(ctx context.Context) ([]string, error)
 	// DropCorpus deletes a corpus; dropping one that does not exist is not an error.

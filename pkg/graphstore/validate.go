@@ -180,6 +180,12 @@ func (v validating) Stats(ctx context.Context, corpus string) (Stats, error) {
 	})
 }
 
+func (v validating) Levels(ctx context.Context, corpus string) (int, error) {
+	return call(ctx, v.rec, "Levels", corpus, true, func(ctx context.Context) (int, error) {
+		return v.d.Levels(ctx, corpus)
+	})
+}
+
 func (v validating) Corpora(ctx context.Context) ([]string, error) {
 	return call(ctx, v.rec, "Corpora", "", false, v.d.Corpora)
 }

@@ -358,16 +358,35 @@ func (s *store) Stats(ctx context.Context, corpus string) (graphstore.Stats, err
 		st.Relationships = c.rels.Stats().KeyN
 		st.Communities = c.comms.Stats().KeyN
 		st.Chunks = c.chunks.Stats().KeyN
-		if v := c.meta.Get(kLevels); v != nil {
-			n, err := strconv.Atoi(string(v))
-			if err != nil {
-				return fmt.Errorf("decoding level count: %w", err)
-			}
-			st.Levels = n
-		}
-		return nil
+		var err error
+		st.Levels, err = storedLevels(c)
+		return err
 	})
 	return st, err
+}
+
+// Levels reads the level count ReplaceCommunities stored.
+func (s *store) Levels(ctx context.Context, corpus string) (int, error) {
+	var n int
+	err := s.read(ctx, "reading the level count", corpus, func(c *corpusTx) error {
+		var err error
+		n, err = storedLevels(c)
+		return err
+	})
+	return n, err
+}
+
+// storedLevels decodes the level count of a corpus (0 before any hierarchy).
+func storedLevels(c *corpusTx) (int, error) {
+	v := c.meta.Get(kLevels)
+	if v == nil {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(string(v))
+	if err != nil {
+		return 0, fmt.Errorf("decoding level count: %w", err)
+	}
+	return n, nil
 }
 
 // ChunkEntities returns the entity keys each stored chunk contributed.

@@ -104,11 +104,15 @@ func mustAbsent(t *testing.T, s graphstore.Store, corpus, key string) {
 	}
 }
 
+// stats returns the corpus's Stats, checking that Levels reads the same level count.
 func stats(t *testing.T, s graphstore.Store, corpus string) graphstore.Stats {
 	t.Helper()
 	st, err := s.Stats(t.Context(), corpus)
 	if err != nil {
 		t.Fatalf("Stats: %v", err)
+	}
+	if n, err := s.Levels(t.Context(), corpus); err != nil || n != st.Levels {
+		t.Fatalf("Levels = %d, %v; Stats says %d", n, err, st.Levels)
 	}
 	return st
 }
@@ -317,6 +321,7 @@ func testInvalidCorpus(t *testing.T, s graphstore.Store) {
 		{"Communities", func(c string) error { _, err := s.Communities(ctx, c, -1); return err }},
 		{"Community", func(c string) error { _, err := s.Community(ctx, c, "x"); return err }},
 		{"Stats", func(c string) error { _, err := s.Stats(ctx, c); return err }},
+		{"Levels", func(c string) error { _, err := s.Levels(ctx, c); return err }},
 		{"DropCorpus", func(c string) error { return s.DropCorpus(ctx, c) }},
 	}
 	for _, name := range []string{"", strings.Repeat("k", graphstore.MaxKeyLen+1), "k\xff"} {
@@ -934,6 +939,7 @@ func testCancellation(t *testing.T, s graphstore.Store) {
 		{"SetPageRank", func() error { return s.SetPageRank(ctx, "k", map[string]float64{"dopamine": 1}) }},
 		{"ReplaceCommunities", func() error { return s.ReplaceCommunities(ctx, "k", []graphstore.Community{{ID: "x"}}) }},
 		{"Stats", func() error { _, err := s.Stats(ctx, "k"); return err }},
+		{"Levels", func() error { _, err := s.Levels(ctx, "k"); return err }},
 		{"DropCorpus", func() error { return s.DropCorpus(ctx, "k") }},
 		{"Ping", func() error { return s.Ping(ctx) }},
 	}

@@ -76,6 +76,8 @@ CALL { MATCH (x:Community {corpus: $corpus}) RETURN count(x) AS communities }
 CALL { MATCH (x:Chunk {corpus: $corpus}) RETURN count(x) AS chunks }
 RETURN entities, relationships, communities, chunks, coalesce(c.levels, 0) AS levels`
 
+	cyLevels = `OPTIONAL MATCH (c:Corpus {name: $corpus}) RETURN coalesce(c.levels, 0) AS levels`
+
 	cyCorpora = `MATCH (c:Corpus) RETURN c.name`
 )
 
@@ -503,6 +505,23 @@ func (s *store) Stats(ctx context.Context, corpus string) (graphstore.Stats, err
 		return nil
 	})
 	return st, err
+}
+
+// Levels reads the level count of the corpus node.
+func (s *store) Levels(ctx context.Context, corpus string) (int, error) {
+	var n int
+	err := s.read(ctx, "reading the level count of "+corpus, func(tx neo4j.ManagedTransaction) error {
+		recs, err := run(ctx, tx, cyLevels, map[string]any{"corpus": corpus})
+		if err != nil {
+			return err
+		}
+		if len(recs) != 1 {
+			return fmt.Errorf("levels query returned %d rows", len(recs))
+		}
+		n = int(asInt(recs[0].Values[0]))
+		return nil
+	})
+	return n, err
 }
 
 // Corpora lists the corpora written to and not dropped, sorted.

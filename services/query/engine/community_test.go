@@ -1,6 +1,9 @@
 package engine
 
 import (
+	"fmt"
+
+	"github.com/graphrag/graphrag/pkg/graphstore"
 	"testing"
 
 	"github.com/graphrag/graphrag/pkg/schema"
@@ -67,5 +70,76 @@ func TestRetrievedChunksCarryTheirSection(t *testing.T) {
 	c := r.Chunks[0]
 	if h, b := schema.SplitChunkText(c.Title, c.Section, c.Text); c.Section != section || h != schema.ChunkHeading(title, section) || b != body {
 		t.Errorf("chunk %+v reads as heading %q, body %q; want section %q and body %q", c, h, b, section, body)
+	}
+}
+
+// Local search reads only the memberships of the entities nearest the question
+// (nearestCommunities), not the whole hierarchy, and must pick the same reports as
+// scoring every community by its members (memberScores) does: at every level and at
+// any, for few and for many reports, with more entities than one batch reads.
+func TestNearestCommunitiesPickTheReportsMemberScoresPick(t *testing.T) {
+	st := querytest.Open(t)
+	ctx := t.Context()
+	words := []string{"harbour", "lighthouse", "keeper", "ferry", "storm", "museum", "school", "market", "railway", "mill"}
+	var mentions []graphstore.EntityMention
+	var reports []querytest.Report
+	for i := range 200 { // 200 entities: 20 level-0 communities of 10, 5 level-1 ones of 40
+		name := fmt.Sprintf("%s %s %d", words[i%len(words)], words[(i/7)%len(words)], i)
+		mentions = append(mentions, querytest.Mention(name, "PLACE", name))
+		if i%10 == 0 {
+			reports = append(reports, querytest.Report{ID: fmt.Sprintf("a%02d", i/10), Level: 0, Rating: float64(i % 7), Title: name, Summary: name + "."})
+		}
+		if i%40 == 0 {
+			reports = append(reports, querytest.Report{ID: fmt.Sprintf("b%d", i/40), Level: 1, Rating: 5, Title: name, Summary: name + "."})
+		}
+		for j := range reports {
+			r := &reports[j]
+			if (r.Level == 0 && r.ID == fmt.Sprintf("a%02d", i/10)) || (r.Level == 1 && r.ID == fmt.Sprintf("b%d", i/40)) {
+				r.Members = append(r.Members, name)
+			}
+		}
+	}
+	if err := st.Graph.Merge(ctx, "demo", []graphstore.ChunkExtraction{{ChunkID: "c1", DocumentID: "d1", Entities: mentions}}); err != nil {
+		t.Fatal(err)
+	}
+	st.WriteEntities(t, "demo", mentions)
+	st.WriteReports(t, "demo", reports)
+	e, err := New(Config{}, Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"the lighthouse keeper in the storm", "ferry market", "railway mill school"} {
+		qvec, err := e.embedQuery(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, level := range []int{-1, 0, 1} {
+			cs, err := st.Graph.Communities(ctx, "demo", level)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range []int{1, 3, 10} {
+				want, err := e.rankedReports(ctx, "demo", qvec, cs, k, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var lv *int
+				if level >= 0 {
+					lv = &level
+				}
+				got, err := e.communities(ctx, "demo", qvec, lv, k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(got) != len(want) || len(want) == 0 {
+					t.Fatalf("%q level %d k %d: %d reports, want %d (non-zero)", q, level, k, len(got), len(want))
+				}
+				for i := range want {
+					if got[i].ID != want[i].ID || got[i].Score != want[i].Score {
+						t.Fatalf("%q level %d k %d: report %d is %s (%v), want %s (%v)", q, level, k, i, got[i].ID, got[i].Score, want[i].ID, want[i].Score)
+					}
+				}
+			}
+		}
 	}
 }

@@ -443,22 +443,23 @@ func (e *Engine) relationships(ctx context.Context, corpus string, linked []link
 	return out, nil
 }
 
-// communities returns the community reports most similar to the query (memberScores),
-// at a level when one is given (nil: any level). Without a query vector there is no
-// similarity to rank by, and the context gets no report rather than arbitrary ones.
+// communities returns the community reports most similar to the query (scored as
+// memberScores scores them: nearestCommunities), at a level when one is given (nil: any
+// level). Without a query vector there is no similarity to rank by, and the context gets
+// no report rather than arbitrary ones.
 func (e *Engine) communities(ctx context.Context, corpus string, qvec []float32, level *int, k int) ([]Community, error) {
-	if qvec == nil {
+	if qvec == nil || k <= 0 {
 		return nil, nil
 	}
 	lvl := -1
 	if level != nil {
 		lvl = *level
 	}
-	cs, err := e.deps.Graph.Communities(ctx, corpus, lvl)
+	scores, err := e.nearestCommunities(ctx, corpus, qvec, lvl, k)
 	if err != nil {
-		return nil, fmt.Errorf("reading the communities: %w", err)
+		return nil, err
 	}
-	hits, err := e.rankedReports(ctx, corpus, qvec, cs, k, false)
+	hits, err := e.reportsByScore(ctx, corpus, nil, scores, k, true)
 	if err != nil {
 		return nil, err
 	}

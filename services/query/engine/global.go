@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -20,12 +21,12 @@ import (
 // pickLevel chooses the community level for a global question: the coarsest level that
 // still has at least `want` reports, else the level with the most reports.
 func (e *Engine) pickLevel(ctx context.Context, corpus string, want int) (int, error) {
-	gs, err := e.deps.Graph.Stats(ctx, corpus)
+	levels, err := e.deps.Graph.Levels(ctx, corpus)
 	if err != nil {
-		return 0, fmt.Errorf("reading graph stats: %w", err)
+		return 0, fmt.Errorf("reading the community level count: %w", err)
 	}
 	best, bestN := 0, -1
-	for lvl := gs.Levels - 1; lvl >= 0; lvl-- {
+	for lvl := levels - 1; lvl >= 0; lvl-- {
 		cs, err := e.deps.Graph.Communities(ctx, corpus, lvl)
 		if err != nil {
 			return 0, fmt.Errorf("reading level %d: %w", lvl, err)
@@ -166,20 +167,101 @@ func (e *Engine) rankedReports(ctx context.Context, corpus string, qvec []float3
 			return nil, err
 		}
 	}
-	ids := make([]string, 0, len(cs))
-	for _, c := range cs {
-		if _, ok := scores[c.ID]; ok || all {
-			ids = append(ids, c.ID)
+	var unscored []string
+	if all {
+		for _, c := range cs {
+			if _, ok := scores[c.ID]; !ok {
+				unscored = append(unscored, c.ID)
+			}
 		}
 	}
-	if len(scores) >= k {
-		// Enough scored communities: read only the best k reports.
-		ids = ids[:0]
-		for id := range scores {
-			ids = append(ids, id)
+	return e.reportsByScore(ctx, corpus, unscored, scores, k, qvec != nil)
+}
+
+// nearestCommunities scores the communities (at level; -1: any) as memberScores does,
+// by their member most similar to the question among the reportEntityHits entities
+// nearest to it, without reading every community: it reads those entities' memberships
+// best first, communityBatch at a time, and stops once k communities are scored and the
+// next entity is less similar than the k-th (no later one can change the best k). Local
+// search needs a few reports; reading the whole hierarchy with its member lists for them
+// was most of a local search's time at 100k chunks (docs/benchmarks.md).
+func (e *Engine) nearestCommunities(ctx context.Context, corpus string, qvec []float32, level, k int) (map[string]float64, error) {
+	scores := map[string]float64{}
+	read := 0 // hits whose memberships are read
+	for n := communityBatch; ; n = min(8*n, reportEntityHits) {
+		// A search returns whole records: asking for the 2,000 nearest to use a few
+		// dozen was most of the time, so the search widens only when it must.
+		hits, err := e.deps.Vectors.Search(ctx, schema.Collection(corpus, schema.Entities), qvec, n, vectorstore.Filter{})
+		if errors.Is(err, vectorstore.ErrNotFound) {
+			return nil, nil // no entity embedded yet
 		}
-		slices.SortFunc(ids, func(a, b string) int { return cmp.Or(cmp.Compare(scores[b], scores[a]), cmp.Compare(a, b)) })
-		ids = ids[:k]
+		if err != nil {
+			return nil, fmt.Errorf("searching the entities of the communities: %w", err)
+		}
+		for ; read < len(hits); read += communityBatch {
+			batch := hits[read:min(read+communityBatch, len(hits))]
+			if len(scores) >= k && batch[0].Score < kthScore(scores, k) {
+				return scores, nil
+			}
+			if err := e.scoreMemberships(ctx, corpus, batch, level, scores); err != nil {
+				return nil, err
+			}
+		}
+		if len(hits) < n || n == reportEntityHits {
+			return scores, nil
+		}
+	}
+}
+
+// scoreMemberships gives each community (at level; -1: any) of the entities of hits,
+// best first, that has no score yet the similarity of its first member among them.
+func (e *Engine) scoreMemberships(ctx context.Context, corpus string, hits []vectorstore.Hit, level int, scores map[string]float64) error {
+	keys := make([]string, len(hits))
+	for i, h := range hits {
+		keys[i] = h.ID
+	}
+	ents, err := e.deps.Graph.Entities(ctx, corpus, keys)
+	if err != nil {
+		return fmt.Errorf("reading the communities of the nearest entities: %w", err)
+	}
+	member := make(map[string][]string, len(ents))
+	for _, en := range ents {
+		member[en.Key] = en.Communities
+	}
+	for _, h := range hits {
+		for lv, id := range member[h.ID] {
+			if id == "" || (level >= 0 && lv != level) {
+				continue
+			}
+			if _, ok := scores[id]; !ok {
+				scores[id] = h.Score
+			}
+		}
+	}
+	return nil
+}
+
+// communityBatch is how many entities nearestCommunities reads at a time.
+const communityBatch = 64
+
+// kthScore returns the k-th highest of scores (k ≤ len(scores)).
+func kthScore(scores map[string]float64, k int) float64 {
+	vs := slices.Collect(maps.Values(scores))
+	slices.SortFunc(vs, func(a, b float64) int { return cmp.Compare(b, a) })
+	return vs[k-1]
+}
+
+// reportsByScore reads and ranks up to k reports: of the scored communities, the best
+// k (by score, then id), then of the unscored ones by rating; with byScore false
+// (no query vector) every report is ranked by rating. A community without a report
+// written yet is left out.
+func (e *Engine) reportsByScore(ctx context.Context, corpus string, unscored []string, scores map[string]float64, k int, byScore bool) ([]vectorstore.Hit, error) {
+	ids := slices.Collect(maps.Keys(scores))
+	slices.SortFunc(ids, func(a, b string) int { return cmp.Or(cmp.Compare(scores[b], scores[a]), cmp.Compare(a, b)) })
+	if len(ids) >= k {
+		ids = ids[:k] // enough scored communities: read only the best k reports
+	} else {
+		ids = append(ids, unscored...)
 	}
 	if len(ids) == 0 {
 		return nil, nil
@@ -200,7 +282,7 @@ func (e *Engine) rankedReports(ctx context.Context, corpus string, qvec []float3
 	for _, r := range recs {
 		score, scored := scores[r.ID]
 		rating, _ := strconv.ParseFloat(r.Attrs[schema.ReportRating], 64)
-		if qvec == nil {
+		if !byScore {
 			score = rating / 10
 		}
 		rs = append(rs, ranked{hit: vectorstore.Hit{Record: r, Score: score}, scored: scored, rating: rating})

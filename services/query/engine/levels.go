@@ -46,11 +46,11 @@ func (e *Engine) atEdge(ctx context.Context, req Request, run func(req Request, 
 
 // levelCount is how many levels the corpus's hierarchy has.
 func (e *Engine) levelCount(ctx context.Context, corpus string) (int, error) {
-	gs, err := e.deps.Graph.Stats(ctx, corpus)
+	n, err := e.deps.Graph.Levels(ctx, corpus)
 	if err != nil {
-		return 0, fmt.Errorf("counting community levels: %w", err)
+		return 0, fmt.Errorf("reading the community level count: %w", err)
 	}
-	return gs.Levels, nil
+	return n, nil
 }
 
 // storedLevel reads how many levels the corpus's hierarchy has and turns the request's

@@ -18,6 +18,7 @@ type GraphReader interface {
 	Neighborhood(ctx context.Context, corpus string, start []string, depth, limit int) ([]graphstore.Neighbor, error)
 	Communities(ctx context.Context, corpus string, level int) ([]graphstore.Community, error)
 	Stats(ctx context.Context, corpus string) (graphstore.Stats, error)
+	Levels(ctx context.Context, corpus string) (int, error)
 }
 
 // VectorReader is what the engine reads from a vector store; it never writes.

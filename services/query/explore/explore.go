@@ -31,6 +31,7 @@ type GraphReader interface {
 	Community(ctx context.Context, corpus, id string) (graphstore.Community, error)
 	Snapshot(ctx context.Context, corpus string) (graphstore.Snapshot, error)
 	Stats(ctx context.Context, corpus string) (graphstore.Stats, error)
+	Levels(ctx context.Context, corpus string) (int, error)
 }
 
 // VectorReader is what the read-model reads from a vector store: records by id.
@@ -99,11 +100,11 @@ func entityOf(en graphstore.Entity, dist, levels int) engine.Entity {
 // levels is how many community levels the corpus's hierarchy has: the reads number
 // them from the coarsest (graphstore.ShownLevel), the store from the finest.
 func (rd *Reader) levels(ctx context.Context, corpus string) (int, error) {
-	st, err := rd.graph.Stats(ctx, corpus)
+	n, err := rd.graph.Levels(ctx, corpus)
 	if err != nil {
-		return 0, fmt.Errorf("counting levels: %w", err)
+		return 0, fmt.Errorf("reading the community level count: %w", err)
 	}
-	return st.Levels, nil
+	return n, nil
 }
 
 // validCorpus checks the corpus (and the name asked for) as a query request would be.

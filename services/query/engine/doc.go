@@ -6,8 +6,10 @@
 //
 // Retrieve runs local retrieval by entity linking, graph traversal and the fusion of
 // dense, lexical, graph and subject result lists (FuseText: the text lists by standard
-// scores, the passages they are confident of first, the rest by Reciprocal Rank Fusion),
-// with community context; its modes (naive, local, hybrid, mix) compose it with the text
+// scores, the passages they are confident of first, the rest by Reciprocal Rank Fusion;
+// with -walk-carries-text and an embedding model, FuseWalk: the walk seeded by every text
+// passage ranks the rest with the subject list, the text lists not voting again), with
+// community context; its modes (naive, local, hybrid, mix) compose it with the text
 // lists alone and the reports global search ranks first. Reports selects the community
 // reports a global question is answered from, by their members' entity vectors and the
 // question's words (reports need no vector of their own, ADR 0070). Drift joins the local

@@ -254,17 +254,15 @@ func (e *Engine) graphLists(ctx context.Context, p plan, s *searched, t *phase.T
 		g.Go(func() error {
 			return t.Timed(gctx, "graph", func(gctx context.Context) (err error) {
 				var passages []passageSeed
+				linked, carries := s.linked, p.walkCarriesText(e.cfg, s)
 				switch {
-				case p.walkCarriesText(e.cfg, s):
+				case carries:
 					passages = e.textSeeds(p.weights, s.dense, s.lexical, p.pool)
+					linked = walkEntities(s.linked)
 				case p.ranking == RankPPR && e.cfg.PassageSeeds > 0:
 					passages = e.passageSeeds(p.weights, s.dense, s.lexical, e.cfg.PassageSeeds)
 				}
-				linked := s.linked
-				if p.walkCarriesText(e.cfg, s) {
-					linked = walkEntities(s.linked)
-				}
-				gl, err = e.graphList(gctx, p.corpus, linked, passages, p.pool, p.ranking, p.walkCarriesText(e.cfg, s))
+				gl, err = e.graphList(gctx, p.corpus, linked, passages, p.pool, p.ranking, carries)
 				return err
 			})
 		})

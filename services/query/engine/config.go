@@ -75,6 +75,11 @@ type Config struct {
 	// mentions a first-hop passage's subject and best matches what the first hop left
 	// unexplained in the question.
 	ReverseHops bool
+	// MentionHops adds to the subject list, after the reverse hops, for each entity a
+	// first-hop passage mentions, the other passage that mentions it and best matches
+	// what the first hop left unexplained (ADR 0075). Off by default: it gains on
+	// composed multi-hop questions and costs lookups.
+	MentionHops bool
 }
 
 // MaxDriftFollowUps bounds DriftFollowUps: a drift question runs one local search per
@@ -213,6 +218,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&c.Weights.Subject, "weight-subject", c.Weights.Subject, "RRF weight of the subject list (passages about the entities the question names or the best passages mention)")
 	fs.IntVar(&c.SubjectPassages, "subject-passages", c.SubjectPassages, "best dense/lexical passages whose mentioned entities' own passages join the subject list (0 = only the question's entities)")
 	fs.BoolVar(&c.ReverseHops, "reverse-hops", c.ReverseHops, "subject list: also hop to the passage that mentions a best passage's subject and matches the rest of the question")
+	fs.BoolVar(&c.MentionHops, "mention-hops", c.MentionHops, "subject list: also hop from each entity a best passage mentions to the other passage that mentions it and matches the rest of the question (multi-hop corpora; ADR 0075)")
 	fs.BoolVar(&c.WalkCarriesText, "walk-carries-text", c.WalkCarriesText, "with an embedding model: seed the graph walk with every dense/lexical passage by its score and the entity nearest the question, and let the walk and subject lists rank what the text lists are not confident of (ADR 0074)")
 	fs.StringVar(&c.GraphRanking, "graph-ranking", c.GraphRanking, "graph list ranking: ppr (personalized PageRank) or path (hops, then PageRank)")
 	fs.IntVar(&c.EntityTopK, "entity-top-k", c.EntityTopK, "entities linked by embedding similarity")

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/normalize"
 	"github.com/graphrag/graphrag/pkg/schema"
 	"github.com/graphrag/graphrag/pkg/textseg"
@@ -266,20 +267,38 @@ func (h *hop) secondHop(ctx context.Context, query string, first []passageSeed) 
 		h.scoreHops(cands, terms, p, mentions[p.id], about, prefixes)
 	}
 	out := sortedHops(h, cands)
-	if !h.e.cfg.ReverseHops {
-		return out, nil
+	seen := map[string]bool{}
+	for _, x := range out {
+		seen[x.id] = true
 	}
-	// Reverse hops come after every forward hop: weaker evidence (see reverseHops).
-	rev := map[string]*hopCandidate{}
-	if err := h.reverseHops(ctx, rev, terms, first); err != nil {
-		return nil, err
+	// Reverse and mention hops come after every forward hop: weaker evidence (a passage
+	// that mentions an entity says less about it than one about it).
+	if h.e.cfg.ReverseHops {
+		rev := map[string]*hopCandidate{}
+		if err := h.reverseHops(ctx, rev, terms, first); err != nil {
+			return nil, err
+		}
+		out = appendUnseen(out, sortedHops(h, rev), seen)
 	}
-	for _, x := range sortedHops(h, rev) {
-		if cands[x.id] == nil {
+	if h.e.cfg.MentionHops {
+		men := map[string]*hopCandidate{}
+		if err := h.mentionHops(ctx, men, terms, first, mentions); err != nil {
+			return nil, err
+		}
+		out = appendUnseen(out, sortedHops(h, men), seen)
+	}
+	return out, nil
+}
+
+// appendUnseen appends to out the hops of more that seen lacks, and marks them seen.
+func appendUnseen(out, more []hopCandidate, seen map[string]bool) []hopCandidate {
+	for _, x := range more {
+		if !seen[x.id] {
+			seen[x.id] = true
 			out = append(out, x)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // sortedHops returns cands best score first, ties by lexical rank.
@@ -378,13 +397,8 @@ func (h *hop) reverseHops(ctx context.Context, cands map[string]*hopCandidate, t
 	if err != nil {
 		return fmt.Errorf("reading the subjects of the best passages: %w", err)
 	}
-	mentionedBy := map[string][]string{}
-	var ids []string
-	for _, en := range ents {
-		mentionedBy[en.Key] = firstN(en.ChunkIDs, maxSubjectChunksPerEntity)
-		ids = append(ids, mentionedBy[en.Key]...)
-	}
-	if err := h.records(ctx, ids); err != nil {
+	mentionedBy, err := h.mentioning(ctx, ents)
+	if err != nil {
 		return err
 	}
 	for _, p := range first {
@@ -394,29 +408,100 @@ func (h *hop) reverseHops(ctx context.Context, cands map[string]*hopCandidate, t
 			continue // the first hop explains the whole question
 		}
 		for _, k := range own {
-			best, bestFM := "", 0.0
-			for _, c := range mentionedBy[k] {
-				r, ok := h.recs[c]
-				if !ok || c == p.id || slices.Contains(subjectKeys(r), k) {
-					continue
-				}
-				fm := factMatch(open, h.sentences(c), k, subjectKeys(r))
-				if fm > bestFM || (fm == bestFM && fm > 0 && h.better(c, best)) {
-					best, bestFM = c, fm
-				}
+			if best, fm := h.bestMention(p.id, k, mentionedBy[k], open); best != "" {
+				h.addHop(cands, best, []string{own[0], subjectKeys(h.recs[best])[0]}, p.weight*(1+fm)*reverseHopDiscount)
 			}
-			if best == "" {
-				continue
-			}
-			x := cands[best]
-			if x == nil {
-				x = &hopCandidate{id: best, path: []string{own[0], subjectKeys(h.recs[best])[0]}}
-				cands[best] = x
-			}
-			x.score += p.weight * (1 + bestFM) * reverseHopDiscount
 		}
 	}
 	return nil
+}
+
+// mentionHops adds to cands, for each entity a first-hop passage mentions (not its
+// subject), the other passage that mentions the entity without being about it and
+// whose sentences naming it best match what the first hop left unexplained in the
+// question: the bridge mentioned on both sides (HippoRAG's passage → entity → passage
+// path). A composed question's hops are often passages that mention the bridge, not
+// passages about it ("the association which published Journal of Psychotherapy
+// Integration": the journal's passage names the American Psychological Association,
+// and the passage that names its first president is about adolescence). Each counts
+// like a reverse hop, at reverseHopDiscount, and needs one matched term at least.
+func (h *hop) mentionHops(ctx context.Context, cands map[string]*hopCandidate, terms []string, first []passageSeed, mentions map[string][]string) error {
+	var keys []string
+	for _, p := range first {
+		own := subjectKeys(h.recs[p.id])
+		for _, k := range mentions[p.id] {
+			if !slices.Contains(own, k) && !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	ents, err := h.e.deps.Graph.Entities(ctx, h.corpus, keys)
+	if err != nil {
+		return fmt.Errorf("reading the entities of the best passages: %w", err)
+	}
+	mentionedBy, err := h.mentioning(ctx, ents)
+	if err != nil {
+		return err
+	}
+	for _, p := range first {
+		own := subjectKeys(h.recs[p.id])
+		open := unexplained(terms, h.recs[p.id].Text)
+		if len(open) == 0 {
+			continue
+		}
+		for _, k := range mentions[p.id] {
+			if slices.Contains(own, k) {
+				continue
+			}
+			if best, fm := h.bestMention(p.id, k, mentionedBy[k], open); best != "" {
+				h.addHop(cands, best, []string{own[0], k}, p.weight*(1+fm)*reverseHopDiscount)
+			}
+		}
+	}
+	return nil
+}
+
+// mentioning returns, per entity, the passages that mention it (at most
+// maxSubjectChunksPerEntity), their records cached.
+func (h *hop) mentioning(ctx context.Context, ents []graphstore.Entity) (map[string][]string, error) {
+	out := map[string][]string{}
+	var ids []string
+	for _, en := range ents {
+		out[en.Key] = firstN(en.ChunkIDs, maxSubjectChunksPerEntity)
+		ids = append(ids, out[en.Key]...)
+	}
+	return out, h.records(ctx, ids)
+}
+
+// bestMention returns the passage among chunks, other than from and not about key,
+// whose sentences naming key hold the most of terms (ties: the better lexical rank),
+// and that count; "" when none.
+func (h *hop) bestMention(from, key string, chunks, terms []string) (string, float64) {
+	best, bestFM := "", 0.0
+	for _, c := range chunks {
+		r, ok := h.recs[c]
+		if !ok || c == from || slices.Contains(subjectKeys(r), key) {
+			continue
+		}
+		fm := factMatch(terms, h.sentences(c), key, subjectKeys(r))
+		if fm > bestFM || (fm == bestFM && fm > 0 && h.better(c, best)) {
+			best, bestFM = c, fm
+		}
+	}
+	return best, bestFM
+}
+
+// addHop adds score to the hop candidate id, created with path when new.
+func (h *hop) addHop(cands map[string]*hopCandidate, id string, path []string, score float64) {
+	x := cands[id]
+	if x == nil {
+		x = &hopCandidate{id: id, path: path}
+		cands[id] = x
+	}
+	x.score += score
 }
 
 // unexplained returns the terms that text does not contain: what a hop from a passage

@@ -2,6 +2,7 @@ package curation
 
 import (
 	"errors"
+	"maps"
 	"testing"
 
 	"github.com/graphrag/graphrag/pkg/graphstore"
@@ -139,5 +140,35 @@ func TestValidate(t *testing.T) {
 	}
 	if err := (Op{Action: Merge, Entities: []string{"Holmes", "Mr. Holmes"}, Into: "Sherlock Holmes"}).Validate(); err != nil {
 		t.Errorf("a good merge: %v", err)
+	}
+}
+
+// TestAliases: the query service resolves a name curation folded away through
+// Aliases, so every key merged or renamed away maps to the key at the end of its chain
+// and no key the graph holds is an alias.
+func TestAliases(t *testing.T) {
+	mergeAB := entry("1", Op{Action: Merge, Entities: []string{"A"}, Into: "B"})
+	for _, tc := range []struct {
+		name string
+		log  []Entry
+		want map[string]string
+	}{
+		{"merge", []Entry{mergeAB}, map[string]string{"a": "b"}},
+		{"rename", []Entry{entry("1", Op{Action: Rename, Entity: "A", Name: "C"})}, map[string]string{"a": "c"}},
+		{"merge then rename", []Entry{mergeAB, entry("2", Op{Action: Rename, Entity: "B", Name: "C"})},
+			map[string]string{"a": "c", "b": "c"}},
+		{"renamed to the name merged into it", []Entry{mergeAB, entry("2", Op{Action: Rename, Entity: "B", Name: "A"})},
+			map[string]string{"b": "a"}},
+		{"split", []Entry{mergeAB, entry("2", Op{Action: Split, Entity: "A"})}, map[string]string{}},
+		{"undone", []Entry{mergeAB, entry("2", Op{Action: Undo, Undoes: "1"})}, map[string]string{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Fold(tc.log, nil).Aliases(); !maps.Equal(got, tc.want) {
+				t.Errorf("aliases = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if got := (*State)(nil).Aliases(); len(got) != 0 {
+		t.Errorf("a corpus without a log has aliases %v", got)
 	}
 }

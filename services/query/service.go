@@ -124,7 +124,9 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := explore.New(deps.Graph, deps.Vectors, explore.WithDefaultNeighbors(a.Engine().Config().MaxNeighbors))
+	// The entity reads resolve a name curation folded away as entity linking does.
+	x := explore.New(deps.Graph, deps.Vectors, explore.WithDefaultNeighbors(a.Engine().Config().MaxNeighbors),
+		explore.WithAliases(ed.Aliases))
 	api, err := cfg.API.Load()
 	if err != nil {
 		return nil, fmt.Errorf("query: configuring the HTTP API: %w", err)
@@ -197,7 +199,8 @@ func (c curator) open(ctx context.Context) (*curation.Curator, error) {
 	return &curation.Curator{KV: kv, Bus: c.b, Graph: c.g}, nil
 }
 
-// aliases are the curated aliases of a corpus, for the engine's entity linking.
+// aliases are the curated aliases of a corpus, for the engine's entity linking and the
+// entity reads (explore.WithAliases).
 func (c curator) aliases(ctx context.Context, corpus string) (map[string]string, error) {
 	kv, err := c.b.KV(ctx, schema.StateBucket)
 	if err != nil {

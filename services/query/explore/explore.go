@@ -53,8 +53,15 @@ type Reader struct {
 	graph     GraphReader
 	vectors   VectorReader
 	neighbors int
+	aliases   Aliases
 	keys      keyIndexes // typeahead: entity keys per corpus
 }
+
+// Aliases gives a corpus's curated aliases: the key of every name a curation merged
+// into another entity or renamed, to the key of the entity it is now (chains resolved:
+// curation.State.Aliases of the applied state). It is the query engine's
+// engine.Deps.Aliases.
+type Aliases func(ctx context.Context, corpus string) (map[string]string, error)
 
 // Option configures a Reader.
 type Option interface{ apply(*Reader) }
@@ -73,6 +80,13 @@ func WithDefaultNeighbors(n int) Option {
 	})
 }
 
+// WithAliases resolves a name the graph has no entity for through the corpus's curated
+// aliases, so that the entity reads answer a name curation merged or renamed away with
+// the entity it is now (nil: names are looked up as they are).
+func WithAliases(a Aliases) Option {
+	return optionFunc(func(r *Reader) { r.aliases = a })
+}
+
 // New builds a Reader over the stores.
 func New(g GraphReader, v VectorReader, opts ...Option) *Reader {
 	r := &Reader{graph: g, vectors: v, neighbors: DefaultNeighbors}
@@ -84,7 +98,10 @@ func New(g GraphReader, v VectorReader, opts ...Option) *Reader {
 
 // Neighborhood is an entity with the entities and relationships around it.
 type Neighborhood struct {
-	Entity        engine.Entity         `json:"entity"`
+	Entity engine.Entity `json:"entity"`
+	// ResolvedFrom is the name asked for when it names no entity but one a curation
+	// merged or renamed into Entity (see WithAliases); empty otherwise.
+	ResolvedFrom  string                `json:"resolved_from,omitempty"`
 	Neighbors     []engine.Entity       `json:"neighbors"`
 	Relationships []engine.Relationship `json:"relationships"`
 }
@@ -145,7 +162,7 @@ func (rd *Reader) Neighborhood(ctx context.Context, corpus, name string, depth, 
 	if limit == 0 {
 		limit = rd.neighbors
 	}
-	en, err := rd.entityNamed(ctx, corpus, name)
+	en, from, err := rd.entityNamed(ctx, corpus, name)
 	if err != nil {
 		return Neighborhood{}, err
 	}
@@ -157,7 +174,7 @@ func (rd *Reader) Neighborhood(ctx context.Context, corpus, name string, depth, 
 	if err != nil {
 		return Neighborhood{}, err
 	}
-	out := Neighborhood{Entity: entityOf(en, 0, levels), Neighbors: make([]engine.Entity, 0, len(nb))}
+	out := Neighborhood{Entity: entityOf(en, 0, levels), ResolvedFrom: from, Neighbors: make([]engine.Entity, 0, len(nb))}
 	keys := []string{en.Key}
 	for _, n := range nb {
 		out.Neighbors = append(out.Neighbors, entityOf(n.Entity, n.Distance, levels))
@@ -176,17 +193,51 @@ func (rd *Reader) Neighborhood(ctx context.Context, corpus, name string, depth, 
 	return out, nil
 }
 
-// entityNamed reads the entity a name normalizes to; ErrNotFound when there is none.
-func (rd *Reader) entityNamed(ctx context.Context, corpus, name string) (graphstore.Entity, error) {
+// entityNamed reads the entity a name normalizes to or, when the graph has none, the
+// entity a curation merged or renamed it into, with the name as asked for (from);
+// ErrNotFound when there is neither. The graph is looked up first: it never holds a
+// key curated away once the curation is applied, and most names asked for are
+// entities, which need no read of the curation state.
+func (rd *Reader) entityNamed(ctx context.Context, corpus, name string) (en graphstore.Entity, from string, err error) {
 	key := normalize.Name(name)
-	en, err := rd.graph.Entity(ctx, corpus, key)
+	en, err = rd.graph.Entity(ctx, corpus, key)
+	if err == nil {
+		return en, "", nil
+	}
+	if !errors.Is(err, graphstore.ErrNotFound) {
+		return en, "", fmt.Errorf("reading entity %q: %w", key, err)
+	}
+	to, err := rd.alias(ctx, corpus, key)
+	if err != nil {
+		return en, "", err
+	}
+	if to == "" {
+		return en, "", fmt.Errorf("%w: entity %q (normalized %q) in corpus %s", engine.ErrNotFound, name, key, corpus)
+	}
+	en, err = rd.graph.Entity(ctx, corpus, to)
 	if errors.Is(err, graphstore.ErrNotFound) {
-		return en, fmt.Errorf("%w: entity %q (normalized %q) in corpus %s", engine.ErrNotFound, name, key, corpus)
+		return en, "", fmt.Errorf("%w: entity %q (normalized %q, curated into %q) in corpus %s", engine.ErrNotFound, name, key, to, corpus)
 	}
 	if err != nil {
-		return en, fmt.Errorf("reading entity %q: %w", key, err)
+		return en, "", fmt.Errorf("reading entity %q: %w", to, err)
 	}
-	return en, nil
+	return en, name, nil
+}
+
+// alias is the key a curation folded key into; "" when none did (or no aliases are
+// configured).
+func (rd *Reader) alias(ctx context.Context, corpus, key string) (string, error) {
+	if rd.aliases == nil {
+		return "", nil
+	}
+	aliases, err := rd.aliases(ctx, corpus)
+	if err != nil {
+		return "", fmt.Errorf("reading curated aliases: %w", err)
+	}
+	if to := aliases[key]; to != key {
+		return to, nil
+	}
+	return "", nil
 }
 
 // EntityMatch is an entity whose name matches a typed prefix.
@@ -345,8 +396,10 @@ type Passage struct {
 
 // EntityPassages is an entity with its descriptions and the passages that mention it.
 type EntityPassages struct {
-	Entity   engine.Entity `json:"entity"`
-	Passages []Passage     `json:"passages"`
+	Entity engine.Entity `json:"entity"`
+	// ResolvedFrom is as in Neighborhood.
+	ResolvedFrom string    `json:"resolved_from,omitempty"`
+	Passages     []Passage `json:"passages"`
 }
 
 // Passages returns the entity a name normalizes to, with all its descriptions, and up
@@ -358,7 +411,7 @@ func (rd *Reader) Passages(ctx context.Context, corpus, name string, limit int) 
 	if limit < 1 || limit > MaxPassages {
 		return EntityPassages{}, engine.BadRequestf("limit: %d is outside 1..%d", limit, MaxPassages)
 	}
-	en, err := rd.entityNamed(ctx, corpus, name)
+	en, from, err := rd.entityNamed(ctx, corpus, name)
 	if err != nil {
 		return EntityPassages{}, err
 	}
@@ -366,7 +419,7 @@ func (rd *Reader) Passages(ctx context.Context, corpus, name string, limit int) 
 	if err != nil {
 		return EntityPassages{}, err
 	}
-	out := EntityPassages{Entity: entityOf(en, 0, levels)}
+	out := EntityPassages{Entity: entityOf(en, 0, levels), ResolvedFrom: from}
 	out.Entity.Descriptions = en.Descriptions
 	recs, err := rd.vectors.Get(ctx, schema.Collection(corpus, schema.Chunks), head(en.ChunkIDs, limit))
 	if err != nil && !errors.Is(err, vectorstore.ErrNotFound) {

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/graphrag/graphrag/pkg/curation"
 	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/normalize"
 	"github.com/graphrag/graphrag/pkg/schema"
@@ -308,6 +310,62 @@ func TestHTTPExploreGuarded(t *testing.T) {
 		resp, body := call(t, srv, http.MethodGet, p, "alpha-token", "")
 		if resp.StatusCode != http.StatusOK || !json.Valid(body) {
 			t.Errorf("%s with the token: status %d, body %s: want 200 JSON", p, resp.StatusCode, body)
+		}
+	}
+}
+
+// TestHTTPEntityResolvesCuratedNames: the entity routes answer a name a curation merged
+// or renamed away (the demo graph as the grapher leaves it: those names are not in it)
+// with the entity it is now, naming the name asked for in resolved_from.
+func TestHTTPEntityResolvesCuratedNames(t *testing.T) {
+	st := querytest.Demo(t)
+	aliases := curation.Fold([]curation.Entry{
+		{ID: "1", Op: curation.Op{Action: curation.Merge, Entities: []string{"Lady Lovelace"}, Into: "Ada Lovelace"}},
+		{ID: "2", Op: curation.Op{Action: curation.Rename, Entity: "Babbage", Name: "Charles Babbage"}},
+		{ID: "3", Op: curation.Op{Action: curation.Merge, Entities: []string{"Babbage's Engine"}, Into: "Difference Engine"}},
+		{ID: "4", Op: curation.Op{Action: curation.Rename, Entity: "Difference Engine", Name: "Analytical Engine"}},
+	}, nil).Aliases()
+	x := explore.New(st.Graph, st.Vectors, explore.WithAliases(func(context.Context, string) (map[string]string, error) { return aliases, nil }))
+	e, err := ask.New(engine.Config{}, ask.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(mustNew(t, e, x, DefaultConfig()))
+	t.Cleanup(srv.Close)
+	for _, tc := range []struct{ name, wantName, wantFrom string }{
+		{"Ada Lovelace", "Ada Lovelace", ""},
+		{"Lady Lovelace", "Ada Lovelace", "Lady Lovelace"},              // merged
+		{"Babbage", "Charles Babbage", "Babbage"},                       // renamed
+		{"Babbage's Engine", "Analytical Engine", "Babbage's Engine"},   // merged, then renamed
+		{"Difference Engine", "Analytical Engine", "Difference Engine"}, // merged into, then renamed
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, body := call(t, srv, http.MethodGet, entityPath("demo", tc.name)+"?depth=1", "", "")
+			var nb explore.Neighborhood
+			decodeOK(t, resp, body, &nb)
+			if nb.Entity.Name != tc.wantName || nb.ResolvedFrom != tc.wantFrom || len(nb.Neighbors) == 0 {
+				t.Errorf("neighbourhood of %s resolved from %q with %d neighbours, want %s from %q: %s",
+					nb.Entity.Name, nb.ResolvedFrom, len(nb.Neighbors), tc.wantName, tc.wantFrom, body)
+			}
+			if tc.wantFrom == "" && strings.Contains(string(body), "resolved_from") {
+				t.Errorf("the entity's own name gave resolved_from: %s", body)
+			}
+			resp, body = call(t, srv, http.MethodGet, entityPath("demo", tc.name)+"/passages", "", "")
+			var ps explore.EntityPassages
+			decodeOK(t, resp, body, &ps)
+			if ps.Entity.Name != tc.wantName || ps.ResolvedFrom != tc.wantFrom || len(ps.Passages) == 0 {
+				t.Errorf("passages of %s resolved from %q: %d, want %s from %q: %s",
+					ps.Entity.Name, ps.ResolvedFrom, len(ps.Passages), tc.wantName, tc.wantFrom, body)
+			}
+		})
+	}
+	for _, p := range []string{entityPath("demo", "Nobody"), entityPath("demo", "Nobody") + "/passages"} {
+		resp, body := call(t, srv, http.MethodGet, p, "", "")
+		if resp.StatusCode != http.StatusNotFound {
+			t.Fatalf("%s: status %d, body %s: want 404", p, resp.StatusCode, body)
+		}
+		if msg := apiErrorOf(t, resp, body); !strings.Contains(msg, `entity "Nobody"`) {
+			t.Errorf("%s: error %q does not name the entity", p, msg)
 		}
 	}
 }

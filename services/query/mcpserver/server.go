@@ -56,7 +56,7 @@ type SearchInput struct {
 // ExploreInput is the input of the explore_entity_graph tool.
 type ExploreInput struct {
 	Corpus     string `json:"corpus" jsonschema:"name of the indexed corpus"`
-	EntityName string `json:"entity_name" jsonschema:"name of the entity as written in the text; it is normalized (case, punctuation) before lookup"`
+	EntityName string `json:"entity_name" jsonschema:"name of the entity as written in the text; it is normalized (case, punctuation) before lookup, and a name a curation merged or renamed finds the entity it is now"`
 	Depth      int    `json:"depth,omitempty" jsonschema:"number of hops to walk from the entity (1..4, default 2)"`
 	Limit      int    `json:"limit,omitempty" jsonschema:"most neighbours to return, nearest first and then by PageRank (1..500, default 20)"`
 	// RelationshipLimit bounds the relationships, which grow faster than the
@@ -76,7 +76,10 @@ const (
 // ExploreResult is the output of explore_entity_graph: a neighbourhood cut to the
 // limits, saying whether it was cut and how to get more.
 type ExploreResult struct {
-	Entity        engine.Entity         `json:"entity"`
+	Entity engine.Entity `json:"entity"`
+	// ResolvedFrom is the name asked for when a curation merged or renamed it into
+	// Entity; empty when it is the entity's own.
+	ResolvedFrom  string                `json:"resolved_from,omitempty"`
 	Neighbors     []engine.Entity       `json:"neighbors"`
 	Relationships []engine.Relationship `json:"relationships"`
 	// Truncated reports that more neighbours or relationships exist than returned.
@@ -190,6 +193,7 @@ func (t *tools) addExplore(s *mcp.Server) {
 	out := schemaOf[ExploreResult]()
 	describe(out, map[string]string{
 		"entity":        "the entity the name resolved to",
+		"resolved_from": "the name asked for, when it is not the entity's own but one a curation merged into it or renamed (absent otherwise)",
 		"neighbors":     "entities within depth hops, nearest first, then by PageRank, with their distance",
 		"relationships": "relationships among the entity and the neighbours returned: the entity's own first, then the strongest, with evidence chunk ids",
 		"truncated":     "true when more neighbours or relationships exist than were returned",
@@ -298,7 +302,7 @@ func (t *tools) explore(ctx context.Context, req *mcp.CallToolRequest, in Explor
 // relationships among what is kept, the entity's own first, and at most relLimit of
 // them, saying what it left out.
 func cutNeighborhood(nb explore.Neighborhood, depth, limit, relLimit int) ExploreResult {
-	out := ExploreResult{Entity: nb.Entity, Neighbors: nb.Neighbors, Relationships: []engine.Relationship{}}
+	out := ExploreResult{Entity: nb.Entity, ResolvedFrom: nb.ResolvedFrom, Neighbors: nb.Neighbors, Relationships: []engine.Relationship{}}
 	var more []string
 	if len(out.Neighbors) > limit {
 		out.Neighbors = out.Neighbors[:limit]

@@ -91,7 +91,7 @@ func TestMCPListTools(t *testing.T) {
 	// Required inputs and a few output properties each tool must declare.
 	want := map[string]struct{ required, outProps []string }{
 		ToolSearch:  {[]string{"corpus", "query"}, []string{"answer", "mode", "passages", "themes", "follow_ups", "context", "partial_answers"}},
-		ToolExplore: {[]string{"corpus", "entity_name"}, []string{"entity", "neighbors", "relationships", "truncated", "more"}},
+		ToolExplore: {[]string{"corpus", "entity_name"}, []string{"entity", "resolved_from", "neighbors", "relationships", "truncated", "more"}},
 		ToolStats:   {[]string{"corpus"}, []string{"chunks", "entities", "relationships", "communities", "reports"}},
 	}
 	if len(res.Tools) != len(want) {
@@ -436,5 +436,29 @@ func TestExploreIsBounded(t *testing.T) {
 	r, _ = call(map[string]any{"limit": 100, "relationship_limit": 1000})
 	if len(r.Neighbors) != n || len(r.Relationships) != 3*n-3 || r.Truncated || r.More != "" {
 		t.Errorf("large limits: %d neighbours, %d relationships, truncated %v %q: want %d, %d, false", len(r.Neighbors), len(r.Relationships), r.Truncated, r.More, n, 3*n-3)
+	}
+}
+
+// TestExploreResolvesCuratedNames: explore_entity_graph answers a name a curation
+// merged away with the entity it is now, and says which name was asked for.
+func TestExploreResolvesCuratedNames(t *testing.T) {
+	st := querytest.Demo(t)
+	aliases := map[string]string{normalize.Name("Lady Lovelace"): normalize.Name("Ada Lovelace")}
+	x := explore.New(st.Graph, st.Vectors, explore.WithAliases(func(context.Context, string) (map[string]string, error) { return aliases, nil }))
+	e, err := ask.New(engine.Config{}, ask.Config{}, engine.Deps{Graph: st.Graph, Vectors: st.Vectors, Embedder: st.Embedder, Logger: querytest.Logger()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connectMCP(t, New(e, x, "test", querytest.Logger()), nil)
+	for name, from := range map[string]string{"Lady Lovelace": "Lady Lovelace", "Ada Lovelace": ""} {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: ToolExplore, Arguments: map[string]any{"corpus": "demo", "entity_name": name}})
+		if err != nil || res.IsError {
+			t.Fatalf("explore %s: %v %s", name, err, toolText(res))
+		}
+		var r ExploreResult
+		structured(t, res, &r)
+		if r.Entity.Name != "Ada Lovelace" || r.ResolvedFrom != from || len(r.Neighbors) == 0 {
+			t.Errorf("explore %s: entity %s resolved from %q, %d neighbours: want Ada Lovelace from %q", name, r.Entity.Name, r.ResolvedFrom, len(r.Neighbors), from)
+		}
 	}
 }

@@ -192,13 +192,28 @@ func CheckKey(what, key string) error {
 }
 
 // MostFrequent returns the key with the highest count (ties: the smallest key), or
-// "" when counts is empty. It implements the Name and Type rules.
+// "" when counts is empty. It implements the Name rule.
 func MostFrequent(counts map[string]int) string {
 	best, bestN := "", 0
 	for s, n := range counts {
 		if n > bestN || (n == bestN && s < best) {
 			best, bestN = s, n
 		}
+	}
+	return best
+}
+
+// MostFrequentType is MostFrequent among the keys other than TypeOther, or
+// TypeOther when it is the only key with a count: the Type rule.
+func MostFrequentType(counts map[string]int) string {
+	best, bestN := "", 0
+	for s, n := range counts {
+		if s != TypeOther && (n > bestN || (n == bestN && s < best)) {
+			best, bestN = s, n
+		}
+	}
+	if best == "" && counts[TypeOther] > 0 {
+		return TypeOther
 	}
 	return best
 }

@@ -84,6 +84,27 @@ func TestMostFrequentAndLongest(t *testing.T) {
 			}
 		})
 	}
+	types := []struct {
+		name   string
+		counts map[string]int
+		want   string
+	}{
+		{"empty", nil, ""},
+		{"highest", map[string]int{"ORG": 1, "PERSON": 3}, "PERSON"},
+		{"evidence outvotes OTHER", map[string]int{TypeOther: 3, "PERSON": 2}, "PERSON"},
+		{"tie among the others smallest", map[string]int{TypeOther: 9, "PERSON": 1, "ORG": 1}, "ORG"},
+		{"only OTHER", map[string]int{TypeOther: 2}, TypeOther},
+		{"byte for byte", map[string]int{TypeOther: 3, "other": 1}, "other"},
+	}
+	for _, c := range types {
+		t.Run("type/"+c.name, func(t *testing.T) {
+			for range 20 {
+				if got := MostFrequentType(c.counts); got != c.want {
+					t.Fatalf("MostFrequentType = %q, want %q", got, c.want)
+				}
+			}
+		})
+	}
 	longest := []struct {
 		in   []string
 		want string

@@ -27,7 +27,13 @@
 //   - Entity.Name is the surface form seen in the most chunks (ties: the smallest);
 //     implied mentions carry no surface form, and an entity only ever implied is
 //     named by its key.
-//   - Entity.Type is the non-empty type seen in the most chunks (ties: the smallest).
+//   - Entity.Type is the non-empty type seen in the most chunks (ties: the smallest)
+//     among the types other than TypeOther ("OTHER"), the type extractors give a name
+//     they cannot type; it is TypeOther only when no chunk gives another type. So
+//     the fallback never outvotes evidence: PERSON in 2 chunks and OTHER in 3 is a
+//     PERSON. Types are compared byte for byte, like everything else here: the
+//     extractor upper-cases them before they reach the store, and "other" is an
+//     ordinary type.
 //   - Entity.Descriptions are the distinct non-empty mention descriptions, sorted,
 //     at most MaxDescriptions of them (the smallest ones).
 //   - Entity.Description is the summary set by SetDescriptions while it is current

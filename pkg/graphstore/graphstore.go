@@ -19,6 +19,11 @@ const (
 	MaxStrength = 1e9
 )
 
+// TypeOther is the type an extractor gives a name it cannot type. It wins an
+// entity's or relationship's Type only when no chunk gives another (see the package
+// documentation).
+const TypeOther = "OTHER"
+
 // Dependency names the graph store in an error of a driver that finds its server
 // unavailable (errkind.Down): what the HTTP API and status may say is down.
 const Dependency = "graph store"

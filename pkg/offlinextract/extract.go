@@ -6,6 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/graphrag/graphrag/pkg/graphstore"
 	"github.com/graphrag/graphrag/pkg/normalize"
 	"github.com/graphrag/graphrag/pkg/textseg"
 )
@@ -19,7 +20,9 @@ const (
 	TypeEvent        = "EVENT"
 	TypeDate         = "DATE"
 	TypeConcept      = "CONCEPT"
-	TypeOther        = "OTHER"
+	// TypeOther is the graph store's fallback type, which wins an entity's type
+	// only when no chunk gives another.
+	TypeOther = graphstore.TypeOther
 )
 
 // RelatedTo is the type of a relationship with no verb found.

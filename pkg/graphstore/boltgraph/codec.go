@@ -322,10 +322,25 @@ func (cs *counts) add(keys []string, sign int) {
 
 // mostFrequent is graphstore.MostFrequent: the highest count, ties to the
 // smallest string.
-func (cs counts) mostFrequent() string {
+func (cs counts) mostFrequent() string { return cs.mostFrequentBut("") }
+
+// mostFrequentType is graphstore.MostFrequentType: mostFrequent among the types
+// other than graphstore.TypeOther, which wins only alone. The counts themselves are
+// stored, not the winner, so a file written under the earlier rule (OTHER counted
+// like any type) reads by this one with no migration.
+func (cs counts) mostFrequentType() string {
+	if t := cs.mostFrequentBut(graphstore.TypeOther); t != "" {
+		return t
+	}
+	return cs.mostFrequent() // graphstore.TypeOther, or "" for none
+}
+
+// mostFrequentBut is mostFrequent over the strings other than skip. Counts are
+// never stored for "", so skip "" skips nothing.
+func (cs counts) mostFrequentBut(skip string) string {
 	best, bestN := "", 0
 	for _, t := range cs {
-		if t.n > bestN { // sorted, so the first of equal counts is the smallest
+		if t.n > bestN && t.s != skip { // sorted, so the first of equal counts is the smallest
 			best, bestN = t.s, t.n
 		}
 	}

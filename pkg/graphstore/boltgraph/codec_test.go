@@ -100,6 +100,31 @@ func TestCountsAdd(t *testing.T) {
 	}
 }
 
+// TestCountsMostFrequentType checks the Type rule against graphstore's, which the
+// Neo4j driver uses, on the same counts.
+func TestCountsMostFrequentType(t *testing.T) {
+	const other = graphstore.TypeOther
+	for _, m := range []map[string]int{
+		nil,
+		{other: 1},
+		{other: 3, "PERSON": 2},
+		{other: 3, "PERSON": 1, "ORG": 1},
+		{"PERSON": 2, "ORG": 3},
+		{other: 3, "other": 1},
+		{"A": 1, "B": 1},
+	} {
+		var cs counts
+		for s, n := range m {
+			for range n {
+				cs.add([]string{s}, 1)
+			}
+		}
+		if got, want := cs.mostFrequentType(), graphstore.MostFrequentType(m); got != want {
+			t.Errorf("mostFrequentType of %v = %q, want %q", m, got, want)
+		}
+	}
+}
+
 func FuzzDecodeContribution(f *testing.F) {
 	_, _, ct, _ := sampleRecords()
 	f.Add(encodeContribution(&ct))

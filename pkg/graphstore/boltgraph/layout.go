@@ -260,7 +260,7 @@ func entity(c *corpusTx, key string, r *entRec, lists entLists) (graphstore.Enti
 	e := graphstore.Entity{
 		Key:          key,
 		Name:         r.Names.mostFrequent(),
-		Type:         r.Types.mostFrequent(),
+		Type:         r.Types.mostFrequentType(),
 		MentionCount: r.Mentions,
 		PageRank:     r.PageRank,
 		Description:  r.Descs.Longest,
@@ -298,7 +298,7 @@ func entity(c *corpusTx, key string, r *entRec, lists entLists) (graphstore.Enti
 func relationship(c *corpusTx, src, dst string, r *relRec, brief bool) graphstore.Relationship {
 	rel := graphstore.Relationship{
 		SourceKey: src, TargetKey: dst,
-		Type:        r.Types.mostFrequent(),
+		Type:        r.Types.mostFrequentType(),
 		Description: r.Descs.Longest,
 		Weight:      r.Weight,
 	}

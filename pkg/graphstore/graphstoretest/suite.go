@@ -41,6 +41,7 @@ func Run(t *testing.T, f Features, open func(t *testing.T) graphstore.Store) {
 		{"Contributions", testContributions},
 		{"BriefReads", testBriefReads},
 		{"NameTypeDescription", testNameTypeDescription},
+		{"TypeOtherIsFallback", testTypeOther},
 		{"Summaries", testSummaries},
 		{"ImpliedEntitiesAndSelfLoops", testImpliedAndSelfLoops},
 		{"Neighborhood", testNeighborhood},
@@ -599,6 +600,63 @@ func testNameTypeDescription(t *testing.T, s graphstore.Store) {
 			t.Fatalf("Descriptions = %v, want the %d smallest sorted", got.Descriptions, graphstore.MaxDescriptions)
 		}
 		eq(t, "Description", got.Description, "d00") // all the same length: the smallest
+	})
+}
+
+// testTypeOther checks that TypeOther wins a Type only when no chunk gives another,
+// for entities and relationships alike, as chunks come and go.
+func testTypeOther(t *testing.T, s graphstore.Store) {
+	const other = graphstore.TypeOther
+	typed := func(id, etype, rtype string) graphstore.ChunkExtraction {
+		return chunk(id, []graphstore.EntityMention{em("x", "X", etype, ""), em("y", "Y", other, "")},
+			graphstore.RelationMention{SourceKey: "x", TargetKey: "y", Type: rtype, Strength: 1})
+	}
+	check := func(t *testing.T, corpus, wantX, wantRel string) {
+		t.Helper()
+		eq(t, "x.Type", entity(t, s, corpus, "x").Type, wantX)
+		eq(t, "y.Type (only ever OTHER)", entity(t, s, corpus, "y").Type, other)
+		ents, err := s.Entities(t.Context(), corpus, []string{"x"}, graphstore.Brief)
+		if err != nil || len(ents) != 1 {
+			t.Fatalf("Entities = %v, %v", ents, err)
+		}
+		eq(t, "x.Type (brief)", ents[0].Type, wantX)
+		rels, err := s.RelationshipsOf(t.Context(), corpus, []string{"x"}, 0)
+		if err != nil || len(rels) != 1 {
+			t.Fatalf("RelationshipsOf = %v, %v", rels, err)
+		}
+		eq(t, "relationship Type", rels[0].Type, wantRel)
+	}
+
+	t.Run("evidence outvotes OTHER", func(t *testing.T) {
+		merge(t, s, "o1",
+			typed("c1", "PERSON", "WORKS_FOR"), typed("c2", "PERSON", "WORKS_FOR"),
+			typed("c3", other, other), typed("c4", other, other), typed("c5", other, other))
+		check(t, "o1", "PERSON", "WORKS_FOR")
+
+		// Without the chunks that typed them, both fall back to OTHER...
+		if err := s.RemoveChunks(t.Context(), "o1", []string{"c1", "c2"}); err != nil {
+			t.Fatalf("RemoveChunks: %v", err)
+		}
+		check(t, "o1", other, other)
+		// ...and one chunk of evidence types them again.
+		merge(t, s, "o1", typed("c1", "PERSON", "WORKS_FOR"))
+		check(t, "o1", "PERSON", "WORKS_FOR")
+		// Replacing that chunk with an untyped one falls back again.
+		merge(t, s, "o1", typed("c1", other, other))
+		check(t, "o1", other, other)
+	})
+	t.Run("ties among the others pick the smallest", func(t *testing.T) {
+		merge(t, s, "o2",
+			typed("c1", "PERSON", "WORKS_FOR"), typed("c2", "ORGANIZATION", "LEADS"),
+			typed("c3", other, other), typed("c4", other, other))
+		check(t, "o2", "ORGANIZATION", "LEADS")
+	})
+	t.Run("types are compared byte for byte", func(t *testing.T) {
+		// "other" is not TypeOther: the store never normalizes.
+		merge(t, s, "o3",
+			typed("c1", "other", "other"), typed("c2", "other", "other"),
+			typed("c3", other, other), typed("c4", other, other), typed("c5", other, other))
+		check(t, "o3", "other", "other")
 	})
 }
 

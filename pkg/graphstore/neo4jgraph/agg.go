@@ -310,7 +310,7 @@ func (s *entState) params(key string) (map[string]any, error) {
 	}
 	d := summarizeDescs(s.Descs)
 	return map[string]any{
-		"name": name, "type": optional(graphstore.MostFrequent(s.Types)),
+		"name": name, "type": optional(graphstore.MostFrequentType(s.Types)),
 		"longest": optional(d.longest), "descriptions": optionalList(d.first), "descFP": d.fp,
 		"mentions": s.Mentions, "agg": string(agg),
 	}, nil
@@ -374,7 +374,7 @@ func (s *relState) params() (map[string]any, error) {
 	}
 	d := summarizeDescs(s.Descs)
 	return map[string]any{
-		"type": optional(graphstore.MostFrequent(s.Types)), "longest": optional(d.longest),
+		"type": optional(graphstore.MostFrequentType(s.Types)), "longest": optional(d.longest),
 		"descriptions": optionalList(d.first), "weight": s.weight, "agg": string(agg),
 	}, nil
 }

@@ -21,6 +21,7 @@
 //	                     chunks1, ws1, ...}]->(:Entity)
 //	(:Community {corpus, id, level, parentId, childIds, members, relationshipCount})
 //	(:Membership {corpus, key, communities})                    Entity.Communities
+//	(:Layout {name: 'graphstore', typeOther})                   migrations done
 //
 // Chunk.contrib is the chunk's normalized graphstore.Contribution (JSON) and
 // MENTIONS the entity provenance; Entity and RELATED hold the aggregates
@@ -36,7 +37,9 @@
 // without expanding a hub entity.
 // Membership is kept apart from Entity because the hierarchy names keys, which
 // outlive an entity that disappears and comes back. See ADRs 0029, 0036 and 0039;
-// Open migrates a graph that still has the EVIDENCE relationships of ADR 0029.
+// Open migrates a graph that still has the EVIDENCE relationships of ADR 0029,
+// and re-derives the types stored as OTHER by the rule before graphstore.TypeOther
+// was set aside (Layout.typeOther says it did).
 //
 // # Errors
 //

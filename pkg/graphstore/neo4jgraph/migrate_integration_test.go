@@ -5,6 +5,7 @@ package neo4jgraph
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand"
 	"reflect"
 	"testing"
@@ -92,4 +93,69 @@ func allRelationships(t *testing.T, s *Store, corpus string) []graphstore.Relati
 		t.Fatal("no relationships")
 	}
 	return rels
+}
+
+// TestMigrateTypeOther rewinds a graph to what the earlier Type rule stored (OTHER
+// outvoting the types of fewer chunks) and checks that Open re-derives the types,
+// leaves an entity only ever typed OTHER alone, and marks the work done.
+func TestMigrateTypeOther(t *testing.T) {
+	ctx := context.Background()
+	s := openEmpty(t, "GRAPHRAG_TEST_NEO4J_URI")
+	other := graphstore.TypeOther
+	var batch []graphstore.ChunkExtraction
+	for i, typ := range []string{"PERSON", "PERSON", other, other, other} {
+		rtyp := map[string]string{"PERSON": "KNOWS", other: other}[typ]
+		batch = append(batch, graphstore.ChunkExtraction{ChunkID: fmt.Sprintf("c%d", i),
+			Entities: []graphstore.EntityMention{{Key: "x", Type: typ}, {Key: "y", Type: other}, {Key: "z", Type: typ}},
+			Relations: []graphstore.RelationMention{{SourceKey: "x", TargetKey: "y", Type: rtyp, Strength: 1},
+				{SourceKey: "y", TargetKey: "z", Type: other, Strength: 1}}})
+	}
+	if err := s.Merge(ctx, "old", batch); err != nil {
+		t.Fatal(err)
+	}
+	wantEnts, err := s.Entities(ctx, "old", []string{"x", "y", "z"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRels := allRelationships(t, s, "old")
+	if wantEnts[0].Type != "PERSON" || wantEnts[1].Type != other || wantRels[0].Type != "KNOWS" {
+		t.Fatalf("types before the rewind: %q, %q, %q", wantEnts[0].Type, wantEnts[1].Type, wantRels[0].Type)
+	}
+	if err := s.s.write(ctx, "rewinding", func(tx neo4j.ManagedTransaction) error {
+		_, err := run(ctx, tx, `
+MATCH (e:Entity {corpus: 'old'}) WHERE e.key IN ['x', 'z'] SET e.type = $other
+WITH count(*) AS n
+MATCH (:Entity {corpus: 'old', key: 'x'})-[x:RELATED]->() SET x.type = $other
+WITH count(*) AS n
+MATCH (l:Layout) DELETE l`, map[string]any{"other": other})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := s.Entity(ctx, "old", "x"); e.Type != other {
+		t.Fatalf("rewound x.Type = %q, want %q", e.Type, other)
+	}
+
+	defer func(n int) { retypePerTx = n }(retypePerTx)
+	retypePerTx = 1 // several transactions
+	m, err := Open(ctx, serverURI(t, "GRAPHRAG_TEST_NEO4J_URI"), authOptions()...)
+	if err != nil {
+		t.Fatalf("Open (migrating): %v", err)
+	}
+	defer m.Close()
+	if got, err := m.Entities(ctx, "old", []string{"x", "y", "z"}); err != nil || !reflect.DeepEqual(got, wantEnts) {
+		t.Errorf("entities after migration = %v, %v\nwant %v", got, err, wantEnts)
+	}
+	if got := allRelationships(t, m, "old"); !reflect.DeepEqual(got, wantRels) {
+		t.Errorf("after migration:\n got %v\nwant %v", got, wantRels)
+	}
+	if err := m.s.read(ctx, "reading the mark", func(tx neo4j.ManagedTransaction) error {
+		recs, err := run(ctx, tx, cyTypeOtherDone, nil)
+		if err == nil && (len(recs) != 1 || recs[0].Values[0] != true) {
+			t.Error("migration not marked done")
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
 }

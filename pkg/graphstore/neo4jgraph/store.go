@@ -138,7 +138,10 @@ func (s *store) setup(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	return s.migrateEvidence(ctx)
+	if err := s.migrateEvidence(ctx); err != nil {
+		return err
+	}
+	return s.migrateTypeOther(ctx)
 }
 
 // Close closes the driver; calling it again returns nil.

@@ -33,7 +33,7 @@
 //     the fallback never outvotes evidence: PERSON in 2 chunks and OTHER in 3 is a
 //     PERSON. Types are compared byte for byte, like everything else here: the
 //     extractor upper-cases them before they reach the store, and "other" is an
-//     ordinary type.
+//     ordinary type (ADR 0076).
 //   - Entity.Descriptions are the distinct non-empty mention descriptions, sorted,
 //     at most MaxDescriptions of them (the smallest ones).
 //   - Entity.Description is the summary set by SetDescriptions while it is current

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -106,11 +107,21 @@ func TestRetrievePhaseSpans(t *testing.T) {
 		}
 	}
 	// Store calls nest under the phase that made them: the dense search under "dense".
-	search, ok := byName["vectorstore.Search"]
-	if !ok {
-		t.Fatal("no vectorstore.Search span")
+	// Other phases search too (the local context's communities read the entities
+	// nearest the question), and the phases run concurrently, so every search is
+	// checked, not the last to end.
+	var parents []string
+	for _, sp := range p.Spans.GetSpans() {
+		if sp.Name != "vectorstore.Search" {
+			continue
+		}
+		parent := byID[sp.Parent.SpanID()].Name
+		if !strings.HasPrefix(parent, phase.SpanPrefix) {
+			t.Errorf("vectorstore.Search is a child of %q, not of a phase", parent)
+		}
+		parents = append(parents, parent)
 	}
-	if got := byID[search.Parent.SpanID()].Name; got != phase.SpanPrefix+"dense" {
-		t.Errorf("vectorstore.Search is a child of %q, want %q", got, phase.SpanPrefix+"dense")
+	if !slices.Contains(parents, phase.SpanPrefix+"dense") {
+		t.Errorf("the vectorstore.Search spans are children of %v, none of %q", parents, phase.SpanPrefix+"dense")
 	}
 }

@@ -120,8 +120,9 @@ func curationEndToEnd(t *testing.T, p *platform.Platform, corpus string) {
 	waitIndexed(t, p, corpus)
 	merged := func(when string) {
 		t.Helper()
-		if s, _ := entity("Detective Holmes"); s != http.StatusNotFound {
-			t.Errorf("%s: entity Holmes answers %d, want 404 (merged)", when, s)
+		// The merged name answers with the entity it was merged into.
+		if s, names := entity("Detective Holmes"); s != http.StatusOK || names[0] != "Sherlock Holmes" {
+			t.Errorf("%s: entity Detective Holmes answers %d with %q, want 200 with Sherlock Holmes (merged)", when, s, names[0])
 		}
 		// The merged entity keeps its name and has Detective Holmes's neighbours.
 		s, names := entity("Sherlock Holmes")
@@ -176,8 +177,8 @@ func curationEndToEnd(t *testing.T, p *platform.Platform, corpus string) {
 	if out := curate("log"); !strings.Contains(out, "inactive") || !strings.Contains(out, "Sherlock Holmes") {
 		t.Errorf("graphrag curate log says %q, want the merge inactive", out)
 	}
-	if s, _ := entity("Detective Holmes"); s != http.StatusOK {
-		t.Errorf("with the merge inactive, entity Holmes answers %d, want 200", s)
+	if s, names := entity("Detective Holmes"); s != http.StatusOK || names[0] != "Detective Holmes" {
+		t.Errorf("with the merge inactive, entity Detective Holmes answers %d with %q, want 200 with itself", s, names[0])
 	}
 
 	// The evidence comes back, and the merge with it; then undo it.
@@ -189,8 +190,8 @@ func curationEndToEnd(t *testing.T, p *platform.Platform, corpus string) {
 		t.Errorf("undo again: %d %s, want 409", status, resp)
 	}
 	waitIndexed(t, p, corpus)
-	if s, _ := entity("Detective Holmes"); s != http.StatusOK {
-		t.Errorf("after undo, entity Holmes answers %d, want 200", s)
+	if s, names := entity("Detective Holmes"); s != http.StatusOK || names[0] != "Detective Holmes" {
+		t.Errorf("after undo, entity Detective Holmes answers %d with %q, want 200 with itself", s, names[0])
 	}
 	if ops := curationLog(); len(ops) != 2 || ops[0].State != "undone" || ops[0].UndoneBy != ops[1].ID {
 		t.Errorf("after undo, log %+v", ops)

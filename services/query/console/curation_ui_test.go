@@ -25,8 +25,10 @@ func TestExplorerCurates(t *testing.T) {
 	log := func() string {
 		return jsString(t, b, `fetch('/v1/corpora/demo/curation').then(r => r.json()).then(l => l.operations.map(o => o.action + ':' + o.state).join(','))`)
 	}
+	// The status of the entity route for name and, when it answers with the entity a
+	// curation merged name into, the name it resolved from ("200:Samuel Brede").
 	status := func(name string) string {
-		return jsString(t, b, `fetch('/v1/corpora/demo/entities/'+encodeURIComponent('`+name+`')).then(r => String(r.status))`)
+		return jsString(t, b, `fetch('/v1/corpora/demo/entities/'+encodeURIComponent('`+name+`')).then(async r => r.status + ':' + (r.ok ? ((await r.json()).resolved_from || '') : ''))`)
 	}
 	eventually := func(what string, ok func() bool) {
 		t.Helper()
@@ -36,13 +38,13 @@ func TestExplorerCurates(t *testing.T) {
 			}
 		}
 	}
-	eventually("the merge applied", func() bool { return log() == "merge:active" && status("Samuel Brede") == "404" })
+	eventually("the merge applied", func() bool { return log() == "merge:active" && status("Samuel Brede") == "200:Samuel Brede" })
 	b.run(t, "undoing from the log", eval(`document.querySelector('#curation').open = true`),
 		waitJS(`!!document.querySelector('#curation-log button.undo')`),
 		eval(`document.querySelector('#curation-log button.undo').click()`),
 		waitJS(`document.querySelector('#curation-note').textContent.includes('Undo')`))
 	eventually("the undo applied", func() bool {
-		return log() == "merge:undone,undo:applied" && status("Samuel Brede") == "200"
+		return log() == "merge:undone,undo:applied" && status("Samuel Brede") == "200:"
 	})
 	b.screenshot(t, "explore-curation")
 }

@@ -207,7 +207,11 @@ func (e *Engine) nearestCommunities(ctx context.Context, corpus string, qvec []f
 				return nil, err
 			}
 		}
-		if len(hits) < n || n == reportEntityHits {
+		// Every entity a wider search adds is at most as similar as the last one read:
+		// when that one is below the k-th community, the wider search cannot change the
+		// best k, and it would read eight times the records.
+		if len(hits) < n || n == reportEntityHits ||
+			len(scores) >= k && hits[len(hits)-1].Score < kthScore(scores, k) {
 			return scores, nil
 		}
 	}
